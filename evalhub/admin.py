@@ -1,0 +1,142 @@
+from django import forms
+from django.contrib import admin, messages
+from django.shortcuts import redirect, render
+from django.urls import path
+
+from .importers.problems import InvalidUpload
+from .models import Conversation, Prompt, PromptSet, Response, Speaker, Submission, System, Turn
+from .services import create_prompt_set, queue_metrics, read_upload
+
+
+@admin.register(System)
+class SystemAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "owner", "is_baseline", "visibility", "embargo_until", "created"]
+    list_filter = ["is_baseline", "visibility", "created"]
+    search_fields = ["name", "slug", "description", "owner__username"]
+    prepopulated_fields = {"slug": ["name"]}
+    raw_id_fields = ["owner"]
+
+
+class PromptInline(admin.TabularInline):
+    model = Prompt
+    extra = 0
+    fields = ["position", "external_id", "context", "references"]
+    show_change_link = True
+
+
+class PromptSetUploadForm(forms.Form):
+    slug = forms.SlugField(max_length=80)
+    name = forms.CharField(max_length=200)
+    description = forms.CharField(widget=forms.Textarea, required=False)
+    source = forms.CharField(required=False, max_length=300)
+    version = forms.CharField(initial="1", max_length=40)
+    file = forms.FileField(
+        help_text='.txt: one prompt per line. .jsonl: {"id", "context": [...], "references": [...]}.'
+    )
+
+    def clean_slug(self):
+        slug = self.cleaned_data["slug"]
+        if PromptSet.objects.filter(slug=slug).exists():
+            raise forms.ValidationError("A prompt set with this slug exists.")
+        return slug
+
+
+@admin.register(PromptSet)
+class PromptSetAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "version", "source", "created"]
+    search_fields = ["name", "slug", "description", "source"]
+    inlines = [PromptInline]
+    change_list_template = "admin/evalhub/promptset/change_list.html"
+
+    def get_urls(self):
+        upload = path(
+            "upload/",
+            self.admin_site.admin_view(self.upload_view),
+            name="evalhub_promptset_upload",
+        )
+        return [upload, *super().get_urls()]
+
+    def upload_view(self, request):
+        if not self.has_add_permission(request):
+            return redirect("admin:index")
+        form = PromptSetUploadForm(request.POST or None, request.FILES or None)
+        problems = None
+        if request.method == "POST" and form.is_valid():
+            data = dict(form.cleaned_data)
+            upload = data.pop("file")
+            try:
+                prompt_set = create_prompt_set(
+                    data=read_upload(upload), filename=upload.name, user=request.user, **data
+                )
+            except InvalidUpload as invalid:
+                problems = invalid
+            else:
+                count = prompt_set.prompts.count()
+                messages.success(request, f"Created {prompt_set.name} with {count} prompts.")
+                return redirect("admin:evalhub_promptset_change", prompt_set.pk)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Upload a prompt set",
+            "form": form,
+            "problems": problems,
+            "opts": self.model._meta,
+        }
+        return render(request, "admin/evalhub/promptset/upload.html", context)
+
+
+@admin.register(Prompt)
+class PromptAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "prompt_set", "position", "external_id"]
+    list_filter = ["prompt_set"]
+    search_fields = ["external_id", "context"]
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = ["system", "prompt_set", "status", "format", "created", "scored_at"]
+    list_filter = ["status", "format", "prompt_set", "created"]
+    search_fields = ["system__slug", "system__name", "original_filename", "public_id"]
+    readonly_fields = ["public_id", "metrics", "error_report", "created", "scored_at"]
+    raw_id_fields = ["system", "submitted_by"]
+    filter_horizontal = ["baselines"]
+    actions = ["recompute_metrics"]
+
+    @admin.action(description="Compute the automatic metrics again")
+    def recompute_metrics(self, request, queryset):
+        for submission_id in queryset.values_list("pk", flat=True):
+            queue_metrics(submission_id)
+        self.message_user(request, f"Queued {queryset.count()} submission(s).")
+
+
+@admin.register(Response)
+class ResponseAdmin(admin.ModelAdmin):
+    list_display = ["submission", "prompt", "text"]
+    list_filter = ["submission__prompt_set"]
+    search_fields = ["text", "submission__system__slug"]
+    raw_id_fields = ["submission", "prompt"]
+
+
+class SpeakerInline(admin.TabularInline):
+    model = Speaker
+    extra = 0
+    raw_id_fields = ["system"]
+
+
+class TurnInline(admin.TabularInline):
+    model = Turn
+    extra = 0
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "domain", "source", "created"]
+    list_filter = ["source", "domain"]
+    search_fields = ["external_id", "speakers__system__slug", "turns__text"]
+    inlines = [SpeakerInline, TurnInline]
+
+
+@admin.register(Turn)
+class TurnAdmin(admin.ModelAdmin):
+    list_display = ["conversation", "position", "speaker", "text"]
+    search_fields = ["text", "conversation__external_id"]
+    raw_id_fields = ["conversation"]

@@ -1,0 +1,99 @@
+from rest_framework import serializers
+
+from ..models import Prompt, PromptSet, Submission, System
+
+
+class SystemSerializer(serializers.ModelSerializer):
+    owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = System
+        fields = [
+            "slug",
+            "name",
+            "description",
+            "paper_url",
+            "code_url",
+            "weights_url",
+            "owner",
+            "is_baseline",
+            "visibility",
+            "embargo_until",
+            "created",
+        ]
+        read_only_fields = ["owner", "is_baseline", "created"]
+
+
+class PromptSerializer(serializers.ModelSerializer):
+    id = serializers.CharField(source="external_id")
+
+    class Meta:
+        model = Prompt
+        fields = ["id", "position", "context", "references"]
+
+
+class PromptSetSerializer(serializers.ModelSerializer):
+    prompt_count = serializers.IntegerField(source="prompts.count", read_only=True)
+
+    class Meta:
+        model = PromptSet
+        fields = ["slug", "name", "description", "source", "version", "prompt_count", "created"]
+
+
+class PromptSetDetailSerializer(PromptSetSerializer):
+    prompts = PromptSerializer(many=True, read_only=True)
+
+    class Meta(PromptSetSerializer.Meta):
+        fields = PromptSetSerializer.Meta.fields + ["prompts"]
+
+
+class PromptSetUploadSerializer(serializers.Serializer):
+    slug = serializers.SlugField(max_length=80)
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    source = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
+    version = serializers.CharField(required=False, default="1", max_length=40)
+    file = serializers.FileField(help_text=".txt (one prompt per line) or .jsonl")
+
+    def validate_slug(self, slug):
+        if PromptSet.objects.filter(slug=slug).exists():
+            raise serializers.ValidationError("A prompt set with this slug exists.")
+        return slug
+
+
+class SubmissionSerializer(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    system = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    prompt_set = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    baselines = serializers.SlugRelatedField(slug_field="slug", many=True, read_only=True)
+
+    class Meta:
+        model = Submission
+        fields = [
+            "id",
+            "system",
+            "prompt_set",
+            "status",
+            "format",
+            "original_filename",
+            "baselines",
+            "metrics",
+            "error_report",
+            "created",
+            "scored_at",
+        ]
+
+
+class SubmissionUploadSerializer(serializers.Serializer):
+    prompt_set = serializers.SlugRelatedField(slug_field="slug", queryset=PromptSet.objects.all())
+    file = serializers.FileField()
+    format = serializers.ChoiceField(choices=Submission.Format.choices, required=False)
+    baselines = serializers.SlugRelatedField(
+        slug_field="slug", queryset=System.objects.none(), many=True, required=False
+    )
+
+    def __init__(self, *args, user, system, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["baselines"].child_relation.queryset = (
+            System.objects.visible_to(user).filter(is_baseline=True).exclude(pk=system.pk)
+        )

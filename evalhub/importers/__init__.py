@@ -1,0 +1,1 @@
+"""Parsers that validate a whole uploaded file before anything is written."""

@@ -1,0 +1,72 @@
+"""Parse and validate a prompt set file (staff): .txt one prompt per line, or .jsonl."""
+
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from .problems import InvalidUpload, Problem, check_size, decode_utf8, json_lines, split_lines
+
+
+@dataclass(frozen=True)
+class ParsedPrompt:
+    external_id: str
+    context: list[str]
+    references: list[str] = field(default_factory=list)
+
+
+def parse_prompts(data: bytes, filename: str, max_bytes: int) -> list[ParsedPrompt]:
+    """Prompts in file order, or InvalidUpload listing every problem.
+
+    `.txt`: one prompt per line (a single-utterance context), ids are line numbers.
+    `.jsonl`: {"id": ..., "context": [utterance, ...], "references": [response, ...]}.
+    """
+    check_size(len(data), max_bytes)
+    suffix = PurePath(filename).suffix.lower()
+    text = decode_utf8(data)
+    if suffix == ".txt":
+        prompts = _parse_txt(text)
+    elif suffix == ".jsonl":
+        prompts = _parse_jsonl(text)
+    else:
+        raise InvalidUpload([Problem(None, "Upload prompts as a .txt or a .jsonl file.")])
+    if not prompts:
+        raise InvalidUpload([Problem(None, "The file holds no prompts.")])
+    return prompts
+
+
+def _parse_txt(text: str) -> list[ParsedPrompt]:
+    lines = split_lines(text)
+    problems = [Problem(n, "empty prompt.") for n, line in enumerate(lines, 1) if not line.strip()]
+    if problems:
+        raise InvalidUpload(problems)
+    return [ParsedPrompt(str(n), [line.strip()]) for n, line in enumerate(lines, 1)]
+
+
+def _string_list(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
+
+
+def _parse_jsonl(text: str) -> list[ParsedPrompt]:
+    rows, problems = json_lines(text)
+    prompts, seen = [], {}
+    for number, row in rows:
+        prompt_id = str(row.get("id", "")).strip()
+        context = row.get("context")
+        references = row.get("references", [])
+        if not prompt_id:
+            problems.append(Problem(number, "missing the prompt id ('id')."))
+        elif prompt_id in seen:
+            problems.append(
+                Problem(number, f"duplicate id '{prompt_id}' (first on line {seen[prompt_id]}).")
+            )
+        elif not (_string_list(context) and context):
+            problems.append(
+                Problem(number, "'context' must be a list of one or more non-empty utterances.")
+            )
+        elif not _string_list(references):
+            problems.append(Problem(number, "'references' must be a list of non-empty strings."))
+        else:
+            seen[prompt_id] = number
+            prompts.append(ParsedPrompt(prompt_id, context, references))
+    if problems:
+        raise InvalidUpload(problems)
+    return prompts

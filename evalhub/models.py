@@ -1,0 +1,276 @@
+"""The research catalog: systems, prompt sets, submissions of responses, conversations."""
+
+import uuid
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
+
+
+class SystemQuerySet(models.QuerySet):
+    def public(self, now=None):
+        """Systems anybody may see: public, and past any embargo."""
+        now = now or timezone.now()
+        return self.filter(visibility=System.Visibility.PUBLIC).filter(
+            Q(embargo_until__isnull=True) | Q(embargo_until__lte=now)
+        )
+
+    def visible_to(self, user, now=None):
+        if user.is_authenticated and user.is_staff:
+            return self.all()
+        public = self.public(now)
+        if not user.is_authenticated:
+            return public
+        return self.filter(Q(pk__in=public.values("pk")) | Q(owner=user))
+
+    def editable_by(self, user):
+        if not user.is_authenticated:
+            return self.none()
+        if user.is_staff:
+            return self.all()
+        return self.filter(owner=user)
+
+
+class System(models.Model):
+    """A dialogue system under evaluation."""
+
+    class Visibility(models.TextChoices):
+        PUBLIC = "public", "Public"
+        PRIVATE = "private", "Private"
+
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    paper_url = models.URLField("paper URL", blank=True)
+    code_url = models.URLField("code URL", blank=True)
+    weights_url = models.URLField("weights URL", blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="systems",
+    )
+    is_baseline = models.BooleanField(
+        default=False, help_text="Offered to other researchers as a point of comparison."
+    )
+    visibility = models.CharField(
+        max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC
+    )
+    embargo_until = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Until this moment only the owner and staff see the system and its results.",
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    objects = SystemQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    def get_absolute_url(self):
+        return reverse("system-detail", args=[self.slug])
+
+    def is_public(self, now=None) -> bool:
+        now = now or timezone.now()
+        embargoed = self.embargo_until is not None and self.embargo_until > now
+        return self.visibility == self.Visibility.PUBLIC and not embargoed
+
+    def is_visible_to(self, user) -> bool:
+        return self.is_public() or self.is_editable_by(user)
+
+    def is_editable_by(self, user) -> bool:
+        if not user.is_authenticated:
+            return False
+        return user.is_staff or (self.owner_id is not None and self.owner_id == user.pk)
+
+
+class PromptSet(models.Model):
+    """An ordered list of prompts that systems answer, e.g. ChatEval's NCM set."""
+
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    source = models.CharField(max_length=300, blank=True, help_text="Where the prompts come from.")
+    version = models.CharField(max_length=40, default="1")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    def get_absolute_url(self):
+        return reverse("promptset-detail", args=[self.slug])
+
+    @property
+    def has_references(self) -> bool:
+        return self.prompts.exclude(references=[]).exists()
+
+
+class Prompt(models.Model):
+    """One dialogue context; `context` is a list of one or more utterances, oldest first."""
+
+    prompt_set = models.ForeignKey(PromptSet, on_delete=models.CASCADE, related_name="prompts")
+    position = models.PositiveIntegerField()
+    external_id = models.CharField(
+        max_length=100,
+        help_text="The id submissions use to name this prompt (its line number by default).",
+    )
+    context = models.JSONField()
+    references = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["prompt_set", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["prompt_set", "position"], name="prompt_position"),
+            models.UniqueConstraint(fields=["prompt_set", "external_id"], name="prompt_external_id"),
+        ]
+
+    def __str__(self):
+        return f"{self.prompt_set.slug}#{self.external_id}"
+
+    @property
+    def last_utterance(self) -> str:
+        return self.context[-1] if self.context else ""
+
+
+class Submission(models.Model):
+    """A system's responses to one prompt set, as uploaded, with its automatic metrics.
+
+    A file is validated completely before the submission exists, so a stored submission
+    starts as `validated`; the metrics task moves it to `scored`, or to `failed` with the
+    error kept in `error_report` (and can be run again).
+    """
+
+    class Status(models.TextChoices):
+        RECEIVED = "received", "Received"
+        VALIDATED = "validated", "Validated"
+        SCORED = "scored", "Scored"
+        FAILED = "failed", "Failed"
+
+    class Format(models.TextChoices):
+        TXT = "txt", "Plain text: one response per line, line i answers prompt i"
+        JSONL = "jsonl", 'JSON lines: {"prompt": <prompt id>, "response": "..."}'
+        CSV = "csv", "CSV with the columns prompt,response"
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="submissions")
+    prompt_set = models.ForeignKey(PromptSet, on_delete=models.PROTECT, related_name="submissions")
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.RECEIVED)
+    file = models.FileField(upload_to="submissions/%Y/%m/", blank=True)
+    original_filename = models.CharField(max_length=255, blank=True)
+    format = models.CharField(max_length=8, choices=Format.choices)
+    baselines = models.ManyToManyField(
+        System, blank=True, related_name="compared_in", help_text="Systems to compare against."
+    )
+    metrics = models.JSONField(null=True, blank=True)
+    error_report = models.JSONField(default=list, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    scored_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self):
+        return f"{self.system.slug} on {self.prompt_set.slug} ({self.created:%Y-%m-%d})"
+
+    def get_absolute_url(self):
+        return reverse("system-detail", args=[self.system.slug]) + f"?submission={self.public_id}"
+
+
+class Response(models.Model):
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="responses")
+    prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="responses")
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["prompt__position"]
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "prompt"], name="one_response_per_prompt")
+        ]
+
+    def __str__(self):
+        return self.text[:60]
+
+
+class Conversation(models.Model):
+    """A whole dialogue between two or more speakers, each a system or a human."""
+
+    class Source(models.TextChoices):
+        IMPORTED = "imported", "Imported"
+        SELF_PLAY = "self-play", "Self-play"
+        ALL_PLAY_ALL = "all-play-all", "All-play-all"
+        BIPARTITE_PLAY = "bipartite-play", "Bipartite-play"
+        HUMAN_HUMAN = "human-human", "Human-human"
+        HUMAN_BOT = "human-bot", "Human-bot"
+
+    external_id = models.CharField(
+        max_length=200,
+        unique=True,
+        validators=[RegexValidator(r"^\S+$", "No whitespace in conversation ids.")],
+    )
+    domain = models.CharField(max_length=100, blank=True, db_index=True)
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.IMPORTED)
+    metadata = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["external_id"]
+
+    def __str__(self):
+        return self.external_id
+
+
+class Speaker(models.Model):
+    """Who speaks at a position of a conversation: a system, or a human when `system` is null."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="speakers")
+    index = models.PositiveSmallIntegerField()
+    system = models.ForeignKey(
+        System, null=True, blank=True, on_delete=models.PROTECT, related_name="speaking_in"
+    )
+
+    class Meta:
+        ordering = ["conversation", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "index"], name="speaker_index")
+        ]
+
+    def __str__(self):
+        return self.system.slug if self.system_id else "human"
+
+    @property
+    def is_human(self) -> bool:
+        return self.system_id is None
+
+
+class Turn(models.Model):
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
+    position = models.PositiveIntegerField()
+    speaker = models.PositiveSmallIntegerField(help_text="Index into the conversation's speakers.")
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["conversation", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "position"], name="turn_position")
+        ]
+
+    def __str__(self):
+        return f"{self.conversation_id}:{self.position}"

@@ -1,0 +1,57 @@
+"""Shared fixtures and the rules for tests that need real services.
+
+- Celery runs eagerly in every test except those marked `integration`, which go through
+  the real broker and worker that CI starts (and fail, never skip, when CI says so).
+- Tests marked `postgres` skip with a reason on SQLite, and fail instead when
+  EVALHUB_REQUIRE_POSTGRES is set (CI).
+- With EVALHUB_USE_EXISTING_DB set (CI's PostgreSQL run), the tests use the database named
+  by DATABASE_URL as it is, migrated, so that a Celery worker process started outside
+  pytest sees the same rows.
+"""
+
+import os
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from evalhub.celery import app as celery_app
+
+
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "").lower() in {"1", "true", "yes"}
+
+
+if env_flag("EVALHUB_USE_EXISTING_DB"):
+
+    @pytest.fixture(scope="session")
+    def django_db_setup(django_db_blocker):
+        with django_db_blocker.unblock():
+            call_command("migrate", interactive=False, verbosity=0)
+
+
+@pytest.fixture(autouse=True)
+def _media_root(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture(autouse=True)
+def _celery_mode(request):
+    """Eager Celery for unit tests; the real broker only for `integration` tests."""
+    eager = request.node.get_closest_marker("integration") is None
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = eager or previous
+    yield
+    celery_app.conf.task_always_eager = previous
+
+
+@pytest.fixture(autouse=True)
+def _postgres_only(request):
+    if request.node.get_closest_marker("postgres") is None:
+        return
+    if connection.vendor == "postgresql":
+        return
+    reason = f"needs PostgreSQL (row locks, concurrency); the database here is {connection.vendor}"
+    if env_flag("EVALHUB_REQUIRE_POSTGRES"):
+        pytest.fail(f"EVALHUB_REQUIRE_POSTGRES is set but this test {reason}")
+    pytest.skip(reason)

@@ -1,0 +1,146 @@
+"""Registering a system and submitting its responses through the web form."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from evalhub.models import Response, Submission, System
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def owner_client(client):
+    owner = factories.user("owner")
+    client.force_login(owner)
+    client.owner = owner
+    return client
+
+
+def upload(client, system, data: bytes, name="r.txt", **fields):
+    prompt_set = fields.pop("prompt_set")
+    payload = {"prompt_set": prompt_set.slug, "file": SimpleUploadedFile(name, data), **fields}
+    return client.post(reverse("system-submit", args=[system.slug]), payload)
+
+
+def test_register_a_system(owner_client):
+    response = owner_client.post(
+        reverse("system-create"),
+        {"name": "My Bot", "slug": "my-bot", "visibility": "public", "description": "x"},
+    )
+    system = System.objects.get(slug="my-bot")
+    assert response.status_code == 302
+    assert response["Location"] == reverse("system-submit", args=["my-bot"])
+    assert system.owner == owner_client.owner
+
+
+def test_register_requires_login(client):
+    response = client.post(reverse("system-create"), {"name": "x", "slug": "x"})
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    assert System.objects.count() == 0
+
+
+def test_good_upload_redirects_to_the_profile_with_metrics(owner_client, django_capture_on_commit_callbacks):
+    system = factories.system(owner_client.owner)
+    prompts = factories.prompt_set(2)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(owner_client, system, b"a b a\nb c\n", prompt_set=prompts)
+    submission = Submission.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == submission.get_absolute_url()
+    page = owner_client.get(response["Location"])
+    assert submission.status == "scored"
+    assert b"0.6000" in page.content  # distinct-1 = 3/5, shown on the profile
+
+
+@pytest.mark.parametrize(
+    ("data", "name", "message"),
+    [
+        (b"only one line\n", "r.txt", "Expected 2 lines, one response per prompt in order; the file has 1."),
+        (b"a\n\n", "r.txt", "line 2: empty response."),
+        (b'{"prompt": "7", "response": "a"}\n', "r.jsonl", "line 1: unknown prompt id &#x27;7&#x27;."),
+        (
+            b'{"prompt": "1", "response": "a"}\n{"prompt": "1", "response": "b"}\n',
+            "r.jsonl",
+            "line 2: duplicate prompt id &#x27;1&#x27; (already answered on line 1).",
+        ),
+        (b"a\n\xc3\x28\n", "r.txt", "line 2: the file is not UTF-8"),
+        (b"prompt;response\n1;a\n", "r.csv", "line 1: the header must name the columns prompt,response"),
+        (b"not json\n", "r.jsonl", "The file is not in the JSON lines format."),
+    ],
+)
+def test_bad_upload_shows_the_problem_and_stores_nothing(owner_client, data, name, message):
+    system = factories.system(owner_client.owner)
+    prompts = factories.prompt_set(2)
+    response = upload(owner_client, system, data, name=name, prompt_set=prompts)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert b"The file was not stored" in response.content
+    assert Submission.objects.count() == 0 and Response.objects.count() == 0
+
+
+def test_file_over_the_limit(owner_client, settings):
+    system = factories.system(owner_client.owner)
+    prompts = factories.prompt_set(2)
+    settings.EVALHUB_MAX_UPLOAD_BYTES = 10
+    response = upload(owner_client, system, b"aaaaaaaaa\nbbbbbbbbb\n", prompt_set=prompts)
+    assert response.status_code == 400
+    assert "The file is 20 bytes; the limit is 10 bytes." in response.content.decode()
+    assert Submission.objects.count() == 0
+
+
+def test_only_twenty_problems_are_listed_with_the_total(owner_client):
+    system = factories.system(owner_client.owner)
+    prompts = factories.prompt_set(25)
+    response = upload(owner_client, system, b"\n" * 24 + b"x\n", prompt_set=prompts)
+    content = response.content.decode()
+    assert "24 problems found" in content and "The first 20 are listed." in content
+    assert content.count("<li>line ") == 20
+    assert Submission.objects.count() == 0
+
+
+def test_baseline_choice_is_stored(owner_client):
+    system = factories.system(owner_client.owner)
+    baseline = factories.system(None, is_baseline=True)
+    prompts = factories.prompt_set(1)
+    upload(owner_client, system, b"a\n", prompt_set=prompts, baselines=[baseline.slug])
+    assert list(Submission.objects.get().baselines.all()) == [baseline]
+
+
+def test_private_baseline_of_someone_else_cannot_be_chosen(owner_client):
+    system = factories.system(owner_client.owner)
+    hidden = factories.system(factories.user(), is_baseline=True, visibility="private")
+    prompts = factories.prompt_set(1)
+    response = upload(owner_client, system, b"a\n", prompt_set=prompts, baselines=[hidden.slug])
+    assert response.status_code == 200 and Submission.objects.count() == 0
+    assert "Select a valid choice" in response.content.decode()
+
+
+def test_edit_own_system(owner_client):
+    system = factories.system(owner_client.owner, name="Old")
+    response = owner_client.post(
+        reverse("system-edit", args=[system.slug]),
+        {"name": "New", "slug": system.slug, "visibility": "private"},
+    )
+    system.refresh_from_db()
+    assert response.status_code == 302
+    assert (system.name, system.visibility) == ("New", "private")
+
+
+def test_profile_paginates_responses(client):
+    system = factories.system(factories.user())
+    prompts = factories.prompt_set(30)
+    factories.submission(system, prompts)
+    first = client.get(system.get_absolute_url())
+    second = client.get(system.get_absolute_url() + "?page=2")
+    assert b"response 25 of" in first.content and b"response 26 of" not in first.content
+    assert b"response 26 of" in second.content
+
+
+def test_profile_query_count_does_not_grow_with_submissions(client, django_assert_max_num_queries):
+    system = factories.system(factories.user())
+    for _ in range(6):
+        factories.submission(system, factories.prompt_set(3))
+    with django_assert_max_num_queries(8):
+        assert client.get(system.get_absolute_url()).status_code == 200

@@ -1,0 +1,54 @@
+"""Small builders for catalog objects; each returns saved rows."""
+
+import itertools
+import json
+
+from django.contrib.auth.models import User
+
+from evalhub.models import PromptSet, System
+from evalhub.services import create_prompt_set, submit_responses
+
+_counter = itertools.count(1)
+
+
+def user(username: str | None = None, *, staff: bool = False, password: str = "pw-for-tests-1") -> User:
+    username = username or f"user{next(_counter)}"
+    return User.objects.create_user(
+        username, email=f"{username}@example.org", password=password, is_staff=staff
+    )
+
+
+def system(owner: User | None = None, **fields) -> System:
+    n = next(_counter)
+    fields.setdefault("slug", f"system-{n}")
+    fields.setdefault("name", f"System {n}")
+    return System.objects.create(owner=owner, **fields)
+
+
+def prompt_set(n_prompts: int = 3, *, references: bool = True, slug: str | None = None) -> PromptSet:
+    slug = slug or f"set-{next(_counter)}"
+    lines = [
+        json.dumps(
+            {
+                "id": str(i),
+                "context": [f"hello number {i} ?"],
+                "references": [f"hi there number {i} ."] if references else [],
+            }
+        )
+        for i in range(1, n_prompts + 1)
+    ]
+    return create_prompt_set(
+        slug=slug, name=slug.title(), data="\n".join(lines).encode(), filename="p.jsonl"
+    )
+
+
+def txt(*lines: str) -> bytes:
+    return ("\n".join(lines) + "\n").encode()
+
+
+def submission(system_: System, prompt_set_: PromptSet, lines: list[str] | None = None):
+    count = prompt_set_.prompts.count()
+    lines = lines or [f"response {i} of {system_.slug}" for i in range(1, count + 1)]
+    return submit_responses(
+        system=system_, prompt_set=prompt_set_, data=txt(*lines), filename="r.txt"
+    )
