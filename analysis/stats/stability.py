@@ -1,0 +1,298 @@
+"""How many conversations per pair of systems a stable cluster ranking needs.
+
+Spot The Bot (Deriu et al., EMNLP 2020, section "On Reliability"; code
+``ranking_significance.repeat_ranking``): for n in a grid, draw n conversations per pair of
+systems (without replacement), recompute the bootstrap TrueSkill cluster ranking from the
+judgments of the drawn conversations, repeat, and report how often the ranking comes out the
+same. The leave-one-out variant repeats the analysis on the pool without one system, which
+shows whether a single hard-to-separate system is what makes the ranking unstable.
+
+Two shares are reported per n:
+
+* ``share_reproduced``: subsamples whose cluster ranking equals the ranking of all the data
+  (the question "would a smaller study have found our result?");
+* ``share_modal``: subsamples whose ranking equals the most common subsample ranking, which is
+  what the Spot The Bot code prints (``n / repetitions`` of ``Counter.most_common``).
+
+A cluster ranking is a tuple of clusters, best first, each a sorted tuple of system indices, so
+the order inside a cluster does not matter (as in the Spot The Bot code). Each subsample is
+ranked with ``trueskill_bootstrap`` and its own ``TrueSkillEnv.from_matches`` environment (beta
+and draw probability follow the subsample's size and ties, as the Spot The Bot code does).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.stats.trueskill import TrueSkillEnv, trueskill_bootstrap
+
+__all__ = [
+    "ClusterRanking",
+    "LeaveOneOutStability",
+    "StabilityResult",
+    "cluster_ranking",
+    "leave_one_out_stability",
+    "ranking_stability",
+    "restrict_ranking",
+    "subsample_conversations",
+]
+
+ClusterRanking = tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True, eq=False)
+class StabilityResult:
+    """Share of subsamples reproducing the cluster ranking, per number of conversations.
+
+    Attributes
+    ----------
+    systems : system (player) indices that were ranked.
+    reference : cluster ranking of all the judgments of these systems.
+    n_conversations : (G,) conversations drawn per pair.
+    share_reproduced : (G,) share of subsamples whose ranking equals ``reference``.
+    share_modal : (G,) share of the most common subsample ranking.
+    modal_rankings : the most common subsample ranking per n.
+    n_subsamples, n_replicates : subsamples per n, bootstrap replicates per subsample.
+    """
+
+    systems: tuple[int, ...]
+    reference: ClusterRanking
+    n_conversations: np.ndarray
+    share_reproduced: np.ndarray
+    share_modal: np.ndarray
+    modal_rankings: tuple[ClusterRanking, ...]
+    n_subsamples: int
+    n_replicates: int
+
+
+@dataclass(frozen=True, eq=False)
+class LeaveOneOutStability:
+    """Stability of the pool without ``left_out``.
+
+    ``keeps_full_ranking`` tells whether ranking all the judgments without ``left_out`` gives
+    the full-pool ranking with ``left_out`` removed (its cluster shrunk or dropped).
+    """
+
+    left_out: int
+    stability: StabilityResult
+    keeps_full_ranking: bool
+
+
+def cluster_ranking(
+    player_a,
+    player_b,
+    outcome,
+    *,
+    n_replicates: int = 1000,
+    seed=0,
+    coverage: float = 0.95,
+    env_options: Mapping | None = None,
+) -> ClusterRanking:
+    """Bootstrap TrueSkill cluster ranking of the systems that appear in these matches.
+
+    Player indices may be sparse (e.g. after leaving a system out): only systems with at least
+    one match are ranked, and the ranking is given in the original indices.
+    """
+    player_a = np.asarray(player_a)
+    player_b = np.asarray(player_b)
+    systems, compact = np.unique(np.concatenate([player_a, player_b]), return_inverse=True)
+    compact_a, compact_b = compact[: player_a.size], compact[player_a.size :]
+    env = TrueSkillEnv.from_matches(outcome, **dict(env_options or {}))
+    result = trueskill_bootstrap(
+        compact_a,
+        compact_b,
+        outcome,
+        n_players=systems.size,
+        env=env,
+        n_replicates=n_replicates,
+        seed=seed,
+        coverage=coverage,
+    )
+    return tuple(tuple(sorted(int(systems[p]) for p in cluster)) for cluster in result.clusters)
+
+
+def restrict_ranking(ranking: ClusterRanking, systems) -> ClusterRanking:
+    """The ranking with only ``systems`` kept; clusters left empty disappear."""
+    keep = {int(s) for s in systems}
+    restricted = (tuple(s for s in cluster if s in keep) for cluster in ranking)
+    return tuple(cluster for cluster in restricted if cluster)
+
+
+def subsample_conversations(conversation_id, pair_id, n_per_pair: int, rng) -> np.ndarray:
+    """Boolean mask over judgments: ``n_per_pair`` random conversations of every pair, all the
+    judgments of each drawn conversation (drawn without replacement, as ``random.sample`` in
+    the Spot The Bot code)."""
+    _, pair_of_conversation, judgment_conversation = _conversation_pairs(conversation_id, pair_id)
+    smallest = np.bincount(pair_of_conversation).min()
+    if not 1 <= n_per_pair <= smallest:
+        raise ValueError(
+            f"n_per_pair must be between 1 and {smallest} (the fewest conversations of a pair)"
+        )
+    chosen = _draw_conversations(pair_of_conversation, n_per_pair, np.random.default_rng(rng))
+    return chosen[judgment_conversation]
+
+
+def ranking_stability(
+    player_a,
+    player_b,
+    outcome,
+    conversation_id,
+    pair_id,
+    n_grid: Sequence[int],
+    *,
+    n_subsamples: int = 100,
+    n_replicates: int = 100,
+    reference_replicates: int = 1000,
+    seed: int = 0,
+    coverage: float = 0.95,
+    env_options: Mapping | None = None,
+) -> StabilityResult:
+    """Share of subsamples with n conversations per pair that reproduce the cluster ranking.
+
+    Inputs are per judgment: the two systems, the outcome (``A_WINS``/``DRAW``/``B_WINS``), the
+    conversation and the pair the conversation belongs to (any hashable labels). The
+    subsamples for each n come from ``SeedSequence([seed, n])``, so a share does not depend on
+    which other values are in ``n_grid``.
+    """
+    player_a, player_b, outcome = (np.asarray(x) for x in (player_a, player_b, outcome))
+    _, pair_of_conversation, judgment_conversation = _conversation_pairs(conversation_id, pair_id)
+    if judgment_conversation.size != outcome.size:
+        raise ValueError("conversation_id and pair_id need one entry per judgment")
+    grid = np.asarray(n_grid, dtype=np.int64)
+    smallest = np.bincount(pair_of_conversation).min()
+    if grid.size == 0 or grid.min() < 1 or grid.max() > smallest:
+        raise ValueError(f"n_grid values must be between 1 and {smallest}")
+    if n_subsamples < 1:
+        raise ValueError("n_subsamples must be positive")
+
+    def rank(mask, rng, replicates):
+        return cluster_ranking(
+            player_a[mask],
+            player_b[mask],
+            outcome[mask],
+            n_replicates=replicates,
+            seed=rng,
+            coverage=coverage,
+            env_options=env_options,
+        )
+
+    everything = np.ones(outcome.size, dtype=bool)
+    reference = rank(everything, np.random.default_rng(seed), reference_replicates)
+    reproduced, modal_share, modal = [], [], []
+    for n in grid:
+        rng = np.random.default_rng(np.random.SeedSequence([seed, int(n)]))
+        counts = Counter()
+        for _ in range(n_subsamples):
+            chosen = _draw_conversations(pair_of_conversation, int(n), rng)
+            counts[rank(chosen[judgment_conversation], rng, n_replicates)] += 1
+        ranking, count = counts.most_common(1)[0]
+        reproduced.append(counts[reference] / n_subsamples)
+        modal_share.append(count / n_subsamples)
+        modal.append(ranking)
+    systems = np.unique(np.concatenate([player_a, player_b]))
+    return StabilityResult(
+        systems=tuple(int(s) for s in systems),
+        reference=reference,
+        n_conversations=grid,
+        share_reproduced=np.array(reproduced),
+        share_modal=np.array(modal_share),
+        modal_rankings=tuple(modal),
+        n_subsamples=n_subsamples,
+        n_replicates=n_replicates,
+    )
+
+
+def leave_one_out_stability(
+    player_a,
+    player_b,
+    outcome,
+    conversation_id,
+    pair_id,
+    n_grid: Sequence[int],
+    *,
+    n_subsamples: int = 100,
+    n_replicates: int = 100,
+    reference_replicates: int = 1000,
+    seed: int = 0,
+    coverage: float = 0.95,
+    env_options: Mapping | None = None,
+) -> tuple[LeaveOneOutStability, ...]:
+    """``ranking_stability`` of the pool without each system in turn (Spot The Bot, Fig. 3b).
+
+    Drops every judgment involving the left-out system (its pairs disappear); the options mean
+    the same as for ``ranking_stability``. The full pool is ranked once more to tell, per
+    system, whether removing it changes how the others are clustered.
+    """
+    player_a, player_b, outcome = (np.asarray(x) for x in (player_a, player_b, outcome))
+    conversation_id, pair_id = np.asarray(conversation_id), np.asarray(pair_id)
+    full_reference = cluster_ranking(
+        player_a,
+        player_b,
+        outcome,
+        n_replicates=reference_replicates,
+        seed=np.random.default_rng(seed),
+        coverage=coverage,
+        env_options=env_options,
+    )
+    systems = [int(s) for s in np.unique(np.concatenate([player_a, player_b]))]
+    results = []
+    for system in systems:
+        kept = (player_a != system) & (player_b != system)
+        reduced = ranking_stability(
+            player_a[kept],
+            player_b[kept],
+            outcome[kept],
+            conversation_id[kept],
+            pair_id[kept],
+            n_grid,
+            n_subsamples=n_subsamples,
+            n_replicates=n_replicates,
+            reference_replicates=reference_replicates,
+            seed=seed,
+            coverage=coverage,
+            env_options=env_options,
+        )
+        others = [s for s in systems if s != system]
+        results.append(
+            LeaveOneOutStability(
+                left_out=system,
+                stability=reduced,
+                keeps_full_ranking=reduced.reference == restrict_ranking(full_reference, others),
+            )
+        )
+    return tuple(results)
+
+
+def _conversation_pairs(conversation_id, pair_id):
+    """Compact conversation ids, the pair of each conversation and the conversation of each
+    judgment; a conversation must belong to a single pair."""
+    conversation_id = np.asarray(conversation_id)
+    pair_id = np.asarray(pair_id)
+    if conversation_id.shape != pair_id.shape or conversation_id.ndim != 1:
+        raise ValueError("conversation_id and pair_id must be 1-D arrays of the same length")
+    if conversation_id.size == 0:
+        raise ValueError("need at least one judgment")
+    conversations, judgment_conversation = np.unique(conversation_id, return_inverse=True)
+    _, judgment_pair = np.unique(pair_id, return_inverse=True)
+    pair_of_conversation = np.zeros(conversations.size, dtype=np.intp)
+    pair_of_conversation[judgment_conversation] = judgment_pair
+    if np.any(pair_of_conversation[judgment_conversation] != judgment_pair):
+        raise ValueError("a conversation belongs to more than one pair")
+    return conversations, pair_of_conversation, judgment_conversation
+
+
+def _draw_conversations(pair_of_conversation, n_per_pair, rng):
+    """Mask over conversations with n_per_pair of every pair, uniformly without replacement:
+    the n smallest of i.i.d. uniform keys within each pair."""
+    keys = rng.random(pair_of_conversation.size)
+    by_pair_then_key = np.lexsort((keys, pair_of_conversation))
+    sorted_pairs = pair_of_conversation[by_pair_then_key]
+    pair_start = np.searchsorted(sorted_pairs, sorted_pairs, side="left")
+    position_in_pair = np.arange(sorted_pairs.size) - pair_start
+    chosen = np.zeros(pair_of_conversation.size, dtype=bool)
+    chosen[by_pair_then_key] = position_in_pair < n_per_pair
+    return chosen
