@@ -31,8 +31,10 @@ if env_flag("EVALHUB_USE_EXISTING_DB"):
 
 
 @pytest.fixture(autouse=True)
-def _media_root(settings, tmp_path):
+def _fast_test_settings(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
+    # Real hashing costs a quarter of a second per user; tests create hundreds.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(autouse=True)

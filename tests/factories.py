@@ -13,8 +13,9 @@ _counter = itertools.count(1)
 
 def user(username: str | None = None, *, staff: bool = False, password: str = "pw-for-tests-1") -> User:
     username = username or f"user{next(_counter)}"
+    # EvalHub's staff are its admins: they get every permission, as load_demo's admin does.
     return User.objects.create_user(
-        username, email=f"{username}@example.org", password=password, is_staff=staff
+        username, email=f"{username}@example.org", password=password, is_staff=staff, is_superuser=staff
     )
 
 

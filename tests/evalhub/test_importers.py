@@ -74,7 +74,7 @@ def test_csv_without_the_required_header():
 
 
 def test_csv_good_file():
-    data = "prompt,response\n1,a\n2,\"b, with comma\"\n3,c\n".encode()
+    data = b"prompt,response\n1,a\n2,\"b, with comma\"\n3,c\n"
     assert parse_responses(data, None, "r.csv", PROMPTS, LIMIT) == {0: "a", 1: "b, with comma", 2: "c"}
 
 

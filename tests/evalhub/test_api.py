@@ -1,0 +1,150 @@
+"""The REST API: happy paths, validation errors as JSON with line numbers, schema and docs."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from evalhub.models import PromptSet, Response, Submission
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def owner():
+    return factories.user("owner")
+
+
+@pytest.fixture
+def api(owner):
+    client = APIClient()
+    token = Token.objects.create(user=owner)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def test_list_and_retrieve_prompt_sets():
+    prompt_set = factories.prompt_set(2, slug="greetings")
+    client = APIClient()
+    listing = client.get("/api/prompt-sets/").json()
+    assert [p["slug"] for p in listing["results"]] == ["greetings"]
+    detail = client.get("/api/prompt-sets/greetings/").json()
+    assert detail["prompt_count"] == 2
+    assert detail["prompts"][0] == {
+        "id": "1",
+        "position": 0,
+        "context": ["hello number 1 ?"],
+        "references": ["hi there number 1 ."],
+    }
+    assert prompt_set.slug == detail["slug"]
+
+
+def test_create_a_system_with_a_token(api, owner):
+    response = api.post("/api/systems/", {"slug": "tok-bot", "name": "Tok"}, format="json")
+    assert response.status_code == 201
+    assert response.json()["owner"] == owner.username
+    assert owner.systems.get().slug == "tok-bot"
+
+
+def test_owner_and_baseline_flag_are_read_only(api, owner):
+    other = factories.user("someone")
+    response = api.post(
+        "/api/systems/",
+        {"slug": "x-bot", "name": "X", "owner": other.pk, "is_baseline": True},
+        format="json",
+    )
+    system = owner.systems.get()
+    assert response.status_code == 201 and not system.is_baseline
+
+
+def test_submit_a_file_and_read_its_metrics(api, owner, django_capture_on_commit_callbacks):
+    system = factories.system(owner)
+    factories.prompt_set(2, slug="greetings")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(
+            f"/api/systems/{system.slug}/submissions/",
+            {"prompt_set": "greetings", "file": SimpleUploadedFile("r.jsonl", b'{"prompt": "1", "response": "a b a"}\n{"prompt": "2", "response": "b c"}\n')},
+            format="multipart",
+        )
+    assert response.status_code == 201
+    submission_id = response.json()["id"]
+    detail = api.get(f"/api/submissions/{submission_id}/").json()
+    assert detail["status"] == "scored"
+    assert detail["metrics"]["distinct_1"] == pytest.approx(0.6)
+    listing = api.get(f"/api/systems/{system.slug}/submissions/").json()
+    assert [s["id"] for s in listing["results"]] == [submission_id]
+
+
+def test_submission_errors_are_json_with_line_numbers(api, owner):
+    system = factories.system(owner)
+    factories.prompt_set(3, slug="greetings")
+    response = api.post(
+        f"/api/systems/{system.slug}/submissions/",
+        {"prompt_set": "greetings", "file": SimpleUploadedFile("r.txt", b"a\n\nc\n")},
+        format="multipart",
+    )
+    assert response.status_code == 400
+    assert response.json() == {"errors": [{"line": 2, "message": "empty response."}], "error_count": 1}
+    assert Submission.objects.count() == 0 and Response.objects.count() == 0
+
+
+def test_submission_to_an_unknown_prompt_set(api, owner):
+    system = factories.system(owner)
+    response = api.post(
+        f"/api/systems/{system.slug}/submissions/",
+        {"prompt_set": "nope", "file": SimpleUploadedFile("r.txt", b"a\n")},
+        format="multipart",
+    )
+    assert response.status_code == 400 and "prompt_set" in response.json()
+
+
+def test_staff_creates_a_prompt_set_by_upload():
+    client = APIClient()
+    client.force_authenticate(factories.user("boss", staff=True))
+    data = b'{"id": "q1", "context": ["hi", "hello"], "references": ["hey"]}\n'
+    response = client.post(
+        "/api/prompt-sets/",
+        {"slug": "multi", "name": "Multi", "file": SimpleUploadedFile("p.jsonl", data)},
+        format="multipart",
+    )
+    assert response.status_code == 201
+    prompt = PromptSet.objects.get(slug="multi").prompts.get()
+    assert (prompt.external_id, prompt.context, prompt.references) == ("q1", ["hi", "hello"], ["hey"])
+
+
+def test_bad_prompt_file_is_refused_with_lines():
+    client = APIClient()
+    client.force_authenticate(factories.user("boss", staff=True))
+    response = client.post(
+        "/api/prompt-sets/",
+        {"slug": "bad", "name": "Bad", "file": SimpleUploadedFile("p.jsonl", b'{"id": "1"}\n')},
+        format="multipart",
+    )
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["line"] == 1
+    assert not PromptSet.objects.filter(slug="bad").exists()
+
+
+def test_token_endpoint(owner):
+    response = APIClient().post("/api/token/", {"username": "owner", "password": "pw-for-tests-1"})
+    assert response.status_code == 200
+    assert response.json()["token"] == Token.objects.get(user=owner).key
+
+
+def test_schema_and_offline_docs(client):
+    schema = client.get("/api/schema/")
+    assert schema.status_code == 200
+    text = schema.content.decode()
+    assert "/api/systems/{slug}/submissions/" in text
+    docs = client.get("/api/docs/").content.decode()
+    assert "swagger-ui" in docs
+    assert "cdn" not in docs.lower()  # the sidecar serves Swagger UI from our static files
+
+
+def test_session_auth_needs_csrf(owner):
+    client = APIClient(enforce_csrf_checks=True)
+    client.login(username="owner", password="pw-for-tests-1")
+    response = client.post("/api/systems/", {"slug": "c", "name": "C"}, format="json")
+    assert response.status_code == 403
+    assert "CSRF" in response.json()["detail"]

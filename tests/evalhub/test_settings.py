@@ -1,0 +1,69 @@
+"""Settings come from the environment: embedded by default, production shape when set."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROBE = """
+import json
+from django.conf import settings
+print(json.dumps({
+    "engine": settings.DATABASES["default"]["ENGINE"],
+    "name": str(settings.DATABASES["default"]["NAME"]),
+    "eager": settings.CELERY_TASK_ALWAYS_EAGER,
+    "broker": settings.CELERY_BROKER_URL,
+    "debug": settings.DEBUG,
+    "secret": settings.SECRET_KEY,
+    "hosts": settings.ALLOWED_HOSTS,
+    "secure_cookies": getattr(settings, "SESSION_COOKIE_SECURE", False) and getattr(settings, "CSRF_COOKIE_SECURE", False),
+    "hsts": getattr(settings, "SECURE_HSTS_SECONDS", 0),
+    "ssl_redirect": getattr(settings, "SECURE_SSL_REDIRECT", False),
+    "max_upload": settings.EVALHUB_MAX_UPLOAD_BYTES,
+}))
+"""
+
+SWITCHES = ("DATABASE_URL", "CELERY_BROKER_URL", "SECRET_KEY", "ALLOWED_HOSTS", "DEBUG")
+
+
+def settings_with(**env):
+    clean = {k: v for k, v in os.environ.items() if k not in SWITCHES and not k.startswith("EVALHUB_")}
+    clean.update(DJANGO_SETTINGS_MODULE="evalhub.settings", **env)
+    out = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup();" + PROBE],
+        cwd=ROOT, env=clean, capture_output=True, text=True, check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_embedded_default():
+    s = settings_with()
+    assert s["engine"] == "django.db.backends.sqlite3" and s["name"].endswith("db.sqlite3")
+    assert s["eager"] is True and s["broker"] == ""
+    assert s["debug"] is True
+    assert len(s["secret"]) >= 50
+    assert s["max_upload"] == 20 * 1024 * 1024
+    assert settings_with()["secret"] == s["secret"]  # generated once, then kept in .secret_key
+
+
+def test_production_shape():
+    s = settings_with(
+        DATABASE_URL="postgres://u:p@db.example:5432/evalhub",
+        CELERY_BROKER_URL="redis://cache.example:6379/0",
+        SECRET_KEY="x" * 60,
+        ALLOWED_HOSTS="evalhub.example,www.evalhub.example",
+        DEBUG="0",
+    )
+    assert s["engine"] == "django.db.backends.postgresql" and s["name"] == "evalhub"
+    assert s["eager"] is False and s["broker"] == "redis://cache.example:6379/0"
+    assert s["debug"] is False
+    assert s["secret"] == "x" * 60
+    assert s["hosts"] == ["evalhub.example", "www.evalhub.example"]
+    assert s["secure_cookies"] is True and s["hsts"] >= 31536000 and s["ssl_redirect"] is True
+
+
+def test_upload_limit_is_configurable():
+    assert settings_with(EVALHUB_MAX_UPLOAD_BYTES="1000")["max_upload"] == 1000
