@@ -36,7 +36,8 @@ Normal-distribution backends
 ``backend="scipy"`` (default) evaluates phi/Phi with ``scipy.special`` and rewrites v and w in
 scaled form (``erfcx``, a continued fraction for ``v + x``) so that they stay finite and accurate
 in the far tails, where ``trueskill.TrueSkill(backend="scipy")`` divides 0 by 0 or raises
-``FloatingPointError``; elsewhere both agree to ~1e-15. ``backend="builtin"`` reproduces the
+``FloatingPointError``; elsewhere they agree to the package's own rounding error (1e-12 for
+|t| <= 6, where the package still has that precision). ``backend="builtin"`` reproduces the
 package's default backend (``backend=None``): its rational ``erfc`` approximation (relative error
 up to 1.2e-7) and its Newton-refined inverse, so ratings computed with the package's defaults,
 e.g. by the WMT and Spot The Bot scripts, can be reproduced to rounding error.
@@ -47,10 +48,12 @@ Environment defaults (Spot The Bot)
 
 * ``beta = 0.025 * sigma^2 * n_matches``: the Spot The Bot code
   (``segmented_bootstrap_sampling.compute_trueskill_ranking``:
-  ``env.beta = 0.025 * (0.5 ** 2) * len(matches)``); the paper only names TrueSkill. It scales
-  beta, the performance noise, with the amount of data so that a replicate's total evidence, and
-  hence how far the ratings separate, does not grow with the number of matches; the WMT code uses
-  the same idea with ``beta = sigma * n / 40``. (That Spot The Bot code then calls the module-level
+  ``env.beta = 0.025 * (0.5 ** 2) * len(matches)``); the paper only names TrueSkill. Scaling
+  beta, the performance noise, with the amount of data makes each match move mu by O(1/n) and
+  barely shrink sigma, so a pass ends with mu close to an average of the match results whose
+  scale does not depend on n and hardly on the order of the matches; the bootstrap spread then
+  reflects sampling variation. The WMT code does the same with ``beta = sigma * n / 40``
+  (about twice as large for sigma=0.5). (That Spot The Bot code then calls the module-level
   ``rate_1vs1`` without ``env=``, so its runs actually used the package's global defaults
   beta=25/6, tau=25/300, draw probability 0.1; we implement the setting it intended.)
 * ``draw_probability`` = the share of draws among the matches (WMT fixes 0.25, the Spot The Bot
@@ -65,6 +68,10 @@ replicate ranks: the ``ceil(R (1 - coverage) / 2)`` lowest and highest ranks are
 Clusters: systems sorted by mean rank are cut between positions i and i+1 iff every range above
 the cut ends before every range below it starts; overlapping ranges therefore chain into one
 cluster, as in WMT's cluster boundaries and Spot The Bot's ``create_clusters``.
+
+The Spot The Bot code differs in two details: its TrueSkill branch only shuffles the matches
+(``resample=False`` here) and its rank range is the one, among those holding more than 99.5% of
+the replicates, with the lowest start (``coverage=0.995`` comes close).
 """
 
 from __future__ import annotations
@@ -117,7 +124,9 @@ class TrueSkillEnv:
     """TrueSkill constants, as in ``trueskill.TrueSkill(mu, sigma, beta, tau, draw_probability)``.
 
     ``beta`` and ``draw_probability`` have no default because the Spot The Bot setting derives
-    them from the data: use :meth:`from_matches`.
+    them from the data: use :meth:`from_matches`. ``backend`` picks the normal-distribution
+    functions: ``"scipy"`` (exact, stable in the tails) or ``"builtin"`` (the package's default
+    approximations, to reproduce results computed with ``trueskill.TrueSkill()`` as is).
     """
 
     mu: float = 0.0
@@ -207,6 +216,7 @@ class TrueSkillBootstrap:
     rank_lower, rank_upper : (n_players,) rank range covering ``coverage`` of the replicates.
     order : (n_players,) player indices best first (by mean rank, then mean mu).
     cluster : (n_players,) cluster number per player, 1 = best.
+    clusters : the clusters best first, each a tuple of player indices in ranking order.
     """
 
     env: TrueSkillEnv
