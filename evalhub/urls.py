@@ -18,6 +18,7 @@ urlpatterns = [
     path("accounts/profile/", accounts.account, name="account"),
     path("accounts/token/", accounts.regenerate_token, name="regenerate-token"),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("annotation.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("evalhub.api.urls")),
 ]

@@ -1,0 +1,121 @@
+"""Handing out work: the next batch for a worker, atomically, under the campaign's rules.
+
+Rules: a worker never gets two slots of one batch (so never judges an item twice), never
+gets a batch holding an item whose group (e.g. a conversation) they have met before, never
+holds more than `max_batches_per_worker` batches, and resumes a started batch instead of
+opening another. Assignments past their time limit expire and a fresh open slot takes
+their place, so their items go back to the pool.
+
+Concurrency: on PostgreSQL the open slot is taken with SELECT ... FOR UPDATE SKIP LOCKED, so
+concurrent workers never wait on each other's rows; the worker's own row is locked first,
+so two requests of one worker are serialised. On SQLite the first statement writes, which
+takes the database's write lock: allocation is serialised there, and correct. In both,
+the claim is a conditional UPDATE whose row count is checked.
+
+The number of queries does not depend on the size of the campaign.
+"""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from .models import Assignment, Campaign, Item, Worker
+
+
+@dataclass(frozen=True)
+class NoWork(Exception):
+    reason: str
+
+    def __str__(self):
+        return self.reason
+
+
+def expire_overdue(campaign: Campaign, now) -> int:
+    """Expire overdue assignments and open one fresh slot for each. Returns how many."""
+    overdue = Assignment.objects.filter(
+        campaign=campaign, status=Assignment.Status.STARTED, expires_at__lt=now
+    )
+    if connection.vendor == "postgresql":
+        # Locked rows cannot be submitted meanwhile; rows another allocator is expiring
+        # right now are skipped, not expired twice.
+        overdue = overdue.select_for_update(skip_locked=True)
+    rows = list(overdue.values_list("pk", "batch_id"))
+    if not rows:
+        return 0
+    Assignment.objects.filter(pk__in=[pk for pk, _ in rows]).update(
+        status=Assignment.Status.EXPIRED
+    )
+    Assignment.objects.bulk_create(
+        Assignment(campaign=campaign, batch_id=batch_id) for _, batch_id in rows
+    )
+    return len(rows)
+
+
+def _lock_worker(worker: Worker, now) -> None:
+    # An UPDATE holds the worker's row lock until commit (PostgreSQL) and takes the write
+    # lock of the whole database (SQLite): either way, what follows is serialised.
+    Worker.objects.filter(pk=worker.pk).update(last_seen=now)
+
+
+def _open_slot(campaign: Campaign, worker: Worker):
+    seen_batches = Assignment.objects.filter(campaign=campaign, worker=worker).values("batch_id")
+    seen_groups = (
+        Item.objects.filter(batch__assignments__worker=worker, batch__campaign=campaign)
+        .exclude(group_key="")
+        .values("group_key")
+    )
+    conflicting_batches = Item.objects.filter(
+        campaign=campaign, group_key__in=seen_groups, batch__isnull=False
+    ).values("batch_id")
+    candidates = (
+        Assignment.objects.filter(campaign=campaign, status=Assignment.Status.OPEN)
+        .exclude(batch_id__in=seen_batches)
+        .exclude(batch_id__in=conflicting_batches)
+        .order_by("batch__position", "pk")
+    )
+    if connection.vendor == "postgresql":
+        candidates = candidates.select_for_update(skip_locked=True, of=("self",))
+    return candidates.values_list("pk", flat=True).first()
+
+
+def next_assignment(campaign: Campaign, worker: Worker, now=None) -> Assignment:
+    """The worker's started assignment, or a newly claimed one; raises NoWork with a reason."""
+    now = now or timezone.now()
+    if worker.blocked:
+        raise NoWork("Your account cannot take new work in this campaign.")
+    if not campaign.is_live:
+        raise NoWork("This campaign is not accepting work right now.")
+    for _ in range(5):
+        with transaction.atomic():
+            _lock_worker(worker, now)
+            expire_overdue(campaign, now)
+            current = (
+                Assignment.objects.filter(
+                    campaign=campaign, worker=worker, status=Assignment.Status.STARTED
+                )
+                .select_related("batch", "campaign")
+                .first()
+            )
+            if current:
+                return current
+            held = Assignment.objects.filter(
+                campaign=campaign, worker=worker, status__in=Assignment.HOLDING
+            ).count()
+            if held >= campaign.max_batches_per_worker:
+                raise NoWork(
+                    f"You have done the most batches one person may do here ({held}). Thank you!"
+                )
+            slot = _open_slot(campaign, worker)
+            if slot is None:
+                raise NoWork("There is no more work for you in this campaign. Thank you!")
+            claimed = Assignment.objects.filter(pk=slot, status=Assignment.Status.OPEN).update(
+                worker=worker,
+                status=Assignment.Status.STARTED,
+                started_at=now,
+                expires_at=now + timedelta(minutes=campaign.time_limit_minutes),
+            )
+            if claimed:
+                return Assignment.objects.select_related("batch", "campaign").get(pk=slot)
+    raise NoWork("Too many people are asking for work at once; please reload in a moment.")

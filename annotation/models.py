@@ -1,0 +1,312 @@
+"""Campaigns, their items and batches, the workers who judge them and the judgments.
+
+The unit of work is a Batch (a HIT): an ordered group of items one worker does in one
+sitting. Each batch has `redundancy` Assignment rows created with it ("open slots"); a
+worker is handed one open slot atomically (see allocation.py). Because every slot goes
+to a different worker and every item sits in exactly one batch, every item ends with
+exactly `redundancy` judgments from distinct workers. When an assignment expires, it is
+kept for the record and a fresh open slot replaces it.
+"""
+
+import secrets
+import uuid
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+
+from evalhub.models import Conversation, Prompt, Response
+
+from .tasks import KIND_CHOICES
+
+
+def completion_code() -> str:
+    return secrets.token_hex(4).upper()
+
+
+class Campaign(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        LIVE = "live", "Live"
+        PAUSED = "paused", "Paused"
+        FINISHED = "finished", "Finished"
+
+    class Provider(models.TextChoices):
+        LOCAL = "local", "Shareable link (logged-in users or external participant ids)"
+        PROLIFIC = "prolific", "Prolific"
+        MTURK = "mturk", "Amazon Mechanical Turk"
+
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    task_kind = models.CharField(max_length=30, choices=KIND_CHOICES)
+    task_config = models.JSONField(default=dict, blank=True)
+    instructions = models.TextField(blank=True)
+    redundancy = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1)], help_text="Judgments wanted per item."
+    )
+    batch_size = models.PositiveSmallIntegerField(default=10, validators=[MinValueValidator(1)])
+    reward_per_batch = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0"))
+    max_batches_per_worker = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1)]
+    )
+    time_limit_minutes = models.PositiveIntegerField(
+        default=60, help_text="An assignment not submitted in this time expires."
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    provider = models.CharField(max_length=10, choices=Provider.choices, default=Provider.LOCAL)
+    provider_config = models.JSONField(default=dict, blank=True)
+    completion_redirect_url = models.URLField(
+        blank=True, help_text="Where to send a participant after the batch; {code} is replaced."
+    )
+    requires_training = models.BooleanField(default=False)
+    training_threshold = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="Qualify with fewer mistaken turns than this; empty: the task kind's default.",
+    )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    launched_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self):
+        return self.title
+
+    def get_absolute_url(self):
+        return reverse("annotation:manage-campaign", args=[self.slug])
+
+    def start_url(self):
+        return reverse("annotation:start", args=[self.slug])
+
+    @property
+    def kind(self):
+        from .tasks import get_kind
+
+        return get_kind(self.task_kind)
+
+    @property
+    def is_live(self) -> bool:
+        return self.status == self.Status.LIVE
+
+
+class Batch(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="batches")
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["campaign", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "position"], name="batch_position")
+        ]
+
+    def __str__(self):
+        return f"{self.campaign.slug} batch {self.position}"
+
+
+class Item(models.Model):
+    """What one judgment is about. `content` is everything the page shows (never the gold
+    answer); the foreign keys say which catalog objects it came from, for analysis."""
+
+    class Role(models.TextChoices):
+        TASK = "task", "Task item"
+        GOLD = "gold", "Gold / attention check"
+        TRAINING = "training", "Training"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveIntegerField()
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.TASK)
+    batch = models.ForeignKey(
+        Batch, null=True, blank=True, on_delete=models.SET_NULL, related_name="items"
+    )
+    order_in_batch = models.PositiveSmallIntegerField(default=0)
+    content = models.JSONField()
+    group_key = models.CharField(
+        max_length=200,
+        blank=True,
+        db_index=True,
+        help_text="Items sharing a key never go to the same worker (e.g. one conversation's segments).",
+    )
+    prompt = models.ForeignKey(Prompt, null=True, blank=True, on_delete=models.SET_NULL)
+    response_a = models.ForeignKey(
+        Response, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    response_b = models.ForeignKey(
+        Response, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    conversation = models.ForeignKey(
+        Conversation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    conversation_b = models.ForeignKey(
+        Conversation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    segment_length = models.PositiveSmallIntegerField(null=True, blank=True)
+    gold = models.JSONField(
+        null=True, blank=True, help_text="Gold answer and explanations; never sent before submission."
+    )
+    auto_payload = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="A judgment recorded without showing the item (e.g. identical responses tie).",
+    )
+
+    class Meta:
+        ordering = ["campaign", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "position"], name="item_position")
+        ]
+        indexes = [models.Index(fields=["batch", "order_in_batch"])]
+
+    def __str__(self):
+        return f"{self.campaign.slug} item {self.position}"
+
+
+class Worker(models.Model):
+    """One person as a crowd provider knows them; never addressed by a sequential id."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    provider = models.CharField(max_length=10, choices=Campaign.Provider.choices)
+    external_id = models.CharField(max_length=200)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    blocked = models.BooleanField(default=False)
+    blocked_reason = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    last_seen = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "external_id"], name="worker_identity")
+        ]
+
+    def __str__(self):
+        return f"{self.provider}:{self.external_id}"
+
+
+class Qualification(models.Model):
+    """A worker's standing on one training-and-screening key, e.g. `abc_eval:empathy`."""
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="qualifications")
+    key = models.CharField(max_length=60)
+    passed = models.BooleanField(default=False)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    last_mistakes = models.PositiveSmallIntegerField(null=True, blank=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["worker", "key"], name="one_qualification")]
+
+    def __str__(self):
+        return f"{self.worker} {self.key} {'passed' if self.passed else 'not passed'}"
+
+
+class Assignment(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open", "Open (no worker yet)"
+        STARTED = "started", "Started"
+        SUBMITTED = "submitted", "Submitted"
+        EXPIRED = "expired", "Expired"
+        RETURNED = "returned", "Returned"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+
+    # Statuses that hold a slot: the batch counts them towards its redundancy.
+    HOLDING = (Status.STARTED, Status.SUBMITTED, Status.APPROVED, Status.REJECTED)
+    DONE = (Status.SUBMITTED, Status.APPROVED, Status.REJECTED)
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="assignments")
+    worker = models.ForeignKey(
+        Worker, null=True, blank=True, on_delete=models.PROTECT, related_name="assignments"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    started_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    completion_code = models.CharField(max_length=16, blank=True)
+    provider_ref = models.CharField(
+        max_length=200, blank=True, help_text="The provider's id, e.g. an MTurk assignment id."
+    )
+
+    class Meta:
+        ordering = ["campaign", "batch__position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["batch", "worker"],
+                condition=Q(worker__isnull=False),
+                name="one_assignment_per_worker_and_batch",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["campaign", "status"]),
+            models.Index(fields=["campaign", "status", "expires_at"]),
+            models.Index(fields=["worker", "campaign", "status"]),
+        ]
+
+    def __str__(self):
+        return f"{self.batch} for {self.worker or 'nobody'} ({self.status})"
+
+    def get_absolute_url(self):
+        return reverse("annotation:assignment", args=[self.public_id])
+
+
+class Judgment(models.Model):
+    """One worker's validated answer on one item. (assignment, item) is unique, which makes
+    a double-clicked or replayed submit store exactly one judgment."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="judgments")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judgments")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="judgments")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judgments")
+    payload = models.JSONField()
+    started_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(auto_now_add=True)
+    client_duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    gold_correct = models.BooleanField(null=True, blank=True)
+    gold_mistakes = models.PositiveSmallIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["campaign", "submitted_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "item"], name="one_judgment_per_item")
+        ]
+        indexes = [models.Index(fields=["campaign", "worker"])]
+
+    def __str__(self):
+        return f"{self.worker} on {self.item}"
+
+    @property
+    def seconds(self) -> float:
+        if self.client_duration_ms is not None:
+            return self.client_duration_ms / 1000
+        return (self.submitted_at - self.started_at).total_seconds()
+
+
+class TrainingAnswer(models.Model):
+    """A worker's answer on a training item; feedback is shown right after it is stored."""
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="training_answers")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="training_answers")
+    attempt = models.PositiveSmallIntegerField(default=1)
+    payload = models.JSONField()
+    mistakes = models.PositiveSmallIntegerField()
+    feedback = models.JSONField(default=list)
+    submitted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["worker", "item", "attempt"], name="one_training_answer")
+        ]
+
+    def __str__(self):
+        return f"{self.worker} training on {self.item} (attempt {self.attempt})"

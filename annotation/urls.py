@@ -1,0 +1,16 @@
+from django.urls import path
+
+from .views import worker
+
+app_name = "annotation"
+
+urlpatterns = [
+    path("work/<slug:slug>/", worker.start, name="start"),
+    path("work/assignment/<uuid:public_id>/", worker.assignment_page, name="assignment"),
+    path(
+        "work/assignment/<uuid:public_id>/items/<int:item_id>/",
+        worker.submit_item,
+        name="submit-item",
+    ),
+    path("work/assignment/<uuid:public_id>/done/", worker.done, name="done"),
+]

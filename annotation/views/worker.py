@@ -1,0 +1,209 @@
+"""The pages a crowdworker sees: start link, one item at a time, completion code."""
+
+from datetime import UTC, datetime
+from functools import wraps
+
+from django.core import signing
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.http import require_http_methods, require_POST
+
+from ..allocation import NoWork, next_assignment
+from ..crowd import get_provider
+from ..entry import current_worker, remember, worker_for
+from ..models import Assignment, Campaign
+from ..services import record_judgment, submit_if_complete
+from ..tasks.base import PayloadInvalid
+
+STARTED_SALT = "annotation.item-started"
+
+
+def framed_by_provider(view):
+    """Task pages may be framed by the campaign's crowd platform, and by nobody else."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        campaign = getattr(request, "annotation_campaign", None)
+        provider = get_provider(campaign.provider if campaign else "local")
+        response["Content-Security-Policy"] = "frame-ancestors " + " ".join(provider.frame_ancestors)
+        return response
+
+    return xframe_options_exempt(wrapper)
+
+
+def own_assignment(request, public_id) -> Assignment:
+    """The assignment, if it belongs to the worker of this browser session; 404 otherwise."""
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("campaign", "batch", "worker"), public_id=public_id
+    )
+    worker = current_worker(request)
+    if worker is None or assignment.worker_id != worker.pk:
+        raise Http404("No such assignment.")
+    request.annotation_campaign = assignment.campaign
+    return assignment
+
+
+@framed_by_provider
+@require_http_methods(["GET"])
+def start(request, slug):
+    campaign = get_object_or_404(Campaign, slug=slug)
+    request.annotation_campaign = campaign
+    arrival = get_provider(campaign.provider).identify(request)
+    worker = worker_for(arrival, request.user) if arrival else current_worker(request)
+    if worker is None:
+        return render(request, "annotation/identify.html", {"campaign": campaign}, status=200)
+    remember(request, worker)
+    try:
+        assignment = next_assignment(campaign, worker)
+    except NoWork as no_work:
+        done = (
+            Assignment.objects.filter(campaign=campaign, worker=worker, status__in=Assignment.DONE)
+            .order_by("-submitted_at")
+            .first()
+        )
+        return render(
+            request,
+            "annotation/no_work.html",
+            {"campaign": campaign, "reason": str(no_work), "last_done": done},
+        )
+    return redirect(assignment)
+
+
+def _item_page(request, assignment, item, position, total, *, values=None, errors=None, status=200):
+    kind = assignment.campaign.kind
+    config = kind.clean_config(assignment.campaign.task_config)
+    started = signing.dumps(
+        {"a": str(assignment.public_id), "i": item.pk, "t": timezone.now().timestamp()},
+        salt=STARTED_SALT,
+    )
+    return render(
+        request,
+        "annotation/assignment.html",
+        {
+            "campaign": assignment.campaign,
+            "assignment": assignment,
+            "item": item,
+            "kind": kind,
+            "config": config,
+            "task": kind.item_context(item, config),
+            "position": position,
+            "total": total,
+            "values": values or {},
+            "errors": errors or {},
+            "started_token": started,
+        },
+        status=status,
+    )
+
+
+def _usable(assignment) -> str | None:
+    if assignment.status in Assignment.DONE:
+        return "done"
+    if assignment.status != Assignment.Status.STARTED:
+        return "This batch is no longer yours: it expired or was returned. Start again from your link."
+    if assignment.expires_at and assignment.expires_at < timezone.now():
+        return "The time for this batch ran out. Start again from your link for a new one."
+    return None
+
+
+@framed_by_provider
+@require_http_methods(["GET"])
+def assignment_page(request, public_id):
+    assignment = own_assignment(request, public_id)
+    problem = _usable(assignment)
+    if problem == "done":
+        return redirect("annotation:done", public_id=assignment.public_id)
+    if problem:
+        return render(request, "annotation/no_work.html", {"campaign": assignment.campaign, "reason": problem})
+    items = list(assignment.batch.items.order_by("order_in_batch"))
+    judged = set(assignment.judgments.values_list("item_id", flat=True))
+    pending = [(n, item) for n, item in enumerate(items, 1) if item.pk not in judged]
+    if not pending:
+        submit_if_complete(assignment, len(items))
+        return redirect("annotation:done", public_id=assignment.public_id)
+    position, item = pending[0]
+    return _item_page(request, assignment, item, position, len(items))
+
+
+def _started_at(request, assignment, item):
+    """When the item was shown, from the token the page carried (signed: not forgeable)."""
+    try:
+        data = signing.loads(request.POST.get("started", ""), salt=STARTED_SALT, max_age=24 * 3600)
+    except signing.BadSignature:
+        return timezone.now()
+    if data.get("a") != str(assignment.public_id) or data.get("i") != item.pk:
+        return timezone.now()
+    return datetime.fromtimestamp(data["t"], tz=UTC)
+
+
+def _client_ms(request) -> int | None:
+    try:
+        value = int(request.POST.get("client_ms", ""))
+    except ValueError:
+        return None
+    return value if 0 <= value < 24 * 3600 * 1000 else None
+
+
+@framed_by_provider
+@require_POST
+def submit_item(request, public_id, item_id):
+    assignment = own_assignment(request, public_id)
+    problem = _usable(assignment)
+    if problem == "done":
+        return redirect("annotation:done", public_id=assignment.public_id)
+    if problem:
+        return render(
+            request, "annotation/no_work.html", {"campaign": assignment.campaign, "reason": problem}, status=409
+        )
+    items = list(assignment.batch.items.order_by("order_in_batch"))
+    try:
+        position, item = next((n, i) for n, i in enumerate(items, 1) if i.pk == item_id)
+    except StopIteration:
+        return render(
+            request,
+            "annotation/no_work.html",
+            {"campaign": assignment.campaign, "reason": "That item is not part of your batch."},
+            status=400,
+        )
+    kind = assignment.campaign.kind
+    config = kind.clean_config(assignment.campaign.task_config)
+    try:
+        payload = kind.parse_payload(item, config, request.POST)
+    except PayloadInvalid as invalid:
+        return _item_page(
+            request, assignment, item, position, len(items),
+            values=request.POST, errors=invalid.errors, status=400,
+        )
+    record_judgment(
+        assignment,
+        item,
+        payload,
+        started_at=_started_at(request, assignment, item),
+        client_duration_ms=_client_ms(request),
+    )
+    if submit_if_complete(assignment, len(items)):
+        return redirect("annotation:done", public_id=assignment.public_id)
+    return redirect(assignment)
+
+
+@framed_by_provider
+@require_http_methods(["GET"])
+def done(request, public_id):
+    assignment = own_assignment(request, public_id)
+    if assignment.status not in Assignment.DONE:
+        return redirect(assignment)
+    provider = get_provider(assignment.campaign.provider)
+    return render(
+        request,
+        "annotation/done.html",
+        {
+            "campaign": assignment.campaign,
+            "assignment": assignment,
+            "redirect_url": provider.completion_url(assignment.campaign, assignment),
+            "more": assignment.campaign.is_live,
+        },
+    )
+
