@@ -165,7 +165,7 @@ pvalue_lists = st.lists(st.floats(0.0, 1.0), min_size=1, max_size=30)
 
 
 # statsmodels' multipletests takes ~60 ms per call here, hence the modest example count.
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(pvalue_lists, st.sampled_from(["holm", "bonferroni"]))
 def test_corrections_match_statsmodels_multipletests(pvalues, method):
     _, expected, _, _ = multipletests(pvalues, method=method)
@@ -225,7 +225,7 @@ def test_pairwise_intervals_are_wilson_on_decisive_outcomes():
     assert np.isnan(result.win_rate_a_ci.low[2])
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     st.integers(2, 6),
     st.integers(1, 400),
