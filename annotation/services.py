@@ -16,7 +16,9 @@ def _item(campaign: Campaign, position: int, spec: ItemSpec, **extra) -> Item:
 
 
 @transaction.atomic
-def add_items(campaign: Campaign, specs: list[ItemSpec], gold_per_batch: int = 1) -> dict:
+def add_items(
+    campaign: Campaign, specs: list[ItemSpec], gold_per_batch: int = 1, pack=None
+) -> dict:
     """Store items, pack the shown ones into batches with gold mixed in, open the slots.
 
     Items with an `auto_payload` are stored without a batch (they are never shown).
@@ -31,7 +33,9 @@ def add_items(campaign: Campaign, specs: list[ItemSpec], gold_per_batch: int = 1
     gold = [s for s in specs if s.role == Item.Role.GOLD]
     training = [s for s in specs if s.role == Item.Role.TRAINING]
 
-    packed = pack_batches([s.group_key for s in task], campaign.batch_size)
+    # `pack(task_specs, batch_size) -> [[index, ...], ...]` may replace the generic packer
+    # (Spot The Bot also mixes systems and segment lengths within each batch).
+    packed = (pack or _pack_by_group)(task, campaign.batch_size)
     items: list[Item] = []
     batches = Batch.objects.bulk_create(
         Batch(campaign=campaign, position=i) for i in range(len(packed))
@@ -68,8 +72,8 @@ def add_items(campaign: Campaign, specs: list[ItemSpec], gold_per_batch: int = 1
     }
 
 
-class AlreadySubmitted(Exception):
-    pass
+def _pack_by_group(specs: list[ItemSpec], batch_size: int) -> list[list[int]]:
+    return pack_batches([s.group_key for s in specs], batch_size)
 
 
 def batch_items(assignment: Assignment) -> list[Item]:
