@@ -3,8 +3,9 @@
 Invariants (tested with hypothesis):
 - every segment is in exactly one batch, and no batch exceeds the batch size;
 - no batch holds two segments of the same conversation;
-- batches mix system pairs and segment lengths: while segments of more than one stratum
-  (system pair × segment length) are left, a batch of two or more takes from more than one.
+- batches mix strata (system pair × segment length): a batch of two or more takes from a
+  single stratum only when every other stratum's remaining segments belong to
+  conversations the batch already holds.
 
 The algorithm deals round-robin over strata, taking from each stratum the first segment
 whose conversation the batch does not hold yet, so strata interleave and conversations

@@ -1,7 +1,5 @@
 """The Spot The Bot packer keeps every invariant on random tournaments."""
 
-from collections import Counter
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,20 +26,22 @@ def test_invariants(case):
     batches = pack_segments(segments, batch_size)
     flat = [i for batch in batches for i in batch]
     assert sorted(flat) == list(range(len(segments)))
-    remaining = Counter()
-    for batch in batches:
-        for i in batch:
-            remaining[(segments[i].pair, segments[i].length)] += 1
+    left = set(range(len(segments)))
     for batch in batches:
         assert 1 <= len(batch) <= batch_size
-        conversations = [segments[i].conversation for i in batch]
-        assert len(conversations) == len(set(conversations))
-        strata_left = {key for key, count in remaining.items() if count > 0}
+        conversations = {segments[i].conversation for i in batch}
+        assert len(conversations) == len(batch)
         strata_here = {(segments[i].pair, segments[i].length) for i in batch}
-        if len(strata_left) > 1 and len(batch) > 1:
-            assert len(strata_here) > 1, "a batch took from one stratum while others were left"
-        for i in batch:
-            remaining[(segments[i].pair, segments[i].length)] -= 1
+        if len(batch) > 1 and len(strata_here) == 1:
+            # Mixing was impossible only if every other stratum's remaining segments
+            # belong to conversations this batch already holds.
+            others = [
+                i for i in left
+                if (segments[i].pair, segments[i].length) not in strata_here
+                and segments[i].conversation not in conversations
+            ]
+            assert not others, "a batch took from one stratum while it could have mixed"
+        left -= set(batch)
 
 
 def test_a_worked_example():
