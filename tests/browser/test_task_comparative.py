@@ -1,0 +1,139 @@
+"""A Prolific participant compares dialogues side by side in Chromium and gets their code."""
+
+import random
+
+import pytest
+from playwright.sync_api import expect
+
+from annotation.models import Assignment, Judgment
+from annotation.services import add_items
+from annotation.tasks import get_kind
+from evalhub.models import Conversation, Speaker, Turn
+from tests import factories
+from tests.annotation.builders import campaign
+
+pytestmark = pytest.mark.django_db(transaction=True)
+KIND = get_kind("comparative")
+DIMENSIONS = KIND.clean_config({})["dimensions"]
+
+TRAIN = [
+    "My train was cancelled again this morning.",
+    "Oh no, that is the third time this week, isn't it?",
+    "Yes, and I missed my meeting.",
+    "That sounds really frustrating. Could you join it by phone?",
+]
+SOUP = [
+    "My train was cancelled again this morning.",
+    "I like soup.",
+    "Sorry, what?",
+    "Tomato soup is the best soup.",
+]
+PHONE = (390, 844)
+
+
+def with_human(external_id, system, texts):
+    c = Conversation.objects.create(external_id=external_id, domain="commute")
+    Speaker.objects.create(conversation=c, index=0, system=None)
+    Speaker.objects.create(conversation=c, index=1, system=system)
+    Turn.objects.bulk_create(
+        Turn(conversation=c, position=p, speaker=p % 2, text=t) for p, t in enumerate(texts)
+    )
+
+
+def comparative_campaign():
+    kind_bot = factories.system(None, slug="kindbot")
+    soup_bot = factories.system(None, slug="soupbot")
+    for n in range(2):
+        with_human(f"kind-{n}", kind_bot, TRAIN)
+        with_human(f"soup-{n}", soup_bot, SOUP)
+    config = {
+        "pairs": [[f"kind-{i}", f"soup-{j}"] for i in range(2) for j in range(2)],
+        "gold_pairs": [
+            {
+                "a": "kind-0",
+                "b": "soup-0",
+                "choices": {"relevance": "a"},
+                "explanation": "The soup chatbot ignores the cancelled train.",
+            }
+        ],
+    }
+    c = campaign(
+        "comparative",
+        slug="compare",
+        title="Compare two chats",
+        batch_size=2,
+        redundancy=1,
+        task_config=config,
+        instructions="Read both chats, then say in which one the chatbot does better.",
+    )
+    loaded = Conversation.objects.prefetch_related("speakers__system", "turns")
+    add_items(c, KIND.build_from_conversations(loaded, config, random.Random(3)))
+    return c
+
+
+def choose(page, dimension, value):
+    page.locator(f'input[name="choice_{dimension}"][value="{value}"]').check()
+
+
+def test_participant_compares_dialogues_and_gets_the_completion_code(page, screenshot):
+    comparative_campaign()
+    page.goto("/work/compare/?PROLIFIC_PID=pp-2090&STUDY_ID=study-2&SESSION_ID=sess-2")
+    expect(page.locator(".progress")).to_have_text("Item 1 of 3")
+    expect(page.locator(".dialogue-panel")).to_have_count(2)
+    html = page.content()
+    assert "kindbot" not in html and "soupbot" not in html and "ignores the cancelled" not in html
+
+    # Three answers of eight: the page comes back with those kept and five messages.
+    for dimension in DIMENSIONS[:3]:
+        choose(page, dimension, "left")
+    page.get_by_role("button", name="Next").click()
+    expect(page.locator("fieldset.has-error")).to_have_count(5)
+    expect(page.locator("fieldset.has-error").first).to_contain_text(
+        "Choose an answer for grammaticality."
+    )
+    for dimension in DIMENSIONS[:3]:
+        expect(page.locator(f'input[name="choice_{dimension}"][value="left"]')).to_be_checked()
+
+    # Each key answers the first unanswered dimension.
+    for key in ("2", "2", "3", "1", "2"):
+        page.keyboard.press(key)
+    expect(page.locator('input[name="choice_grammaticality"][value="right"]')).to_be_checked()
+    expect(page.locator('input[name="choice_quality"][value="neither"]')).to_be_checked()
+    page.keyboard.press("Enter")
+
+    expect(page.locator(".progress")).to_have_text("Item 2 of 3")
+    first = Judgment.objects.get()
+    left = first.payload["left"]
+    right = "b" if left == "a" else "a"
+    assert first.payload["choices"] == {
+        "consistency": left,
+        "emotion_understanding": left,
+        "engagingness": left,
+        "grammaticality": right,
+        "informativeness": right,
+        "quality": "neither",
+        "proactivity": left,
+        "relevance": right,
+    }
+
+    for position in (2, 3):
+        expect(page.locator(".progress")).to_have_text(f"Item {position} of 3")
+        for dimension in DIMENSIONS:
+            choose(page, dimension, "neither")
+        if position == 2:
+            # Scrolled to the top, so the sticky progress bar is drawn where it belongs.
+            page.evaluate("window.scrollTo(0, 0)")
+            screenshot("worker-comparative")
+            page.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})
+            width = page.evaluate("document.documentElement.scrollWidth")
+            assert width <= PHONE[0], f"the page scrolls sideways on a phone ({width}px)"
+            page.evaluate("window.scrollTo(0, 0)")
+            screenshot("worker-comparative-phone")
+        page.get_by_role("button", name="Finish" if position == 3 else "Next").click()
+
+    code = page.get_by_test_id("completion-code")
+    expect(code).to_be_visible()
+    assignment = Assignment.objects.get(worker__external_id="pp-2090")
+    assert assignment.status == "submitted"
+    assert code.inner_text().strip() == assignment.completion_code
+    assert Judgment.objects.filter(assignment=assignment).count() == 3
