@@ -1,6 +1,6 @@
 """Building a campaign's items and batches, and storing judgments."""
 
-from dataclasses import asdict
+from dataclasses import fields, replace
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
@@ -12,7 +12,10 @@ from .tasks.base import ItemSpec
 
 
 def _item(campaign: Campaign, position: int, spec: ItemSpec, **extra) -> Item:
-    return Item(campaign=campaign, position=position, **{**asdict(spec), **extra})
+    # Shallow on purpose: dataclasses.asdict deep-copies every content dict, which was a
+    # quarter of the time of building a 50k-item campaign.
+    values = {f.name: getattr(spec, f.name) for f in fields(spec)}
+    return Item(campaign=campaign, position=position, **values, **extra)
 
 
 @transaction.atomic
@@ -22,8 +25,9 @@ def add_items(
     """Store items, pack the shown ones into batches with gold mixed in, open the slots.
 
     Items with an `auto_payload` are stored without a batch (they are never shown).
-    Gold specs are copied into batches round-robin, `gold_per_batch` per batch, each copy
-    keyed to its gold spec so that a worker never meets the same check twice. Training
+    Gold specs are copied into batches round-robin, `gold_per_batch` per batch (at most
+    one copy of each spec), each copy keyed to its gold spec so that a worker never meets
+    the same check twice. Training
     specs are stored without a batch. Returns counts.
     """
     if campaign.batches.exists():
@@ -36,6 +40,8 @@ def add_items(
     # `pack(task_specs, batch_size) -> [[index, ...], ...]` may replace the generic packer
     # (Spot The Bot also mixes systems and segment lengths within each batch).
     packed = (pack or _pack_by_group)(task, campaign.batch_size)
+    # More copies per batch than there are gold specs would put one check twice in a batch.
+    gold_per_batch = min(gold_per_batch, len(gold))
     items: list[Item] = []
     batches = Batch.objects.bulk_create(
         Batch(campaign=campaign, position=i) for i in range(len(packed))
@@ -43,14 +49,13 @@ def add_items(
     position = 0
     for batch_index, (batch, indices) in enumerate(zip(batches, packed, strict=True)):
         members = [task[i] for i in indices]
-        if gold:
-            for g in range(gold_per_batch):
-                n = (batch_index * gold_per_batch + g) % len(gold)
-                spec = gold[n]
-                members.insert(
-                    (len(members) * (g + 1)) // (gold_per_batch + 1),
-                    ItemSpec(**{**asdict(spec), "group_key": spec.group_key or f"gold:{n}"}),
-                )
+        for g in range(gold_per_batch):
+            n = (batch_index * gold_per_batch + g) % len(gold)
+            spec = gold[n]
+            members.insert(
+                (len(members) * (g + 1)) // (gold_per_batch + 1),
+                replace(spec, group_key=spec.group_key or f"gold:{n}"),
+            )
         for order, spec in enumerate(members):
             items.append(_item(campaign, position, spec, batch=batch, order_in_batch=order))
             position += 1
@@ -60,14 +65,18 @@ def add_items(
     # bulk_create set the batches' primary keys (RETURNING, on PostgreSQL and SQLite 3.35+).
     Item.objects.bulk_create(items, batch_size=2000)
     Assignment.objects.bulk_create(
-        (Assignment(campaign=campaign, batch=batch) for batch in batches for _ in range(campaign.redundancy)),
+        (
+            Assignment(campaign=campaign, batch=batch)
+            for batch in batches
+            for _ in range(campaign.redundancy)
+        ),
         batch_size=2000,
     )
     return {
         "batches": len(batches),
         "shown": len(task),
         "automatic": len(auto),
-        "gold_copies": len(batches) * gold_per_batch if gold else 0,
+        "gold_copies": len(batches) * gold_per_batch,
         "training": len(training),
     }
 

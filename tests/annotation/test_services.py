@@ -1,0 +1,154 @@
+"""Building a campaign (items, batches, gold copies, open slots) and storing judgments."""
+
+from collections import Counter
+
+import pytest
+from django.utils import timezone
+
+from annotation.allocation import next_assignment
+from annotation.models import Assignment, Batch, Item, Judgment, Worker
+from annotation.services import add_items, batch_items, record_judgment, submit_if_complete
+from annotation.tasks.base import ItemSpec
+from tests.annotation.builders import ab_campaign, ab_spec, campaign
+
+pytestmark = pytest.mark.django_db
+
+GOLD = {"choice": "a", "explanation": "Response a answers the question."}
+
+
+def gold_spec(n, group_key=""):
+    return ab_spec(1000 + n, group_key=group_key, gold=GOLD, role="gold")
+
+
+def test_items_are_packed_into_batches_with_open_slots():
+    c = campaign(batch_size=3, redundancy=2)
+    counts = add_items(c, [ab_spec(i) for i in range(7)])
+    assert counts == {"batches": 3, "shown": 7, "automatic": 0, "gold_copies": 0, "training": 0}
+    sizes = Counter(Item.objects.filter(campaign=c).values_list("batch__position", flat=True))
+    assert sizes == {0: 3, 1: 3, 2: 1}
+    for batch in Batch.objects.filter(campaign=c):
+        slots = batch.assignments.all()
+        assert [a.status for a in slots] == [Assignment.Status.OPEN] * 2
+        assert all(a.worker_id is None for a in slots)
+        assert [i.order_in_batch for i in batch.items.order_by("order_in_batch")] == list(
+            range(batch.items.count())
+        )
+    positions = sorted(Item.objects.filter(campaign=c).values_list("position", flat=True))
+    assert positions == list(range(7))
+
+
+def test_automatic_and_training_items_are_stored_without_a_batch():
+    c = campaign(batch_size=5)
+    auto = ItemSpec(content={"context": ["same"]}, auto_payload={"choice": "tie"})
+    training = ab_spec(50, gold=GOLD, role="training")
+    counts = add_items(c, [ab_spec(0), auto, training, ab_spec(1)])
+    assert (counts["shown"], counts["automatic"], counts["training"]) == (2, 1, 1)
+    unbatched = Item.objects.filter(campaign=c, batch__isnull=True)
+    assert sorted(unbatched.values_list("role", flat=True)) == ["task", "training"]
+    assert unbatched.get(role="task").auto_payload == {"choice": "tie"}
+    assert Item.objects.filter(campaign=c, batch__isnull=False).count() == 2
+
+
+def test_gold_copies_are_mixed_into_every_batch_round_robin():
+    c = campaign(batch_size=2)
+    counts = add_items(c, [ab_spec(i) for i in range(6)] + [gold_spec(0), gold_spec(1)])
+    assert counts["gold_copies"] == 3
+    by_batch = {
+        b.position: list(b.items.order_by("order_in_batch"))
+        for b in Batch.objects.filter(campaign=c)
+    }
+    golds = {pos: [i for i in items if i.role == "gold"] for pos, items in by_batch.items()}
+    assert {pos: [g.group_key for g in gs] for pos, gs in golds.items()} == {
+        0: ["gold:0"],
+        1: ["gold:1"],
+        2: ["gold:0"],
+    }
+    for items in by_batch.values():
+        assert len(items) == 3
+        # Between the task items, not first or last, so it does not stand out.
+        assert items[1].role == "gold" and items[1].gold == GOLD
+
+
+def test_a_gold_spec_keeps_its_own_group_key():
+    c = campaign(batch_size=2)
+    add_items(c, [ab_spec(0), ab_spec(1), gold_spec(0, group_key="conv-7")])
+    assert Item.objects.get(campaign=c, role="gold").group_key == "conv-7"
+
+
+def test_never_two_copies_of_one_gold_item_in_a_batch():
+    # More gold asked per batch than gold specs exist: each batch gets each spec once.
+    c = campaign(batch_size=4)
+    counts = add_items(c, [ab_spec(i) for i in range(8)] + [gold_spec(0)], gold_per_batch=2)
+    for batch in Batch.objects.filter(campaign=c):
+        keys = list(batch.items.filter(role="gold").values_list("group_key", flat=True))
+        assert keys == ["gold:0"]
+    assert counts["gold_copies"] == 2 == Item.objects.filter(campaign=c, role="gold").count()
+
+
+def test_two_gold_per_batch_are_two_different_checks():
+    c = campaign(batch_size=4)
+    add_items(
+        c, [ab_spec(i) for i in range(8)] + [gold_spec(n) for n in range(3)], gold_per_batch=2
+    )
+    for batch in Batch.objects.filter(campaign=c):
+        keys = list(batch.items.filter(role="gold").values_list("group_key", flat=True))
+        assert len(keys) == 2 and len(set(keys)) == 2
+
+
+def test_a_custom_packer_decides_the_batches():
+    c = campaign(batch_size=2)
+
+    def reverse_pairs(specs, batch_size):
+        indices = list(range(len(specs)))[::-1]
+        return [indices[i : i + batch_size] for i in range(0, len(indices), batch_size)]
+
+    add_items(c, [ab_spec(i) for i in range(4)], pack=reverse_pairs)
+    first = Batch.objects.get(campaign=c, position=0).items.order_by("order_in_batch")
+    assert [i.content["meta"]["prompt"] for i in first] == ["3", "2"]
+
+
+def test_a_campaign_is_built_once():
+    c = ab_campaign(2)
+    with pytest.raises(ValueError, match="already has batches"):
+        add_items(c, [ab_spec(9)])
+    assert Item.objects.filter(campaign=c).count() == 2
+
+
+def started(c, name="w1"):
+    worker = Worker.objects.create(provider="local", external_id=f"link:{name}")
+    return next_assignment(c, worker)
+
+
+def test_record_judgment_stores_once_and_scores_gold():
+    c = ab_campaign(1, batch_size=1, gold=1)
+    assignment = started(c)
+    task, gold = sorted(batch_items(assignment), key=lambda i: i.role != "task")
+    now = timezone.now()
+    judgment, created = record_judgment(
+        assignment, task, {"choice": "a", "left": "a"}, started_at=now, client_duration_ms=900
+    )
+    again, created_again = record_judgment(
+        assignment, task, {"choice": "b", "left": "a"}, started_at=now
+    )
+    assert (created, created_again) == (True, False) and again.pk == judgment.pk
+    assert judgment.payload["choice"] == "a" and judgment.gold_correct is None
+    assert (judgment.worker_id, judgment.campaign_id) == (assignment.worker_id, c.pk)
+    wrong, _ = record_judgment(assignment, gold, {"choice": "b", "left": "a"}, started_at=now)
+    assert (wrong.gold_correct, wrong.gold_mistakes) == (False, 1)
+
+
+def test_submit_only_when_every_item_is_judged():
+    c = ab_campaign(2, batch_size=2)
+    assignment = started(c)
+    first, second = batch_items(assignment)
+    payload = {"choice": "tie", "left": "a"}
+    record_judgment(assignment, first, payload, started_at=timezone.now())
+    assert submit_if_complete(assignment, 2) is False
+    assert assignment.status == Assignment.Status.STARTED
+    record_judgment(assignment, second, payload, started_at=timezone.now())
+    assert submit_if_complete(assignment, 2) is True
+    assert assignment.status == Assignment.Status.SUBMITTED and assignment.completion_code
+    code = assignment.completion_code
+    # A replayed last submit keeps the code already given.
+    assert submit_if_complete(assignment, 2) is True and assignment.completion_code == code
+    assert Judgment.objects.filter(assignment=assignment).count() == 2
