@@ -187,6 +187,10 @@ def load_demo() -> dict:
                     filename=f"{slug}--{prompt_set.slug}.txt",
                     user=owners[owner],
                 )
+        # The annotation demo needs the catalog above: its A/B campaign compares submissions.
+        from annotation.demo import load_annotation_demo
+
+        load_annotation_demo(admin)
     return {
         "admin_password": admin_password,
         "researcher_password": researcher_password,

@@ -4,16 +4,22 @@ from django.core.paginator import Paginator
 from django.db.models import Count
 from django.shortcuts import get_object_or_404, render
 
+from annotation.models import Campaign
+
 from ..models import PromptSet, System
 
 
 def home(request):
     systems = System.objects.public().select_related("owner").order_by("-created")[:8]
     prompt_sets = PromptSet.objects.annotate(n_prompts=Count("prompts", distinct=True))
+    # Campaigns open to anyone with the link (crowd-platform campaigns are reached there).
+    campaigns = Campaign.objects.filter(
+        status=Campaign.Status.LIVE, provider=Campaign.Provider.LOCAL
+    ).order_by("title")
     return render(
         request,
         "evalhub/home.html",
-        {"systems": systems, "prompt_sets": prompt_sets},
+        {"systems": systems, "prompt_sets": prompt_sets, "campaigns": campaigns},
     )
 
 
