@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import worker
+from .views import training, worker
 
 app_name = "annotation"
 
@@ -13,4 +13,16 @@ urlpatterns = [
         name="submit-item",
     ),
     path("work/assignment/<uuid:public_id>/done/", worker.done, name="done"),
+    path("work/<slug:slug>/training/", training.home, name="training"),
+    path("work/<slug:slug>/training/begin/", training.begin, name="training-begin"),
+    path(
+        "work/<slug:slug>/training/items/<int:item_id>/",
+        training.item,
+        name="training-item",
+    ),
+    path(
+        "work/<slug:slug>/training/items/<int:item_id>/feedback/",
+        training.feedback,
+        name="training-feedback",
+    ),
 ]

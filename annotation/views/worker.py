@@ -16,6 +16,7 @@ from ..entry import current_worker, remember, worker_for
 from ..models import Assignment, Campaign
 from ..services import record_judgment, submit_if_complete
 from ..tasks.base import PayloadInvalid
+from ..training import needs_training
 
 STARTED_SALT = "annotation.item-started"
 
@@ -56,6 +57,8 @@ def start(request, slug):
     if worker is None:
         return render(request, "annotation/identify.html", {"campaign": campaign}, status=200)
     remember(request, worker)
+    if needs_training(campaign, worker):
+        return redirect("annotation:training", slug=campaign.slug)
     try:
         assignment = next_assignment(campaign, worker)
     except NoWork as no_work:

@@ -1,0 +1,273 @@
+"""Likert ratings (ABC-Eval's Dialogue Likert and Turn Likert): 1 (least) to 5 (most).
+
+Dimensions: the 8 of the ABC-Eval paper's Table 3 (from Finch and Choi, 2020), with the
+one-sentence definitions shown on the page (`DIMENSIONS`).
+
+Config: `{"level": "dialogue" | "turn", "dimensions": [subset of DIMENSIONS]}`, by default
+dialogue level and all 8. The paper's Turn Likert tasks use one dimension each.
+
+Items. One item per human-bot conversation, built as for ABC-Eval (the bot is the speaker
+whose system is set; other conversations are skipped and counted); `group_key` is the
+conversation's external id. The content holds every turn and `bot_turns`.
+
+Page. Dialogue level: the conversation, then one 1-5 scale per dimension (field
+`rating_<dimension>`). Turn level: under each bot turn, one scale per dimension (field
+`rating_<dimension>_<turn position>`). Each scale is a `data-choice-group` with `data-key`
+1-5, so the digit keys answer the first scale still open.
+
+Payload: `{"ratings": {dimension: 1..5}}` (dialogue) or
+`{"ratings": {dimension: [1..5 per bot turn, in order]}}` (turn).
+
+Gold is optional: `{"ratings": <same shape>, "explanations": {dimension: text}}`; a mistake
+is a rating more than 1 away from the gold one.
+
+Export (`export_row`), one JSON line per judgment: `{"campaign", "conversation", "system",
+"level", "worker", "batch", "bot_turns", "ratings", "started_at_ms", "duration_ms"}`, where
+`system` is the bot's slug and `worker` the worker's opaque public id; `bot_turns` (the
+positions the turn-level lists follow) is empty at dialogue level.
+"""
+
+from .abc_eval import human_bot_content, shown_turns
+from .base import ConfigInvalid, GoldResult, ItemSpec, PayloadInvalid, TaskKind
+
+# Definitions after Finch and Choi (2020), which ABC-Eval showed verbatim.
+DIMENSIONS = {
+    "consistency": (
+        "Consistency",
+        "The responses do not contradict information known about the bot or said earlier.",
+    ),
+    "emotion_understanding": (
+        "Emotional understanding",
+        "The responses show an understanding of the user's emotional state and react "
+        "appropriately to it.",
+    ),
+    "engagingness": (
+        "Engagingness",
+        "The responses are engaging and meet the conversational goals the user implies.",
+    ),
+    "grammaticality": (
+        "Grammaticality",
+        "The responses are free of grammatical and semantic errors.",
+    ),
+    "informativeness": (
+        "Informativeness",
+        "The responses give unique, non-generic information specific to the conversation.",
+    ),
+    "quality": ("Quality", "The overall quality of, and satisfaction with, the responses."),
+    "proactivity": (
+        "Proactivity",
+        "The responses actively and appropriately move the conversation along different topics.",
+    ),
+    "relevance": ("Relevance", "The responses are on-topic with what was just said."),
+}
+LEVELS = ("dialogue", "turn")
+SCALE = range(1, 6)
+ALLOWED = {str(v): v for v in SCALE}
+FIELD_PREFIX = "rating_"
+
+
+def clean_config(config: dict | None) -> dict:
+    merged = {"level": "dialogue", "dimensions": list(DIMENSIONS), **(config or {})}
+    if merged["level"] not in LEVELS:
+        raise ConfigInvalid(f"level must be 'dialogue' or 'turn', not {merged['level']!r}.")
+    dimensions = merged["dimensions"]
+    if not isinstance(dimensions, list) or not dimensions:
+        raise ConfigInvalid(f"dimensions must be a non-empty list of: {', '.join(DIMENSIONS)}.")
+    unknown = [d for d in dimensions if d not in DIMENSIONS]
+    if unknown:
+        raise ConfigInvalid(
+            f"Unknown dimension {', '.join(map(repr, unknown))}; known: {', '.join(DIMENSIONS)}."
+        )
+    if len(set(dimensions)) != len(dimensions):
+        raise ConfigInvalid("dimensions lists a dimension twice.")
+    return merged
+
+
+def build_items(conversations) -> tuple[list[ItemSpec], int]:
+    """One item per human-bot conversation; returns (specs, number of conversations skipped)."""
+    specs, skipped = [], 0
+    for conversation in conversations:
+        content = human_bot_content(conversation)
+        if content is None:
+            skipped += 1
+            continue
+        specs.append(
+            ItemSpec(
+                content=content,
+                group_key=conversation.external_id,
+                conversation_id=conversation.pk,
+            )
+        )
+    return specs, skipped
+
+
+def field_name(dimension: str, position: int | None = None) -> str:
+    suffix = "" if position is None else f"_{position}"
+    return f"{FIELD_PREFIX}{dimension}{suffix}"
+
+
+def _question(dimension: str, number: int | None = None) -> str:
+    title = DIMENSIONS[dimension][0].lower()
+    return title if number is None else f"{title} of bot turn {number}"
+
+
+def missing_message(question: str) -> str:
+    return f"Choose a rating from 1 to 5 for {question}."
+
+
+def _scale(dimension: str, position: int | None = None, number: int | None = None) -> dict:
+    """One 1-5 question. The (field, value) pairs let the template find the re-submitted
+    answer and the usual error with `in`, in constant time per radio button."""
+    title, definition = DIMENSIONS[dimension]
+    field = field_name(dimension, position)
+    missing = missing_message(_question(dimension, number))
+    return {
+        "key": dimension,
+        "title": title,
+        "definition": definition,
+        "field": field,
+        "options": [{"value": v, "text": v, "pair": (field, v)} for v in ALLOWED],
+        "missing": missing,
+        "missing_pair": (field, missing),
+    }
+
+
+def _is_rating(value) -> bool:
+    return type(value) is int and value in SCALE
+
+
+def check_ratings(content: dict, config: dict, ratings) -> dict:
+    """Validate a `ratings` mapping arriving as JSON (imports, gold); raises PayloadInvalid."""
+    dimensions = config["dimensions"]
+    n = len(content["bot_turns"])
+    if not isinstance(ratings, dict):
+        raise PayloadInvalid({"": "ratings must map each dimension to a rating."})
+    problems = []
+    unknown = sorted(set(ratings) - set(dimensions))
+    if unknown:
+        problems.append(f"unknown dimension {', '.join(map(repr, unknown))}")
+    for dimension in dimensions:
+        value = ratings.get(dimension)
+        if value is None:
+            problems.append(f"missing {dimension!r}")
+        elif config["level"] == "dialogue" and not _is_rating(value):
+            problems.append(f"{dimension!r} must be a whole number from 1 to 5")
+        elif config["level"] == "turn" and (
+            not isinstance(value, list) or len(value) != n or not all(map(_is_rating, value))
+        ):
+            problems.append(f"{dimension!r} needs a rating from 1 to 5 for each of {n} bot turns")
+    if problems:
+        raise PayloadInvalid({"": "; ".join(problems) + "."})
+    return {d: ratings[d] for d in dimensions}
+
+
+class LikertKind(TaskKind):
+    key = "likert"
+    label = "Likert ratings"
+    template = "annotation/tasks/likert.html"
+    shortcuts = (("1–5", "rate the first scale not yet answered"),)
+
+    def default_config(self) -> dict:
+        return clean_config(None)
+
+    def clean_config(self, config):
+        return clean_config(config)
+
+    def build_from_conversations(self, conversations, config, rng) -> list[ItemSpec]:
+        clean_config(config)
+        return build_items(conversations)[0]
+
+    def item_context(self, item, config):
+        turns = shown_turns(item.content)
+        if config["level"] == "turn":
+            for turn in turns:
+                if turn["bot"]:
+                    turn["scales"] = [
+                        _scale(d, turn["position"], turn["number"]) for d in config["dimensions"]
+                    ]
+        scales = [_scale(d) for d in config["dimensions"]]
+        return {"level": config["level"], "turns": turns, "dimensions": scales}
+
+    def parse_payload(self, item, config, data):
+        dimensions = config["dimensions"]
+        bot_turns = item.content["bot_turns"]
+        if config["level"] == "dialogue":
+            questions = {field_name(d): _question(d) for d in dimensions}
+        else:
+            questions = {
+                field_name(d, p): _question(d, n)
+                for n, p in enumerate(bot_turns, 1)
+                for d in dimensions
+            }
+        errors, values = {}, {}
+        for name, question in questions.items():
+            given = data.get(name, "")
+            if given == "":
+                errors[name] = missing_message(question)
+            elif given not in ALLOWED:
+                errors[name] = f"'{given}' is not a rating from 1 to 5 for {question}."
+            else:
+                values[name] = ALLOWED[given]
+        unknown = sorted(k for k in data if k.startswith(FIELD_PREFIX) and k not in questions)
+        if unknown:
+            errors[""] = f"The form sent ratings this item does not have: {', '.join(unknown)}."
+        if errors:
+            raise PayloadInvalid(errors)
+        if config["level"] == "dialogue":
+            ratings = {d: values[field_name(d)] for d in dimensions}
+        else:
+            ratings = {d: [values[field_name(d, p)] for p in bot_turns] for d in dimensions}
+        return {"ratings": ratings}
+
+    def score_gold(self, item, payload):
+        if not item.gold or "ratings" not in item.gold:
+            return None
+        gold = item.gold["ratings"]
+        explanations = item.gold.get("explanations", {})
+        feedback = []
+        for dimension, yours in payload["ratings"].items():
+            right = gold.get(dimension)
+            title = DIMENSIONS[dimension][0]
+            if isinstance(yours, int) and isinstance(right, int):
+                pairs = [(title, None, yours, right)]
+            elif isinstance(yours, list) and isinstance(right, list) and len(yours) == len(right):
+                pairs = [
+                    (f"{title}, bot turn {n}", p, y, r)
+                    for n, (p, y, r) in enumerate(
+                        zip(item.content["bot_turns"], yours, right, strict=True), 1
+                    )
+                ]
+            else:  # no gold of this shape for this dimension
+                continue
+            feedback += [
+                {
+                    "where": where,
+                    "field": field_name(dimension, position),
+                    "yours": y,
+                    "gold": r,
+                    "explanation": explanations.get(dimension, ""),
+                }
+                for where, position, y, r in pairs
+                if abs(y - r) > 1
+            ]
+        return GoldResult(correct=not feedback, mistakes=len(feedback), feedback=feedback)
+
+    def export_row(self, judgment):
+        content = judgment.item.content
+        ratings = judgment.payload["ratings"]
+        turn_level = any(isinstance(v, list) for v in ratings.values())
+        return {
+            "campaign": judgment.campaign.slug,
+            "conversation": content["meta"]["conversation"],
+            "system": content["meta"]["system"],
+            "level": "turn" if turn_level else "dialogue",
+            "worker": str(judgment.worker.public_id),
+            "batch": f"{judgment.campaign.slug}:{judgment.assignment.batch.position}",
+            "bot_turns": content["bot_turns"] if turn_level else [],
+            "ratings": ratings,
+            "started_at_ms": int(judgment.started_at.timestamp() * 1000),
+            "duration_ms": round(judgment.seconds * 1000),
+        }
+
+
+KIND = LikertKind()
