@@ -1,0 +1,372 @@
+"""Live dialogue collection end to end: scripted bots on 127.0.0.1, the Celery tasks (eager),
+the stored conversations, failures, retries, idempotency and the concurrency limit."""
+
+import random
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.db.models import F
+from django.utils import timezone
+
+from evalhub.models import Conversation, Speaker, Turn
+from tests import factories
+from tests.tournaments import bots
+from tournaments import collection, tasks
+from tournaments.collection import (
+    CollectionError,
+    DialogueFailed,
+    NoSeedConversations,
+    collect_dialogue,
+)
+from tournaments.models import BotEndpoint, PartnerSet, PlannedDialogue, Tournament
+from tournaments.plan import make_plan
+
+DOMAIN = "chitchat"
+
+
+@pytest.fixture(autouse=True)
+def fast_retries(settings):
+    settings.EVALHUB_BOT_RETRY_ATTEMPTS = 3
+    settings.EVALHUB_BOT_RETRY_BASE_DELAY = 0.001
+    settings.EVALHUB_BOT_RETRY_MAX_DELAY = 0.004
+
+
+@pytest.fixture
+def serve():
+    with bots.BotPool() as pool:
+        yield pool.start
+
+
+def conversation(external_id, texts, *, domain=DOMAIN, source="human-human"):
+    c = Conversation.objects.create(external_id=external_id, domain=domain, source=source)
+    Speaker.objects.bulk_create([Speaker(conversation=c, index=i) for i in (0, 1)])
+    Turn.objects.bulk_create(
+        Turn(conversation=c, position=p, speaker=p % 2, text=t) for p, t in enumerate(texts)
+    )
+    return c
+
+
+@pytest.fixture
+def seeds():
+    """The seed pool of the domain (ids in external-id order), among decoys never picked."""
+    pool = [
+        conversation(f"hh-{i}", [f"hello {i}", f"hi {i}, how are you?", f"fine {i}"])
+        for i in range(3)
+    ]
+    conversation("hh-short", ["just one turn"])
+    conversation("news-0", ["other domain", "not a seed"], domain="news")
+    conversation("bot-0", ["bot talk", "not a seed"], source="self-play")
+    return [c.pk for c in pool]
+
+
+def bot(slug, server, *, limit=2, timeout=2.0):
+    system = factories.system(None, slug=slug)
+    BotEndpoint.objects.create(
+        system=system, url=server.url, timeout_seconds=timeout, max_concurrency=limit
+    )
+    return system
+
+
+def tournament(kind, targets, *, partners=None, per_pair=1, exchanges=2, domain=DOMAIN):
+    t = Tournament.objects.create(
+        slug="cup",
+        name="Cup",
+        kind="spot_the_bot",
+        schedule=kind,
+        domain=domain,
+        conversations_per_pair=per_pair,
+        exchanges=exchanges,
+        seed=7,
+    )
+    t.systems.set(targets)
+    if partners is not None:
+        partner_set = PartnerSet.objects.create(slug="partners", name="Partners")
+        partner_set.systems.set(partners)
+        t.partner_set = partner_set
+        t.save()
+    return t
+
+
+def check_conversation(planned, seeds, scripts):
+    """Shape, seed exchange, turn alternation, who said what, and metadata of one dialogue."""
+    c = planned.conversation
+    t = planned.tournament
+    assert c.external_id == f"{t.slug}/{planned.key}"
+    assert (c.source, c.domain) == (t.schedule, t.domain)
+    speakers = [s.system.slug for s in c.speakers.order_by("index")]
+    assert speakers == planned.speakers
+    turns = list(c.turns.order_by("position"))
+    assert [t_.position for t_ in turns] == list(range(2 + 2 * t.exchanges))
+    assert [t_.speaker for t_ in turns] == [p % 2 for p in range(len(turns))]
+    seed = Conversation.objects.get(pk=random.Random(planned.seed).choice(seeds))
+    assert c.metadata == {
+        "tournament": t.slug,
+        "planned_key": planned.key,
+        "seed_conversation": seed.external_id,
+        "seed_turns": 2,
+        "plan_seed": planned.seed,
+        "attempt": planned.attempts,
+    }
+    seed_texts = list(seed.turns.order_by("position").values_list("text", flat=True))
+    assert [t_.text for t_ in turns[:2]] == seed_texts[:2]
+    for p in range(2, len(turns)):
+        kind = scripts[planned.speakers[p % 2]]
+        if kind == "counting":
+            assert turns[p].text == f"count {p} as {p % 2}"
+        else:
+            assert turns[p].text == f"echo: {turns[p - 1].text}"[:300]
+
+
+@pytest.mark.django_db
+def test_all_play_all_end_to_end(serve, seeds):
+    flaky = serve(bots.fail_first(bots.counting, bots.SERVER_ERROR))
+    systems = [bot("echo", serve(bots.echo)), bot("counter", serve(bots.counting))]
+    t = tournament("all-play-all", [*systems, bot("flaky", flaky)], per_pair=2, exchanges=2)
+
+    result = tasks.collect_tournament.delay(t.pk).get()
+
+    n = 3 * 2 * 2  # i × (i - 1) × j
+    assert result == {"planned": n, "enqueued": n}
+    plan = list(t.plan.select_related("conversation", "tournament"))
+    assert len(plan) == n and {p.status for p in plan} == {"complete"}
+    assert {p.attempts for p in plan} == {1}  # the flaky bot was retried within the attempt
+    assert Conversation.objects.filter(source="all-play-all").count() == n
+    scripts = {"echo": "echo", "counter": "counting", "flaky": "counting"}
+    for planned in plan:
+        check_conversation(planned, seeds, scripts)
+    # The flaky bot is in 8 conversations, speaks twice in each and failed once in each.
+    assert flaky.conversations() == {p.key for p in plan if "flaky" in p.speakers}
+    assert len(flaky.requests) == 8 * (2 + 1)
+    t.refresh_from_db()
+    assert t.status == "ready"
+
+
+@pytest.mark.django_db
+def test_running_the_collection_again_adds_nothing(serve, seeds):
+    servers = [serve(bots.counting), serve(bots.echo), serve(bots.counting)]
+    t = tournament("all-play-all", [bot(s, x) for s, x in zip("abc", servers, strict=True)])
+    tasks.collect_tournament.delay(t.pk).get()
+    requests = sum(len(s.requests) for s in servers)
+    conversations, turns = Conversation.objects.count(), Turn.objects.count()
+
+    assert tasks.collect_tournament.delay(t.pk, retry_failed=True).get() == {
+        "planned": 0,
+        "enqueued": 0,
+    }
+    planned = t.plan.first()
+    assert tasks.collect_planned_dialogue.delay(planned.pk).get() == "skipped"
+    assert collect_dialogue(planned) is None
+    assert sum(len(s.requests) for s in servers) == requests
+    assert (Conversation.objects.count(), Turn.objects.count()) == (conversations, turns)
+    assert t.plan.count() == 6 and set(t.plan.values_list("attempts", flat=True)) == {1}
+
+
+@pytest.mark.django_db
+def test_bipartite_play_end_to_end(serve, seeds):
+    targets = [bot("t-echo", serve(bots.echo)), bot("t-count", serve(bots.counting))]
+    partners = [
+        bot("p-count", serve(bots.counting)),
+        bot("p-flaky", serve(bots.fail_first(bots.echo, bots.BAD_JSON))),
+    ]
+    t = tournament("bipartite-play", targets, partners=partners, per_pair=1, exchanges=3)
+
+    assert tasks.collect_tournament.delay(t.pk).get() == {"planned": 4, "enqueued": 4}
+
+    plan = list(t.plan.select_related("conversation", "tournament"))
+    assert len(plan) == 2 * 2 * 1  # i × k × j
+    assert {(p.speakers[0], p.speakers[1]) for p in plan} == {
+        (target, partner) for target in ("t-echo", "t-count") for partner in ("p-count", "p-flaky")
+    }
+    scripts = {"t-echo": "echo", "t-count": "counting", "p-count": "counting", "p-flaky": "echo"}
+    for planned in plan:
+        assert planned.status == "complete"
+        check_conversation(planned, seeds, scripts)
+    assert Conversation.objects.filter(source="bipartite-play").count() == 4
+    t.refresh_from_db()
+    assert t.status == "ready"
+
+
+@pytest.mark.django_db
+def test_a_broken_bot_fails_its_dialogues_and_the_others_complete(serve, seeds):
+    broken = serve(bots.always(500))
+    a, b = bot("a", serve(bots.counting)), bot("b", serve(bots.counting))
+    t = tournament("all-play-all", [a, b, bot("broken", broken)], exchanges=2)
+    seed_turns = Turn.objects.count()
+
+    assert tasks.collect_tournament.delay(t.pk).get() == {"planned": 6, "enqueued": 6}
+
+    failed = t.plan.filter(status="failed")
+    assert set(failed.values_list("key", flat=True)) == {
+        "a--broken--0",
+        "b--broken--0",
+        "broken--a--0",
+        "broken--b--0",
+    }
+    assert set(t.plan.filter(status="complete").values_list("key", flat=True)) == {
+        "a--b--0",
+        "b--a--0",
+    }
+    first = failed.get(key="a--broken--0")
+    assert first.attempts == 1 and first.conversation is None
+    assert first.last_error == (
+        f"turn 3 by broken: BotHTTPError: {broken.url}: answered HTTP 500: broken "
+        "(gave up after 3 attempts)"
+    )
+    assert failed.get(key="broken--a--0").last_error.startswith("turn 2 by broken: ")
+    # Nothing partial: only the two complete conversations and their 6 turns each.
+    assert Conversation.objects.filter(source="all-play-all").count() == 2
+    assert Turn.objects.count() == seed_turns + 2 * 6
+    t.refresh_from_db()
+    assert t.status == "collecting"
+
+    broken.script = bots.counting  # the bot's owner fixes it
+    assert tasks.collect_tournament.delay(t.pk).get()["enqueued"] == 0  # failed wait for a retry
+    assert tasks.collect_tournament.delay(t.pk, retry_failed=True).get()["enqueued"] == 4
+    assert set(t.plan.values_list("status", flat=True)) == {"complete"}
+    for planned in t.plan.filter(key__contains="broken").select_related("conversation"):
+        assert planned.attempts == 2 and planned.last_error == ""
+        check_conversation(planned, seeds, {"a": "counting", "b": "counting", "broken": "counting"})
+    t.refresh_from_db()
+    assert t.status == "ready"
+
+
+@pytest.mark.django_db
+def test_collect_dialogue_records_the_failure_and_raises(serve, seeds):
+    t = tournament("self-play", [bot("mute", serve(lambda payload: bots.text("")))])
+    make_plan(t)
+    planned = t.plan.get()
+    with pytest.raises(DialogueFailed, match='cup/mute--mute--0 \\(attempt 1\\).*"text" is empty'):
+        collect_dialogue(planned)
+    planned.refresh_from_db()
+    assert planned.status == "failed" and planned.attempts == 1
+    assert "BotBadReply" in planned.last_error
+    assert tasks.collect_planned_dialogue.delay(planned.pk).get() == "failed"
+    planned.refresh_from_db()
+    assert planned.attempts == 2
+
+
+@pytest.mark.django_db
+def test_a_domain_without_seed_conversations_is_refused(serve, seeds):
+    server = serve(bots.counting)
+    t = tournament("self-play", [bot("solo", server)], domain="empty-domain")
+    with pytest.raises(NoSeedConversations, match='in the domain "empty-domain"'):
+        tasks.collect_tournament.delay(t.pk).get()
+    assert server.requests == []
+    assert set(t.plan.values_list("status", flat=True)) == {"pending"}
+    with pytest.raises(DialogueFailed, match="No human-human conversation"):
+        collect_dialogue(t.plan.get())
+    assert t.plan.get().status == "failed"
+
+
+@pytest.mark.django_db
+def test_a_tournament_under_annotation_is_not_collected(serve, seeds):
+    t = tournament("self-play", [bot("solo", serve(bots.counting))])
+    t.status = "annotating"
+    t.save()
+    with pytest.raises(CollectionError, match="cup is being annotated"):
+        tasks.collect_tournament.delay(t.pk).get()
+    assert not t.plan.exists()
+
+
+@pytest.mark.django_db
+def test_a_running_dialogue_is_left_alone_until_it_is_stale(serve, seeds, settings):
+    server = serve(bots.counting)
+    t = tournament("self-play", [bot("solo", server)])
+    make_plan(t)
+    planned = t.plan.get()
+    PlannedDialogue.objects.filter(pk=planned.pk).update(
+        status="running", attempts=1, updated=timezone.now()
+    )
+    assert collect_dialogue(planned) is None
+    assert tasks.collect_tournament.delay(t.pk, retry_failed=True).get()["enqueued"] == 0
+    assert server.requests == []
+
+    settings.EVALHUB_COLLECTION_STALE_SECONDS = 60
+    PlannedDialogue.objects.filter(pk=planned.pk).update(
+        updated=timezone.now() - timedelta(seconds=61)
+    )
+    assert tasks.collect_tournament.delay(t.pk, retry_failed=True).get()["enqueued"] == 1
+    planned.refresh_from_db()
+    assert planned.status == "complete" and planned.attempts == 2
+
+
+@pytest.mark.django_db
+def test_a_worker_that_lost_its_claim_stores_nothing(serve, seeds, monkeypatch):
+    t = tournament("self-play", [bot("solo", serve(bots.counting))], exchanges=2)
+    make_plan(t)
+    planned = t.plan.get()
+    reply = collection.BotClient.reply
+    calls = []
+
+    def reply_then_get_overtaken(self, *args):
+        calls.append(args)
+        if len(calls) == 3:  # another worker took the row over, thinking this one dead
+            PlannedDialogue.objects.filter(pk=planned.pk).update(attempts=F("attempts") + 1)
+        return reply(self, *args)
+
+    monkeypatch.setattr(collection.BotClient, "reply", reply_then_get_overtaken)
+    assert collect_dialogue(planned) is None
+    assert len(calls) == 3  # it stopped at the first heartbeat after the takeover
+    assert not Conversation.objects.filter(external_id__startswith="cup/").exists()
+    planned.refresh_from_db()
+    assert (planned.status, planned.attempts) == ("running", 2)  # the new owner's
+
+
+@pytest.mark.django_db
+def test_the_task_tolerates_a_vanished_row():
+    assert tasks.collect_planned_dialogue.delay(10**9).get() == "missing"
+
+
+@pytest.fixture
+def database_steps_serialized_on_sqlite(monkeypatch):
+    """SQLite's shared-cache test database fails a concurrent writer at once ("database
+    table is locked") instead of making it wait, so there the database steps of a
+    collection take turns; the bot requests between them still overlap. PostgreSQL runs
+    everything concurrently, claims included."""
+    if connection.vendor != "sqlite":
+        return
+    lock = threading.RLock()
+    steps = ["_claim", "_load", "pick_seed", "clients_for", "_heartbeat", "_store"]
+    for name in [*steps, "_record_failure"]:
+        original = getattr(collection, name)
+
+        def serialized(*args, _original=original, **kwargs):
+            with lock:
+                return _original(*args, **kwargs)
+
+        monkeypatch.setattr(collection, name, serialized)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("database_steps_serialized_on_sqlite")
+@pytest.mark.parametrize(("limit", "most"), [(1, 1), (4, 4)])
+def test_workers_collecting_at_once_respect_the_endpoint_limit(serve, seeds, limit, most):
+    server = serve(bots.slow(bots.counting, 0.08))
+    t = tournament("self-play", [bot("solo", server, limit=limit)], per_pair=4, exchanges=1)
+    make_plan(t)
+    plan = list(t.plan.all())
+    barrier = threading.Barrier(len(plan) * 2)
+    results, errors = [], []
+
+    def worker(planned):
+        try:
+            barrier.wait()
+            results.append(collect_dialogue(planned))
+        except Exception as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    # Two workers per dialogue: each dialogue is run by exactly one of them.
+    threads = [threading.Thread(target=worker, args=(p,)) for p in plan for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert sum(r is not None for r in results) == len(plan)
+    assert set(t.plan.values_list("status", "attempts")) == {("complete", 1)}
+    assert len(server.requests) == len(plan) * 2
+    assert server.max_in_flight == most
