@@ -30,7 +30,8 @@ positions the turn-level lists follow) is empty at dialogue level.
 from .abc_eval import human_bot_content, shown_turns
 from .base import ConfigInvalid, GoldResult, ItemSpec, PayloadInvalid, TaskKind
 
-# Definitions after Finch and Choi (2020), which ABC-Eval showed verbatim.
+# Paraphrased from Finch and Choi (2020), whose definitions ABC-Eval showed verbatim; our copy
+# of the ABC-Eval paper does not reproduce them, so check the wording against the source.
 DIMENSIONS = {
     "consistency": (
         "Consistency",
