@@ -100,8 +100,10 @@ class IntervalCensoredData:
 
     def counts_of(self, group: object) -> np.ndarray:
         """Counts of one group (by label, e.g. a system index)."""
-        (index,) = np.flatnonzero(self.groups == group)
-        return self.counts[index]
+        index = np.flatnonzero(self.groups == group)
+        if index.size != 1:
+            raise KeyError(f"no group {group!r}")
+        return self.counts[index[0]]
 
 
 def _validate_intervals(left: np.ndarray, right: np.ndarray) -> None:
@@ -387,17 +389,14 @@ def _fit_npmle(contains: np.ndarray, weights: np.ndarray, tol: float, max_iter: 
     return _NpmleFit(mass, violation, max_gradient, violation <= tol, n_iter, total_newton)
 
 
-def _positive_rows(
-    left: np.ndarray, right: np.ndarray, counts: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Drop intervals nobody has: Turnbull's intervals depend on the observed endpoints."""
-    keep = counts.reshape(-1, counts.shape[-1]).sum(axis=0) > 0
-    return left[keep], right[keep], counts[..., keep]
-
-
 def _prepare(
     left: npt.ArrayLike, right: npt.ArrayLike, counts: npt.ArrayLike | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Validated float arrays restricted to the intervals somebody has, and that mask.
+
+    Intervals with a zero count must go: Turnbull's intervals depend on the observed
+    endpoints.
+    """
     left = np.asarray(left, dtype=float)
     right = np.asarray(right, dtype=float)
     _validate_intervals(left, right)
@@ -406,10 +405,10 @@ def _prepare(
         raise ValueError("counts must have one column per interval")
     if (counts < 0).any() or not np.isfinite(counts).all():
         raise ValueError("counts must be finite and non-negative")
-    left, right, counts = _positive_rows(left, right, counts)
-    if left.size == 0:
+    observed = counts.reshape(-1, left.size).sum(axis=0) > 0
+    if not observed.any():
         raise ValueError("no observations")
-    return left, right, counts
+    return left[observed], right[observed], counts[..., observed], observed
 
 
 def _survival_at(support: _Support, mass: np.ndarray, times: np.ndarray) -> np.ndarray:
@@ -442,12 +441,13 @@ def turnbull_npmle(
 
     For current status data (every observation :math:`(0, k]` or :math:`(k, \infty)`, as
     in Spot The Bot) :math:`1 - \hat S(k)` is the weighted isotonic regression of the
-    spotted fraction at each ``k`` on ``k`` (Groeneboom & Wellner 1992, Prop. 1.2).
+    spotted fraction at each ``k`` on ``k`` (Groeneboom & Wellner 1992, "Information Bounds and
+    Nonparametric Maximum Likelihood Estimation", Part II).
 
     ``times`` defaults to the distinct positive finite endpoints (for Spot The Bot data:
     the segment lengths).
     """
-    left, right, weights = _prepare(left, right, counts)
+    left, right, weights, _ = _prepare(left, right, counts)
     if weights.ndim != 1:
         raise ValueError("counts must be 1-d; use turnbull_by_group for several groups")
     support = _turnbull_support(left, right)
@@ -511,7 +511,7 @@ class IntervalLogrankResult:
     covariance :
         :math:`V`, the null covariance of :math:`U` (rank :math:`G - 1`).
     scores :
-        Sun's score :math:`c_i` of each distinct interval (``nan`` for intervals nobody has).
+        Sun's score :math:`c_i` of each input interval (``nan`` for intervals nobody has).
     variance :
         ``"permutation"`` or ``"hypergeometric"``.
     npmle_converged, npmle_iterations :
@@ -535,7 +535,7 @@ def _sun_scores(contains: np.ndarray, mass: np.ndarray) -> np.ndarray:
     With the pooled NPMLE, hazard :math:`\lambda_j = p_j / S_{j-1}`, :math:`\Lambda_j =
     \sum_{l \le j} \lambda_l`, the score of dying in interval ``j`` is :math:`1 - \Lambda_j`
     and :math:`c_i = \sum_j \alpha_{ij} p_j (1 - \Lambda_j) / \sum_j \alpha_{ij} p_j`
-    (``interval::wlr_trafo`` with ``scores = "logrank1"``, Fay & Shaw 2010, section 2.3).
+    (``interval::wlr_trafo`` with ``scores = "logrank1"``; Fay & Shaw 2010).
     For right-censored data this is :math:`1 - \hat\Lambda(t)` for an event at ``t`` and
     :math:`-\hat\Lambda(c)` for censoring at ``c`` (Nelson-Aalen), the log-rank scores.
     """
@@ -614,8 +614,13 @@ def interval_logrank_test(
     ``counts[g, i]`` is the number of observations of group ``g`` with interval
     ``(left[i], right[i])`` (e.g. ``IntervalCensoredData.counts``).
 
+    Deriu et al. (2020) cite Zhao & Sun (2004), whose statistic is this :math:`U` with a
+    multiple-imputation variance; that variance is not implemented here.
+
     Score statistic (Fay & Shaw 2010, "Exact and asymptotic weighted logrank tests for
-    interval censored data: the interval R package", J. Stat. Softw. 36(2)): fit the
+    interval censored data: the interval R package", J. Stat. Softw. 36(2); ``ictest``'s
+    default ``scores="logrank1"``, which the package labels Sun's scores, while
+    ``"logrank2"`` are Finkelstein's (1986) grouped-proportional-hazards scores): fit the
     Turnbull NPMLE to all groups pooled, give every observation Sun's (1996) score
     :math:`c_i` (see :func:`_sun_scores`), and compare the group sums
     :math:`U_g = \sum_{i\in g} c_i` with their null expectation :math:`n_g \bar c`
@@ -638,7 +643,7 @@ def interval_logrank_test(
     interval-censored data the hypergeometric form is a heuristic in the spirit of Sun
     (1996): the imputed tables are not hypergeometric, so prefer the permutation form there.
     """
-    left, right, counts = _prepare(left, right, counts)
+    left, right, counts, observed = _prepare(left, right, counts)
     if counts.ndim != 2 or counts.shape[0] < 2:
         raise ValueError("counts must be (n_groups >= 2, n_intervals)")
     if (counts.sum(axis=1) == 0).any():
@@ -657,13 +662,15 @@ def interval_logrank_test(
         u, covariance = _hypergeometric_covariance(events, at_risk)
     statistic = _quadratic_form(u, covariance)
     df = counts.shape[0] - 1
+    all_scores = np.full(observed.size, np.nan)
+    all_scores[observed] = scores
     return IntervalLogrankResult(
         statistic=statistic,
         pvalue=float(stats.chi2.sf(statistic, df)),
         df=df,
         observed_minus_expected=_frozen(u),
         covariance=_frozen(covariance),
-        scores=_frozen(scores),
+        scores=_frozen(all_scores),
         variance=variance,
         npmle_converged=fit.converged,
         npmle_iterations=fit.n_iter,

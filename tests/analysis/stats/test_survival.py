@@ -448,7 +448,7 @@ def rejection_rates(rng, rates, n_studies=2000, n_per_system=150, alpha=0.05):
             pvalues[i] = result.pvalue
         # Permutation reference: relabel observations at random (a multivariate
         # hypergeometric draw of the first system's counts) with the scores held fixed.
-        scores = result.scores
+        scores = np.nan_to_num(result.scores)  # nan: an interval no judgment of the study has
         total = counts.sum(axis=0)
         expected = n_per_system * (total @ scores) / total.sum()
         observed = abs(first[i] @ scores - expected)
@@ -478,6 +478,16 @@ def test_logrank_power_matches_the_permutation_reference():
     assert abs(permutation.mean() - monte_carlo.mean()) <= 0.02
     assert np.mean(permutation == monte_carlo) >= 0.97
     assert abs(asymptotic["hypergeometric"].mean() - monte_carlo.mean()) <= 0.04
+
+
+def test_logrank_scores_stay_aligned_with_the_input_intervals():
+    counts = np.array([[5, 0, 4, 6, 0, 3], [2, 0, 7, 3, 0, 6]])
+    full = interval_logrank_test(STUDY_LEFT, STUDY_RIGHT, counts)
+    present = counts.sum(axis=0) > 0
+    reduced = interval_logrank_test(STUDY_LEFT[present], STUDY_RIGHT[present], counts[:, present])
+    assert np.isnan(full.scores[~present]).all()
+    np.testing.assert_array_equal(full.scores[present], reduced.scores)
+    assert full.statistic == reduced.statistic
 
 
 def test_logrank_needs_two_nonempty_groups():
