@@ -189,6 +189,14 @@ EVALHUB_MAX_UPLOAD_BYTES = int(os.environ.get("EVALHUB_MAX_UPLOAD_BYTES", str(20
 DATA_UPLOAD_MAX_MEMORY_SIZE = EVALHUB_MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
+# Live dialogue collection (tournaments/bot_client.py): retries, reply size, slot waits.
+EVALHUB_BOT_RETRY_ATTEMPTS = int(os.environ.get("EVALHUB_BOT_RETRY_ATTEMPTS", "3"))
+EVALHUB_BOT_RETRY_BASE_DELAY = float(os.environ.get("EVALHUB_BOT_RETRY_BASE_DELAY", "0.5"))
+EVALHUB_BOT_RETRY_MAX_DELAY = float(os.environ.get("EVALHUB_BOT_RETRY_MAX_DELAY", "8"))
+EVALHUB_BOT_MAX_REPLY_CHARS = int(os.environ.get("EVALHUB_BOT_MAX_REPLY_CHARS", "4000"))
+EVALHUB_BOT_SLOT_WAIT_SECONDS = float(os.environ.get("EVALHUB_BOT_SLOT_WAIT_SECONDS", "300"))
+EVALHUB_COLLECTION_STALE_SECONDS = float(os.environ.get("EVALHUB_COLLECTION_STALE_SECONDS", "3600"))
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
