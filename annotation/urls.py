@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import training, worker
+from .views import manage, training, worker
 
 app_name = "annotation"
 
@@ -24,5 +24,43 @@ urlpatterns = [
         "work/<slug:slug>/training/items/<int:item_id>/feedback/",
         training.feedback,
         name="training-feedback",
+    ),
+    path("manage/campaigns/", manage.campaign_list, name="manage-campaigns"),
+    path("manage/campaigns/new/", manage.campaign_create, name="manage-campaign-create"),
+    path("manage/campaigns/<slug:slug>/", manage.campaign_detail, name="manage-campaign"),
+    path(
+        "manage/campaigns/<slug:slug>/launch/",
+        manage.campaign_action,
+        {"action": "launch"},
+        name="manage-campaign-launch",
+    ),
+    path(
+        "manage/campaigns/<slug:slug>/pause/",
+        manage.campaign_action,
+        {"action": "pause"},
+        name="manage-campaign-pause",
+    ),
+    path(
+        "manage/campaigns/<slug:slug>/finish/",
+        manage.campaign_action,
+        {"action": "finish"},
+        name="manage-campaign-finish",
+    ),
+    path(
+        "manage/campaigns/<slug:slug>/preview/<int:position>/",
+        manage.campaign_preview,
+        name="manage-campaign-preview",
+    ),
+    path(
+        "manage/campaigns/<slug:slug>/export.jsonl",
+        manage.campaign_export,
+        {"fmt": "jsonl"},
+        name="manage-campaign-export-jsonl",
+    ),
+    path(
+        "manage/campaigns/<slug:slug>/export.csv",
+        manage.campaign_export,
+        {"fmt": "csv"},
+        name="manage-campaign-export-csv",
     ),
 ]

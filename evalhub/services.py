@@ -1,13 +1,16 @@
 """Catalog operations shared by the web forms, the REST API, the admin and the commands."""
 
+from dataclasses import dataclass
+
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 
+from .importers.conversations import ParsedConversation, parse_conversations
 from .importers.problems import InvalidUpload, Problem
 from .importers.prompts import parse_prompts
 from .importers.responses import PromptRef, parse_responses
-from .models import Prompt, PromptSet, Response, Submission, System
+from .models import Conversation, Prompt, PromptSet, Response, Speaker, Submission, System, Turn
 
 
 def read_upload(uploaded_file) -> bytes:
@@ -93,3 +96,156 @@ def create_prompt_set(
             for position, prompt in enumerate(parsed)
         )
     return prompt_set
+
+
+@dataclass(frozen=True)
+class ConversationImport:
+    created: int
+    unchanged: int
+    systems_created: list[str]
+
+
+def import_conversations(
+    *, data: bytes, filename: str, user=None, source: str | None = None
+) -> ConversationImport:
+    """Validate a whole conversations file (JSON lines), then store it in one transaction.
+
+    Raises InvalidUpload (nothing written) when any line has a problem, including an id
+    already in the catalog with different content. Lines already stored as they are count
+    as unchanged, so importing a file twice adds nothing.
+    """
+    parsed = parse_conversations(data, filename, settings.EVALHUB_MAX_UPLOAD_BYTES)
+    return store_conversations(parsed, user=user, source=source)
+
+
+def store_conversations(
+    parsed: list[ParsedConversation], *, user=None, source: str | None = None
+) -> ConversationImport:
+    """Store parsed conversations with their speakers and turns (bulk inserts, one transaction).
+
+    `source` applies to lines that name none; without it a conversation is "imported", or
+    "human-human" when every speaker is a person. System slugs not in the catalog become
+    systems owned by `user`.
+    """
+    if source is not None and source not in Conversation.Source.values:
+        raise InvalidUpload(
+            [
+                Problem(
+                    None,
+                    f"Unknown source {source!r}; one of {', '.join(Conversation.Source.values)}.",
+                )
+            ]
+        )
+    owner = user if user is not None and user.is_authenticated else None
+    with transaction.atomic():
+        stored = _stored_conversations([c.external_id for c in parsed])
+        problems, new = [], []
+        for conversation in parsed:
+            wanted = _comparable(conversation, _source_of(conversation, source))
+            if conversation.external_id not in stored:
+                new.append(conversation)
+                continue
+            differing = [
+                key
+                for key, value in wanted.items()
+                if stored[conversation.external_id][key] != value
+            ]
+            if differing:
+                problems.append(
+                    Problem(
+                        conversation.line,
+                        f"conversation '{conversation.external_id}' is already in the catalog with "
+                        f"different {', '.join(differing)}; give a changed conversation a new id.",
+                    )
+                )
+        if problems:
+            raise InvalidUpload(problems)
+        slugs = {s for c in new for s in c.speakers if s != "human"}
+        known = set(System.objects.filter(slug__in=slugs).values_list("slug", flat=True))
+        systems_created = sorted(slugs - known)
+        System.objects.bulk_create(
+            System(slug=slug, name=slug, owner=owner) for slug in systems_created
+        )
+        system_ids = dict(System.objects.filter(slug__in=slugs).values_list("slug", "pk"))
+        rows = Conversation.objects.bulk_create(
+            (
+                Conversation(
+                    external_id=c.external_id,
+                    domain=c.domain,
+                    source=_source_of(c, source),
+                    metadata=c.metadata,
+                )
+                for c in new
+            ),
+            batch_size=500,
+        )
+        Speaker.objects.bulk_create(
+            (
+                Speaker(conversation=row, index=index, system_id=system_ids.get(slug))
+                for row, c in zip(rows, new, strict=True)
+                for index, slug in enumerate(c.speakers)
+            ),
+            batch_size=2000,
+        )
+        Turn.objects.bulk_create(
+            (
+                Turn(conversation=row, position=position, speaker=speaker, text=text)
+                for row, c in zip(rows, new, strict=True)
+                for position, (speaker, text) in enumerate(c.turns)
+            ),
+            batch_size=2000,
+        )
+    return ConversationImport(
+        created=len(new), unchanged=len(parsed) - len(new), systems_created=systems_created
+    )
+
+
+def _source_of(conversation: ParsedConversation, source: str | None) -> str:
+    if conversation.source:
+        return conversation.source
+    if source:
+        return source
+    if conversation.all_human:
+        return Conversation.Source.HUMAN_HUMAN
+    return Conversation.Source.IMPORTED
+
+
+def _comparable(conversation: ParsedConversation, source: str) -> dict:
+    return {
+        "domain": conversation.domain,
+        "source": source,
+        "metadata": conversation.metadata,
+        "speakers": list(conversation.speakers),
+        "turns": [list(turn) for turn in conversation.turns],
+    }
+
+
+def _stored_conversations(external_ids: list[str], chunk: int = 500) -> dict[str, dict]:
+    """The catalog's content for those of `external_ids` it holds, as `_comparable` has it."""
+    stored: dict[str, dict] = {}
+    for start in range(0, len(external_ids), chunk):
+        rows = Conversation.objects.filter(external_id__in=external_ids[start : start + chunk])
+        by_pk = {}
+        for pk, external_id, domain, source, metadata in rows.values_list(
+            "pk", "external_id", "domain", "source", "metadata"
+        ):
+            by_pk[pk] = stored[external_id] = {
+                "domain": domain,
+                "source": source,
+                "metadata": metadata,
+                "speakers": [],
+                "turns": [],
+            }
+        if not by_pk:
+            continue
+        speakers = Speaker.objects.filter(conversation_id__in=by_pk).order_by(
+            "conversation", "index"
+        )
+        for conversation_id, slug in speakers.values_list("conversation_id", "system__slug"):
+            by_pk[conversation_id]["speakers"].append(slug or "human")
+        turns = Turn.objects.filter(conversation_id__in=by_pk).order_by("conversation", "position")
+        for conversation_id, speaker, text in turns.values_list(
+            "conversation_id", "speaker", "text"
+        ):
+            by_pk[conversation_id]["turns"].append([speaker, text])
+    return stored

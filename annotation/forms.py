@@ -1,0 +1,240 @@
+"""The staff form that sets a campaign up: its settings, task config and item source."""
+
+import json
+
+from django import forms
+
+from evalhub.importers.problems import InvalidUpload
+from evalhub.models import PromptSet, System
+from evalhub.services import read_upload
+
+from .campaigns import (
+    ConversationFiles,
+    ResponsePairs,
+    available_kinds,
+    builds_from_responses,
+    problem_messages,
+)
+from .crowd import PROVIDERS
+from .models import Campaign
+from .tasks import get_kind
+from .tasks.base import ConfigInvalid
+
+# Path segments under manage/campaigns/ that a campaign slug would shadow.
+RESERVED_SLUGS = {"new"}
+PROVIDERS_PENDING = (
+    "Prolific and Amazon Mechanical Turk are listed for what is coming: they arrive with the "
+    "MTurk/Prolific issue. Until then a campaign is run through its shareable link (which "
+    "also accepts Prolific's PROLIFIC_PID, STUDY_ID and SESSION_ID parameters)."
+)
+
+
+class ProviderSelect(forms.Select):
+    """Lists every provider; only the installed ones can be chosen."""
+
+    def create_option(self, name, value, *args, **kwargs):
+        option = super().create_option(name, value, *args, **kwargs)
+        if value not in PROVIDERS:
+            option["attrs"]["disabled"] = True
+        return option
+
+
+class CampaignForm(forms.ModelForm):
+    task_config = forms.CharField(
+        label="Task config (JSON)",
+        required=False,
+        initial="{}",
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+        help_text="An object; keys left out take the kind's defaults (listed below the form).",
+    )
+    completion_redirect_url = forms.URLField(
+        label="Completion redirect URL",
+        required=False,
+        assume_scheme="https",
+        help_text="Where a participant goes after a batch; {code} is replaced by their code.",
+    )
+    prompt_set = forms.ModelChoiceField(
+        queryset=PromptSet.objects.all(), to_field_name="slug", required=False
+    )
+    system = forms.ModelChoiceField(
+        queryset=System.objects.all(),
+        to_field_name="slug",
+        required=False,
+        help_text="The system under evaluation: its latest submission on the prompt set.",
+    )
+    baselines = forms.ModelMultipleChoiceField(
+        queryset=System.objects.all(),
+        to_field_name="slug",
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Compared with the system prompt by prompt: the latest submission of each.",
+    )
+    conversations = forms.FileField(
+        required=False,
+        help_text="A .jsonl file in the conversation interchange format; imported into the "
+        "catalog, then built into items.",
+    )
+    gold_items = forms.FileField(
+        label="Gold and training items",
+        required=False,
+        help_text='Optional .jsonl: the same lines plus "role": "gold" or "training" and a '
+        '"gold" object with the answer.',
+    )
+    gold_per_batch = forms.IntegerField(
+        label="Gold items per batch",
+        min_value=0,
+        initial=1,
+        help_text="Checks mixed into every batch when there are gold items.",
+    )
+
+    class Meta:
+        model = Campaign
+        fields = [
+            "task_kind",
+            "title",
+            "slug",
+            "instructions",
+            "redundancy",
+            "batch_size",
+            "reward_per_batch",
+            "max_batches_per_worker",
+            "time_limit_minutes",
+            "provider",
+            "completion_redirect_url",
+            "requires_training",
+            "training_threshold",
+        ]
+        labels = {"task_kind": "Task kind", "time_limit_minutes": "Time limit (minutes)"}
+        help_texts = {
+            "slug": "Lowercase letters, digits and hyphens; the start link is /work/<slug>/.",
+            "reward_per_batch": "Paid for each submitted batch, in the provider's currency.",
+            "provider": PROVIDERS_PENDING,
+        }
+        widgets = {
+            "instructions": forms.Textarea(attrs={"rows": 5}),
+            "provider": ProviderSelect,
+        }
+
+    # The template shows each group under its own heading; the item sources come last.
+    FIELDSETS = (
+        ("Task", ("task_kind", "title", "slug", "instructions", "task_config")),
+        (
+            "Workers and pay",
+            (
+                "redundancy",
+                "batch_size",
+                "reward_per_batch",
+                "max_batches_per_worker",
+                "time_limit_minutes",
+                "provider",
+                "completion_redirect_url",
+            ),
+        ),
+        ("Training and screening", ("requires_training", "training_threshold")),
+    )
+    RESPONSE_FIELDS = ("prompt_set", "system", "baselines")
+    CONVERSATION_FIELDS = ("conversations", "gold_items", "gold_per_batch")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["task_kind"].choices = available_kinds()
+        self.source = None
+
+    def fieldsets(self) -> list[tuple[str, list]]:
+        return [(legend, [self[name] for name in names]) for legend, names in self.FIELDSETS]
+
+    def response_fields(self) -> list:
+        return [self[name] for name in self.RESPONSE_FIELDS]
+
+    def conversation_fields(self) -> list:
+        return [self[name] for name in self.CONVERSATION_FIELDS]
+
+    def clean_slug(self):
+        slug = self.cleaned_data["slug"]
+        if slug in RESERVED_SLUGS:
+            raise forms.ValidationError(f"'{slug}' is reserved; choose another slug.")
+        return slug
+
+    def clean_provider(self):
+        provider = self.cleaned_data["provider"]
+        if provider not in PROVIDERS:
+            raise forms.ValidationError(
+                "This provider arrives with the MTurk/Prolific issue; use the shareable link."
+            )
+        return provider
+
+    def clean_task_config(self):
+        text = self.cleaned_data["task_config"].strip() or "{}"
+        try:
+            config = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise forms.ValidationError(
+                f"Not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})."
+            ) from None
+        if not isinstance(config, dict):
+            raise forms.ValidationError('The task config must be a JSON object {"key": value}.')
+        return config
+
+    def clean(self):
+        cleaned = super().clean()
+        key = cleaned.get("task_kind")
+        if not key:
+            return cleaned
+        kind = get_kind(key)
+        if "task_config" in cleaned:
+            try:
+                cleaned["task_config"] = kind.clean_config(cleaned["task_config"])
+            except ConfigInvalid as invalid:
+                self.add_error("task_config", str(invalid))
+        if builds_from_responses(kind):
+            self.source = self._response_pairs(cleaned)
+        else:
+            self.source = self._conversation_files(cleaned)
+        return cleaned
+
+    def _response_pairs(self, cleaned) -> ResponsePairs | None:
+        for name in self.RESPONSE_FIELDS:
+            if not cleaned.get(name) and name not in self.errors:
+                self.add_error(name, "Required for this task kind.")
+        system, baselines = cleaned.get("system"), cleaned.get("baselines")
+        if system and baselines and system in baselines:
+            self.add_error("baselines", "The system cannot be its own baseline.")
+        if self.errors:
+            return None
+        return ResponsePairs(cleaned["prompt_set"], system, list(baselines))
+
+    def _conversation_files(self, cleaned) -> ConversationFiles | None:
+        upload, gold = cleaned.get("conversations"), cleaned.get("gold_items")
+        if not upload:
+            if "conversations" not in self.errors:
+                self.add_error("conversations", "Required for this task kind.")
+            return None
+        data = self._read(upload, "conversations")
+        gold_data = self._read(gold, "gold_items") if gold else None
+        if self.errors:
+            return None
+        return ConversationFiles(data, upload.name, gold_data, gold.name if gold else "")
+
+    def _read(self, upload, field: str) -> bytes | None:
+        try:
+            return read_upload(upload)
+        except InvalidUpload as invalid:
+            for message in problem_messages(invalid):
+                self.add_error(field, message)
+            return None
+
+
+def kind_summaries() -> list[dict]:
+    """Label, item source and default config (as JSON) of every available kind."""
+    summaries = []
+    for key, label in available_kinds():
+        kind = get_kind(key)
+        summaries.append(
+            {
+                "key": key,
+                "label": label,
+                "from_responses": builds_from_responses(kind),
+                "config": json.dumps(kind.default_config(), indent=2),
+            }
+        )
+    return summaries
