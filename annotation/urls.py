@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import manage, training, worker
+from .views import manage, quality, training, worker
 
 app_name = "annotation"
 
@@ -62,5 +62,15 @@ urlpatterns = [
         manage.campaign_export,
         {"fmt": "csv"},
         name="manage-campaign-export-csv",
+    ),
+    path(
+        "manage/campaigns/<slug:slug>/workers/",
+        quality.campaign_workers,
+        name="quality-workers",
+    ),
+    path(
+        "manage/workers/<uuid:public_id>/block/",
+        quality.block_worker,
+        name="quality-worker-block",
     ),
 ]
