@@ -164,9 +164,12 @@ def test_corrections_equal_package_on_a_grid(backend, drawn):
     np.testing.assert_allclose(w, expected[:, 1], rtol=0, atol=1e-12)
 
 
+# Random points stay within |t| <= 4: near |t| = 6 with a narrow draw margin the package's
+# draw formula cancels digits (seen: 1.4e-12 at t = 5.85, eps = 0.016); the tail test
+# checks that region against quadrature instead.
 @settings(max_examples=200, deadline=None)
 @given(
-    t=st.floats(-6, 6),
+    t=st.floats(-4, 4),
     eps=st.floats(0.01, 2.0),
     drawn=st.booleans(),
     backend=st.sampled_from(["scipy", "builtin"]),
