@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint bench clean
+.PHONY: run test install lint bench screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	for script in bench/bench_*.py; do $(BIN)/python $$script || exit 1; done
+
+# The README's pictures, as the browser tests last drew them.
+screenshots: $(STAMP)
+	$(BIN)/python -m pytest -q tests/browser
+	mkdir -p docs/screenshots
+	cp test-artifacts/*.png docs/screenshots/
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
