@@ -184,9 +184,13 @@ def _preview_page(request, campaign, item, kind, config, values=None, errors=Non
         position = item.order_in_batch + 1
     else:
         total = position = 1
+    # The worker's page, but its answers come back here, where they are checked and never
+    # stored.
+    here = reverse("annotation:manage-campaign-preview", args=[campaign.slug, item.position])
     html = render_to_string(
         "annotation/assignment.html",
         {
+            "form_action": here,
             "campaign": campaign,
             "assignment": PREVIEW_ASSIGNMENT,
             "item": item,
@@ -201,11 +205,6 @@ def _preview_page(request, campaign, item, kind, config, values=None, errors=Non
         },
         request,
     )
-    # The worker's template posts to the real endpoint; the preview's answers come back
-    # here instead, where they are checked and never stored.
-    real = reverse("annotation:submit-item", args=[PREVIEW_ASSIGNMENT.public_id, item.pk])
-    here = reverse("annotation:manage-campaign-preview", args=[campaign.slug, item.position])
-    html = html.replace(f'action="{real}"', f'action="{here}"')
     return HttpResponse(html, status=status)
 
 
