@@ -2,12 +2,9 @@
 
 import json
 import uuid
-from functools import wraps
 from types import SimpleNamespace
 
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -28,24 +25,11 @@ from ..crowd import PROVIDERS
 from ..forms import CampaignForm, kind_summaries
 from ..models import Campaign, Item
 from ..tasks.base import PayloadInvalid
+from .access import staff_required
 
 # The preview renders the worker's page around a stand-in assignment with this id; no real
 # assignment has it, and its form is pointed at the preview instead (see _preview_page).
 PREVIEW_ASSIGNMENT = SimpleNamespace(public_id=uuid.UUID(int=0))
-
-
-def staff_required(view):
-    """Anonymous visitors go to the login page; logged-in non-staff users get 403."""
-
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not request.user.is_staff:
-            raise PermissionDenied("Only staff manage campaigns.")
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 @staff_required

@@ -1,11 +1,8 @@
 """Staff pages for quality control: a campaign's workers with their figures, and blocking."""
 
-from functools import wraps
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -14,20 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from ..models import Campaign, Worker
 from ..quality import set_blocked, sort_figures, worker_figures
-
-
-def staff_required(view):
-    """Anonymous visitors go to the login page; logged-in non-staff users get 403."""
-
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not request.user.is_staff:
-            raise PermissionDenied("Only staff see and block workers.")
-        return view(request, *args, **kwargs)
-
-    return wrapper
+from .access import staff_required
 
 
 class BlockForm(forms.Form):

@@ -504,6 +504,7 @@ def test_the_detail_page_shows_the_link_progress_and_previews(staff):
         assert shape in html
     assert url("manage-campaign-preview", c.slug, 0) in html
     assert "2.00</strong> cost: 1 batches" in html
+    assert url("quality-workers", c.slug) in html
 
 
 def make_judged(n_items: int, n_judged: int) -> Campaign:
