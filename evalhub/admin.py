@@ -5,7 +5,7 @@ from django.urls import path
 
 from .importers.problems import InvalidUpload
 from .models import Conversation, Prompt, PromptSet, Response, Speaker, Submission, System, Turn
-from .services import create_prompt_set, queue_metrics, read_upload
+from .services import create_prompt_set, import_conversations, queue_metrics, read_upload
 
 
 @admin.register(System)
@@ -127,12 +127,60 @@ class TurnInline(admin.TabularInline):
     extra = 0
 
 
+class ConversationUploadForm(forms.Form):
+    file = forms.FileField(help_text='.jsonl: {"id", "domain", "speakers", "turns"} per line.')
+    source = forms.ChoiceField(
+        choices=[("", "From each line (imported, or human-human)")] + Conversation.Source.choices,
+        required=False,
+    )
+
+
 @admin.register(Conversation)
 class ConversationAdmin(admin.ModelAdmin):
     list_display = ["external_id", "domain", "source", "created"]
     list_filter = ["source", "domain"]
     search_fields = ["external_id", "speakers__system__slug", "turns__text"]
     inlines = [SpeakerInline, TurnInline]
+    change_list_template = "tournaments/admin_conversation_change_list.html"
+
+    def get_urls(self):
+        upload = path(
+            "upload/",
+            self.admin_site.admin_view(self.upload_view),
+            name="evalhub_conversation_upload",
+        )
+        return [upload, *super().get_urls()]
+
+    def upload_view(self, request):
+        if not self.has_add_permission(request):
+            return redirect("admin:index")
+        form = ConversationUploadForm(request.POST or None, request.FILES or None)
+        problems = None
+        if request.method == "POST" and form.is_valid():
+            upload = form.cleaned_data["file"]
+            try:
+                result = import_conversations(
+                    data=read_upload(upload),
+                    filename=upload.name,
+                    user=request.user,
+                    source=form.cleaned_data["source"] or None,
+                )
+            except InvalidUpload as invalid:
+                problems = invalid
+            else:
+                messages.success(
+                    request,
+                    f"{result.created} conversations created, {result.unchanged} unchanged.",
+                )
+                return redirect("admin:evalhub_conversation_changelist")
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Upload conversations",
+            "form": form,
+            "problems": problems,
+            "opts": self.model._meta,
+        }
+        return render(request, "tournaments/admin_conversation_upload.html", context)
 
 
 @admin.register(Turn)

@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from ..models import Prompt, PromptSet, Submission, System
+from ..models import Conversation, Prompt, PromptSet, Submission, System
 
 
 class SystemSerializer(serializers.ModelSerializer):
@@ -99,3 +99,14 @@ class SubmissionUploadSerializer(serializers.Serializer):
         if user is not None and system is not None:
             baselines = baselines.filter(pk__in=System.objects.visible_to(user)).exclude(pk=system.pk)
         self.fields["baselines"].child_relation.queryset = baselines
+
+
+class ConversationUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="Conversations in the interchange format (.jsonl).")
+    source = serializers.ChoiceField(choices=Conversation.Source.choices, required=False)
+
+
+class ConversationImportSerializer(serializers.Serializer):
+    created = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    systems_created = serializers.ListField(child=serializers.CharField())

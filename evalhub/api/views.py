@@ -8,14 +8,17 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.generics import RetrieveAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import IsAuthenticatedOrReadOnly
+from rest_framework.permissions import IsAdminUser, IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from ..importers.problems import InvalidUpload
 from ..models import PromptSet, Submission, System
-from ..services import create_prompt_set, read_upload, submit_responses
+from ..services import create_prompt_set, import_conversations, read_upload, submit_responses
 from .permissions import IsOwnerOrStaffOrReadOnly, IsStaffOrReadOnly
 from .serializers import (
+    ConversationImportSerializer,
+    ConversationUploadSerializer,
     PromptSetDetailSerializer,
     PromptSetSerializer,
     PromptSetUploadSerializer,
@@ -133,3 +136,29 @@ class SubmissionDetail(RetrieveAPIView):
             # Same answer as for a submission that does not exist: nothing leaks.
             raise Http404("No such submission.")
         return submission
+
+
+class ConversationImport(APIView):
+    """Staff import conversations (JSON lines); every problem comes back with its line."""
+
+    permission_classes = [IsAdminUser]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        request=ConversationUploadSerializer, responses={201: ConversationImportSerializer}
+    )
+    def post(self, request):
+        serializer = ConversationUploadSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        try:
+            result = import_conversations(
+                data=read_upload(upload),
+                filename=upload.name,
+                user=request.user,
+                source=serializer.validated_data.get("source"),
+            )
+        except InvalidUpload as invalid:
+            return invalid_upload_response(invalid)
+        data = ConversationImportSerializer(result).data
+        return Response(data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,213 @@
+"""REST API: tournaments (the pages' visibility, creating with the forms' checks) and the
+staff conversation import."""
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from evalhub.models import Conversation, System
+from tests import factories
+from tournaments.models import PartnerSet, Tournament
+
+pytestmark = pytest.mark.django_db
+
+LIST = "/api/tournaments/"
+IMPORT = "/api/conversations/import/"
+
+
+def client_for(user=None) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        client.credentials(
+            HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}"
+        )
+    return client
+
+
+@pytest.fixture
+def owner():
+    return factories.user("owner")
+
+
+@pytest.fixture
+def systems():
+    return [factories.system(None, slug=s) for s in ("a", "b", "c")]
+
+
+def tournament(owner, slug, published):
+    return Tournament.objects.create(
+        slug=slug, name=slug, kind="spot_the_bot", domain="garden", owner=owner, published=published
+    )
+
+
+def slugs(response):
+    return sorted(t["slug"] for t in response.json()["results"])
+
+
+def test_list_and_retrieve_follow_the_pages_visibility(owner):
+    tournament(owner, "open", True)
+    tournament(owner, "closed", False)
+    assert slugs(client_for().get(LIST)) == ["open"]
+    assert slugs(client_for(factories.user("someone")).get(LIST)) == ["open"]
+    assert slugs(client_for(owner).get(LIST)) == ["closed", "open"]
+    assert slugs(client_for(factories.user("boss", staff=True)).get(LIST)) == ["closed", "open"]
+    assert client_for().get(f"{LIST}closed/").status_code == 404
+    detail = client_for(owner).get(f"{LIST}closed/").json()
+    assert (detail["owner"], detail["kind"], detail["status"]) == (
+        "owner",
+        "spot_the_bot",
+        "planning",
+    )
+
+
+def spot_payload(**overrides):
+    data = {
+        "slug": "api-cup",
+        "name": "API cup",
+        "kind": "spot_the_bot",
+        "domain": "garden",
+        "systems": ["a", "b"],
+        "schedule": "all-play-all",
+        "segment_lengths": [2, 3],
+        "features": ["sensibleness"],
+        "human_share": 0.2,
+    }
+    data.update(overrides)
+    return data
+
+
+def test_create_a_spot_the_bot_tournament(owner, systems):
+    response = client_for(owner).post(LIST, spot_payload(), format="json")
+    assert response.status_code == 201, response.json()
+    t = Tournament.objects.get(slug="api-cup")
+    assert (t.owner, t.segment_lengths, t.features, t.human_share) == (
+        owner,
+        [2, 3],
+        ["sensibleness"],
+        0.2,
+    )
+    assert sorted(t.systems.values_list("slug", flat=True)) == ["a", "b"]
+    assert response.json()["status"] == "planning"
+
+
+def test_create_refuses_what_the_form_refuses(owner, systems):
+    response = client_for(owner).post(
+        LIST,
+        spot_payload(systems=["a"], segment_lengths=[2, 2], features=["Bad"], domain=""),
+        format="json",
+    )
+    assert response.status_code == 400
+    errors = response.json()
+    assert errors["systems"] == ["All-play-all needs at least two systems."]
+    assert "distinct whole numbers" in errors["segment_lengths"][0]
+    assert "Feature name 'Bad'" in errors["features"][0]
+    assert "domain" in errors
+    assert not Tournament.objects.exists()
+
+
+def test_bipartite_play_takes_a_partner_set_by_slug(owner, systems):
+    PartnerSet.objects.create(slug="partners", name="Partners", version=1)
+    latest = PartnerSet.objects.create(slug="partners", name="Partners", version=2)
+    latest.systems.set(System.objects.filter(slug="c"))
+    response = client_for(owner).post(
+        LIST, spot_payload(schedule="bipartite-play", partner_set="partners"), format="json"
+    )
+    assert response.status_code == 201, response.json()
+    assert response.json()["partner_set"] == {"slug": "partners", "version": 2}
+    overlap = client_for(owner).post(
+        LIST,
+        spot_payload(
+            slug="other", schedule="bipartite-play", partner_set="partners", systems=["a", "c"]
+        ),
+        format="json",
+    )
+    assert overlap.status_code == 400 and "cannot also be evaluated" in overlap.json()["systems"][0]
+
+
+def test_private_systems_of_others_cannot_join_a_pool(owner, systems):
+    factories.system(factories.user("someone"), slug="secret", visibility="private")
+    response = client_for(owner).post(LIST, spot_payload(systems=["a", "secret"]), format="json")
+    assert response.status_code == 400 and "systems" in response.json()
+
+
+def test_anonymous_cannot_create(systems):
+    assert client_for().post(LIST, spot_payload(), format="json").status_code in (401, 403)
+    assert not Tournament.objects.exists()
+
+
+def test_create_an_ab_experiment_only_from_an_own_submission(owner):
+    prompts = factories.prompt_set(2, slug="two")
+    ours = factories.submission(factories.system(owner, slug="mine"), prompts)
+    base = factories.system(None, slug="base", is_baseline=True)
+    factories.submission(base, prompts)
+    theirs = factories.submission(factories.system(factories.user(), slug="theirs"), prompts)
+    payload = {"slug": "ab", "name": "AB", "kind": "ab", "baselines": ["base"]}
+    refused = client_for(owner).post(
+        LIST, {**payload, "submission": str(theirs.public_id)}, format="json"
+    )
+    assert refused.status_code == 400 and "submission" in refused.json()
+    created = client_for(owner).post(
+        LIST, {**payload, "submission": str(ours.public_id)}, format="json"
+    )
+    assert created.status_code == 201, created.json()
+    assert created.json()["prompt_set"] == "two" and created.json()["submission"] == str(
+        ours.public_id
+    )
+    t = Tournament.objects.get(slug="ab")
+    assert sorted(t.systems.values_list("slug", flat=True)) == ["base", "mine"]
+    assert list(t.baselines.values_list("slug", flat=True)) == ["base"]
+
+
+def test_the_schema_still_builds(client):
+    schema = client.get("/api/schema/").content.decode()
+    assert "/api/tournaments/{slug}/" in schema and "/api/conversations/import/" in schema
+
+
+# Conversation import ----------------------------------------------------------------------
+
+
+def upload(name, data):
+    return {"file": SimpleUploadedFile(name, data)}
+
+
+def test_staff_import_conversations(owner):
+    staff = factories.user("boss", staff=True)
+    line = {
+        "id": "api-0",
+        "domain": "garden",
+        "speakers": ["newbot", "human"],
+        "turns": [{"speaker": 0, "text": "hi"}, {"speaker": 1, "text": "hello"}],
+    }
+    response = client_for(staff).post(
+        IMPORT, upload("c.jsonl", json.dumps(line).encode()), format="multipart"
+    )
+    assert response.status_code == 201
+    assert response.json() == {"created": 1, "unchanged": 0, "systems_created": ["newbot"]}
+    again = client_for(staff).post(
+        IMPORT, upload("c.jsonl", json.dumps(line).encode()), format="multipart"
+    )
+    assert again.json() == {"created": 0, "unchanged": 1, "systems_created": []}
+    assert Conversation.objects.get().speakers.count() == 2
+
+
+def test_import_errors_come_back_with_their_lines():
+    staff = factories.user("boss", staff=True)
+    response = client_for(staff).post(
+        IMPORT, upload("c.jsonl", b'{"id": "x"}\n[1]\n'), format="multipart"
+    )
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    assert [e["line"] for e in errors] == [1, 2]
+    assert not Conversation.objects.exists()
+
+
+def test_only_staff_import_conversations(owner):
+    response = client_for(owner).post(IMPORT, upload("c.jsonl", b"{}"), format="multipart")
+    assert response.status_code == 403
+    assert client_for().post(IMPORT, upload("c.jsonl", b"{}"), format="multipart").status_code in (
+        401,
+        403,
+    )

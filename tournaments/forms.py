@@ -1,0 +1,271 @@
+"""Creating tournaments: a Spot The Bot tournament, or an A/B experiment (ChatEval).
+
+The checks that do not depend on how the data arrives (`spot_the_bot_errors`,
+`ab_errors`) are shared with the REST API, so that a form and a POST refuse the same
+tournaments with the same messages.
+"""
+
+from django import forms
+
+from annotation.tasks import get_kind
+from annotation.tasks.base import ConfigInvalid
+from evalhub.comparison import latest_submission
+from evalhub.models import Submission, System
+
+from .models import PartnerSet, Tournament
+
+SPOT_THE_BOT = get_kind("spot_the_bot")
+Schedule = Tournament.Schedule
+
+
+def spot_the_bot_errors(
+    *, systems, schedule, partner_set, segment_lengths, features
+) -> dict[str, str]:
+    """{field: message} for a Spot The Bot tournament's settings; empty when they are fine."""
+    errors = {}
+    try:
+        SPOT_THE_BOT.clean_config({"segment_lengths": segment_lengths})
+    except ConfigInvalid as invalid:
+        errors["segment_lengths"] = str(invalid)
+    try:
+        SPOT_THE_BOT.clean_config({"features": features})
+    except ConfigInvalid as invalid:
+        errors["features"] = str(invalid)
+    systems = list(systems or [])
+    if not systems:
+        errors["systems"] = "Choose the systems of the pool."
+    elif schedule == Schedule.ALL_PLAY_ALL and len(systems) < 2:
+        errors["systems"] = "All-play-all needs at least two systems."
+    if schedule == Schedule.BIPARTITE_PLAY:
+        if partner_set is None:
+            errors["partner_set"] = "Bipartite-play needs a partner set."
+        else:
+            overlap = sorted(
+                {s.slug for s in systems} & {s.slug for s in partner_set.systems.all()}
+            )
+            if overlap:
+                errors["systems"] = (
+                    f"These systems are partners in {partner_set}, so they cannot also be "
+                    f"evaluated against it: {', '.join(overlap)}."
+                )
+    elif partner_set is not None:
+        errors["partner_set"] = "A partner set is used by bipartite-play only."
+    return errors
+
+
+def ab_errors(*, submission, baselines) -> dict[str, str]:
+    """{field: message} for an A/B experiment of `submission` against `baselines`."""
+    errors = {}
+    baselines = list(baselines or [])
+    if not baselines:
+        errors["baselines"] = "Choose at least one baseline."
+    elif submission is not None:
+        if submission.system_id in {b.pk for b in baselines}:
+            errors["baselines"] = f"{submission.system.name} cannot be its own baseline."
+        else:
+            missing = [
+                b.name for b in baselines if latest_submission(b, submission.prompt_set) is None
+            ]
+            if missing:
+                errors["baselines"] = (
+                    f"No responses to {submission.prompt_set.name} from: {', '.join(missing)}."
+                )
+    return errors
+
+
+def user_submissions(user):
+    """Submissions of the systems `user` may change, newest first."""
+    return (
+        Submission.objects.filter(system__in=System.objects.editable_by(user))
+        .exclude(status=Submission.Status.FAILED)
+        .select_related("system", "prompt_set")
+        .order_by("-created")
+    )
+
+
+def baseline_choices(user):
+    return System.objects.visible_to(user).filter(is_baseline=True).order_by("name")
+
+
+def latest_partner_sets():
+    return PartnerSet.objects.order_by("slug", "-version")
+
+
+class IntegerListField(forms.CharField):
+    """ "2, 3, 5" <-> [2, 3, 5]."""
+
+    def prepare_value(self, value):
+        if isinstance(value, list | tuple):
+            return ", ".join(str(v) for v in value)
+        return value
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        numbers = []
+        for part in value.replace(";", ",").split(","):
+            part = part.strip()
+            if not part:
+                continue
+            try:
+                numbers.append(int(part))
+            except ValueError:
+                raise forms.ValidationError(f"'{part}' is not a whole number.") from None
+        return numbers
+
+
+class NameListField(forms.CharField):
+    """ "sensibleness, fluency" <-> ["sensibleness", "fluency"]."""
+
+    def prepare_value(self, value):
+        if isinstance(value, list | tuple):
+            return ", ".join(value)
+        return value
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        return [part.strip() for part in value.split(",") if part.strip()]
+
+
+class TournamentForm(forms.ModelForm):
+    def __init__(self, *args, user, **kwargs):
+        self.user = user
+        super().__init__(*args, **kwargs)
+
+    def _add_errors(self, errors: dict[str, str]) -> None:
+        for field, message in errors.items():
+            self.add_error(field if field in self.fields else None, message)
+
+
+class SpotTheBotForm(TournamentForm):
+    systems = forms.ModelMultipleChoiceField(
+        queryset=System.objects.none(),
+        to_field_name="slug",
+        widget=forms.CheckboxSelectMultiple,
+        label="Pool of systems",
+        help_text="Their bot-bot conversations are segmented into the items.",
+    )
+    segment_lengths = IntegerListField(
+        initial="2, 3, 5", help_text="Exchanges per segment, e.g. 2, 3, 5."
+    )
+    features = NameListField(
+        initial="sensibleness, specificity, fluency",
+        help_text="Qualities rated by preference; lowercase names separated by commas.",
+    )
+    partner_set = forms.ModelChoiceField(
+        queryset=PartnerSet.objects.none(), required=False, help_text="For bipartite-play."
+    )
+
+    class Meta:
+        model = Tournament
+        fields = [
+            "name",
+            "slug",
+            "description",
+            "domain",
+            "systems",
+            "schedule",
+            "partner_set",
+            "conversations_per_pair",
+            "exchanges",
+            "segment_lengths",
+            "human_share",
+            "features",
+            "batch_size",
+            "max_batches_per_worker",
+            "judgments_per_segment",
+            "published",
+        ]
+        widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+        help_texts = {
+            "slug": "Lowercase letters, digits and hyphens; used in URLs and the API.",
+            "domain": "Conversations of this domain are used, e.g. personachat.",
+            "schedule": "How the bot-bot conversations come about.",
+            "human_share": "Share of human-human control segments among the items (0 to 0.9).",
+            "published": "Anyone may see a published tournament; otherwise only you and staff.",
+        }
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, user=user, **kwargs)
+        self.fields["systems"].queryset = System.objects.visible_to(user).order_by("name")
+        self.fields["partner_set"].queryset = latest_partner_sets()
+        self.fields["domain"].required = True
+
+    def clean(self):
+        cleaned = super().clean()
+        self._add_errors(
+            spot_the_bot_errors(
+                systems=cleaned.get("systems"),
+                schedule=cleaned.get("schedule"),
+                partner_set=cleaned.get("partner_set"),
+                segment_lengths=cleaned.get("segment_lengths", [2]),
+                features=cleaned.get("features", ["sensibleness"]),
+            )
+        )
+        return cleaned
+
+    def save(self, commit=True):
+        self.instance.kind = Tournament.Kind.SPOT_THE_BOT
+        self.instance.owner = self.user
+        return super().save(commit)
+
+
+class ABForm(TournamentForm):
+    submission = forms.ModelChoiceField(
+        queryset=Submission.objects.none(),
+        to_field_name="public_id",
+        help_text="The responses to evaluate: a submission of one of your systems.",
+    )
+    baselines = forms.ModelMultipleChoiceField(
+        queryset=System.objects.none(),
+        to_field_name="slug",
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Each prompt is judged once against each baseline.",
+    )
+
+    class Meta:
+        model = Tournament
+        fields = [
+            "name",
+            "slug",
+            "description",
+            "submission",
+            "baselines",
+            "judgments_per_prompt",
+            "prompts_per_batch",
+            "reward_per_judgment",
+            "published",
+        ]
+        widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+        help_texts = {
+            "slug": "Lowercase letters, digits and hyphens; used in URLs and the API.",
+            "judgments_per_prompt": "Different workers judge each comparison this many times.",
+            "reward_per_judgment": "What a worker earns per judgment; the cost is shown before launch.",
+            "published": "Anyone may see a published tournament; otherwise only you and staff.",
+        }
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, user=user, **kwargs)
+        self.fields["submission"].queryset = user_submissions(user)
+        self.fields["submission"].label_from_instance = lambda s: (
+            f"{s.system.name} on {s.prompt_set.name} ({s.created:%Y-%m-%d %H:%M})"
+        )
+        self.fields["baselines"].queryset = baseline_choices(user)
+
+    def clean(self):
+        cleaned = super().clean()
+        if "submission" in cleaned:
+            self._add_errors(
+                ab_errors(submission=cleaned["submission"], baselines=cleaned.get("baselines"))
+            )
+        return cleaned
+
+    def save(self, commit=True):
+        tournament = self.instance
+        tournament.kind = Tournament.Kind.AB
+        tournament.owner = self.user
+        tournament.prompt_set = self.cleaned_data["submission"].prompt_set
+        tournament = super().save(commit)
+        if commit:
+            pool = [self.cleaned_data["submission"].system, *self.cleaned_data["baselines"]]
+            tournament.systems.set(pool)
+        return tournament
