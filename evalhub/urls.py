@@ -19,6 +19,7 @@ urlpatterns = [
     path("accounts/token/", accounts.regenerate_token, name="regenerate-token"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("annotation.urls")),
+    path("tournaments/", include("tournaments.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("evalhub.api.urls")),
 ]
