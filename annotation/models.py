@@ -172,7 +172,10 @@ class Worker(models.Model):
     """One person as a crowd provider knows them; never addressed by a sequential id."""
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    provider = models.CharField(max_length=10, choices=Campaign.Provider.choices)
+    # Workers of a published study brought in by import_spotthebot come from no provider.
+    PROVIDERS = [*Campaign.Provider.choices, ("imported", "Imported from a published study")]
+
+    provider = models.CharField(max_length=10, choices=PROVIDERS)
     external_id = models.CharField(max_length=200)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
