@@ -23,7 +23,7 @@ DEMO_CAMPAIGNS = [
         "task_kind": "ab",
         "instructions": (
             "Read the conversation and the two possible next turns. Pick the response that "
-            "is the better continuation, or \"it's a tie\" if neither is better."
+            'is the better continuation, or "it\'s a tie" if neither is better.'
         ),
         "task_config": {},
     },
@@ -64,7 +64,7 @@ DEMO_CAMPAIGNS = [
         "task_kind": "comparative",
         "instructions": (
             "Read both conversations. For each quality, choose the conversation whose "
-            "chatbot did better, or \"neither\"."
+            'chatbot did better, or "neither".'
         ),
         "task_config": {},
         "conversations": [c["id"] for c in HUMAN_BOT],
@@ -88,7 +88,9 @@ def _specs(spec: dict, kind, config: dict, rng: random.Random):
     if spec["task_kind"] == "ab":
         return kind.build_from_responses(_ab_pairs(), rng)
     conversations = Conversation.objects.filter(external_id__in=spec["conversations"])
-    conversations = conversations.prefetch_related("speakers__system", "turns").order_by("external_id")
+    conversations = conversations.prefetch_related("speakers__system", "turns").order_by(
+        "external_id"
+    )
     return kind.build_from_conversations(list(conversations), config, rng)
 
 

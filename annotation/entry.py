@@ -16,8 +16,11 @@ def worker_for(arrival: Arrival, user=None) -> Worker:
             )
     except IntegrityError:  # two first visits at once
         worker = Worker.objects.get(provider=arrival.provider, external_id=arrival.external_id)
-    if user is not None and user.is_authenticated and worker.user_id is None and (
-        arrival.external_id == f"user:{user.username}"
+    if (
+        user is not None
+        and user.is_authenticated
+        and worker.user_id is None
+        and (arrival.external_id == f"user:{user.username}")
     ):
         Worker.objects.filter(pk=worker.pk).update(user=user)
         worker.user = user

@@ -149,7 +149,9 @@ class Item(models.Model):
     )
     segment_length = models.PositiveSmallIntegerField(null=True, blank=True)
     gold = models.JSONField(
-        null=True, blank=True, help_text="Gold answer and explanations; never sent before submission."
+        null=True,
+        blank=True,
+        help_text="Gold answer and explanations; never sent before submission.",
     )
     auto_payload = models.JSONField(
         null=True,
@@ -308,7 +310,9 @@ class TrainingAnswer(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["worker", "item", "attempt"], name="one_training_answer")
+            models.UniqueConstraint(
+                fields=["worker", "item", "attempt"], name="one_training_answer"
+            )
         ]
 
     def __str__(self):

@@ -10,7 +10,15 @@ from .services import create_prompt_set, import_conversations, queue_metrics, re
 
 @admin.register(System)
 class SystemAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "owner", "is_baseline", "visibility", "embargo_until", "created"]
+    list_display = [
+        "name",
+        "slug",
+        "owner",
+        "is_baseline",
+        "visibility",
+        "embargo_until",
+        "created",
+    ]
     list_filter = ["is_baseline", "visibility", "created"]
     search_fields = ["name", "slug", "description", "owner__username"]
     prepopulated_fields = {"slug": ["name"]}

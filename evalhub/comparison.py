@@ -57,8 +57,12 @@ def compare_responses(prompt_set: PromptSet, systems: list[System], text: str = 
     if text:
         # The context is JSON; its text form is searched so that any utterance matches.
         submission_ids = [s.pk for s in submissions if s is not None]
-        prompts = prompts.annotate(context_text=Cast("context", TextField())).filter(
-            Q(context_text__icontains=text)
-            | Q(responses__submission_id__in=submission_ids, responses__text__icontains=text)
-        ).distinct()
+        prompts = (
+            prompts.annotate(context_text=Cast("context", TextField()))
+            .filter(
+                Q(context_text__icontains=text)
+                | Q(responses__submission_id__in=submission_ids, responses__text__icontains=text)
+            )
+            .distinct()
+        )
     return Comparison(prompt_set, systems, submissions, prompts)

@@ -20,7 +20,10 @@ DAILY_PROMPTS = [
     ("do you have any pets ?", "yes , i have two cats named salt and pepper ."),
     ("what is your favorite food ?", "i love a good bowl of ramen on a cold day ."),
     ("where did you grow up ?", "i grew up in a small town near the coast ."),
-    ("what did you do last weekend ?", "i went hiking with some friends and it rained the whole time ."),
+    (
+        "what did you do last weekend ?",
+        "i went hiking with some friends and it rained the whole time .",
+    ),
     ("do you like to read ?", "i do , mostly science fiction and some history ."),
     ("what music do you listen to ?", "a bit of everything , but mostly jazz lately ."),
     ("are you a morning person ?", "not at all , i need two coffees before i can talk ."),
@@ -48,21 +51,69 @@ DAILY_PROMPTS = [
 ]
 
 MULTI_TURN_PROMPTS = [
-    ["i am thinking of learning to paint .", "that sounds fun ! oils or watercolours ?", "probably watercolours , they seem easier ."],
-    ["we are moving to a new city next month .", "exciting ! which city ?", "lisbon , for my partner 's new job ."],
-    ["my sister is getting married .", "congratulations to her ! are you in the wedding ?", "yes , i am giving a speech and i am nervous ."],
-    ["i started running last week .", "good for you ! how far do you go ?", "only two kilometres so far ."],
-    ["i cannot decide what to study .", "what subjects do you enjoy ?", "biology and drawing , strangely ."],
-    ["the neighbours are loud again .", "that is annoying . have you talked to them ?", "not yet , i do not want to start a fight ."],
-    ["i want to cook something special tonight .", "what is the occasion ?", "it is our anniversary ."],
+    [
+        "i am thinking of learning to paint .",
+        "that sounds fun ! oils or watercolours ?",
+        "probably watercolours , they seem easier .",
+    ],
+    [
+        "we are moving to a new city next month .",
+        "exciting ! which city ?",
+        "lisbon , for my partner 's new job .",
+    ],
+    [
+        "my sister is getting married .",
+        "congratulations to her ! are you in the wedding ?",
+        "yes , i am giving a speech and i am nervous .",
+    ],
+    [
+        "i started running last week .",
+        "good for you ! how far do you go ?",
+        "only two kilometres so far .",
+    ],
+    [
+        "i cannot decide what to study .",
+        "what subjects do you enjoy ?",
+        "biology and drawing , strangely .",
+    ],
+    [
+        "the neighbours are loud again .",
+        "that is annoying . have you talked to them ?",
+        "not yet , i do not want to start a fight .",
+    ],
+    [
+        "i want to cook something special tonight .",
+        "what is the occasion ?",
+        "it is our anniversary .",
+    ],
     ["my grandmother turned ninety .", "wow , that is wonderful ! how did you celebrate ?"],
-    ["i have a job interview tomorrow .", "good luck ! what is the position ?", "junior data analyst at a bank ."],
+    [
+        "i have a job interview tomorrow .",
+        "good luck ! what is the position ?",
+        "junior data analyst at a bank .",
+    ],
     ["i think i want to adopt a cat .", "cats are great company . have you had one before ?"],
-    ["the train was late again this morning .", "that happens a lot lately , doesn't it ?", "every single day this week ."],
-    ["i finally finished reading that long novel .", "how was the ending ?", "sad , but it felt right ."],
+    [
+        "the train was late again this morning .",
+        "that happens a lot lately , doesn't it ?",
+        "every single day this week .",
+    ],
+    [
+        "i finally finished reading that long novel .",
+        "how was the ending ?",
+        "sad , but it felt right .",
+    ],
     ["we are planning a picnic on saturday .", "nice ! where are you going ?"],
-    ["my laptop died in the middle of my essay .", "oh no ! did you lose your work ?", "about half of it , i think ."],
-    ["i have been learning the guitar .", "what songs can you play ?", "just a few chords so far ."],
+    [
+        "my laptop died in the middle of my essay .",
+        "oh no ! did you lose your work ?",
+        "about half of it , i think .",
+    ],
+    [
+        "i have been learning the guitar .",
+        "what songs can you play ?",
+        "just a few chords so far .",
+    ],
 ]
 
 GENERIC = ["i don ' t know .", "i ' m not sure .", "yes .", "i don ' t know what you mean ."]
@@ -127,7 +178,9 @@ def _ensure_prompt_sets(admin: User) -> list[PromptSet]:
 
 def _user(username: str, *, staff: bool) -> tuple[User, str]:
     """The demo user with a fresh password, which load_demo prints (demo accounts only)."""
-    user, _ = User.objects.get_or_create(username=username, defaults={"email": f"{username}@example.org"})
+    user, _ = User.objects.get_or_create(
+        username=username, defaults={"email": f"{username}@example.org"}
+    )
     password = secrets.token_urlsafe(12)
     user.set_password(password)
     user.is_staff = user.is_superuser = staff
@@ -137,10 +190,38 @@ def _user(username: str, *, staff: bool) -> tuple[User, str]:
 
 SYSTEMS = [
     # slug, name, description, baseline, owner key, answer function
-    ("seq2seq-baseline", "Seq2seq baseline", "An attention seq2seq model trained on movie subtitles: short, generic answers.", True, "admin", "seq2seq"),
-    ("retrieval-baseline", "Retrieval baseline", "Picks the best-scoring reply from a bank of human responses.", True, "admin", "retrieval"),
-    ("human-reference", "Human reference", "Responses written by people: the ceiling to compare against.", True, "admin", "human"),
-    ("persona-bot", "PersonaBot (demo researcher)", "A persona-grounded chatbot submitted by the demo researcher.", False, "researcher", "persona"),
+    (
+        "seq2seq-baseline",
+        "Seq2seq baseline",
+        "An attention seq2seq model trained on movie subtitles: short, generic answers.",
+        True,
+        "admin",
+        "seq2seq",
+    ),
+    (
+        "retrieval-baseline",
+        "Retrieval baseline",
+        "Picks the best-scoring reply from a bank of human responses.",
+        True,
+        "admin",
+        "retrieval",
+    ),
+    (
+        "human-reference",
+        "Human reference",
+        "Responses written by people: the ceiling to compare against.",
+        True,
+        "admin",
+        "human",
+    ),
+    (
+        "persona-bot",
+        "PersonaBot (demo researcher)",
+        "A persona-grounded chatbot submitted by the demo researcher.",
+        False,
+        "researcher",
+        "persona",
+    ),
 ]
 
 

@@ -70,9 +70,9 @@ class CompareForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["systems"].queryset = System.objects.visible_to(user).filter(
-            submissions__isnull=False
-        ).distinct()
+        self.fields["systems"].queryset = (
+            System.objects.visible_to(user).filter(submissions__isnull=False).distinct()
+        )
 
     def clean_systems(self):
         systems = self.cleaned_data["systems"]

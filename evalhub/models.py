@@ -136,7 +136,9 @@ class Prompt(models.Model):
         ordering = ["prompt_set", "position"]
         constraints = [
             models.UniqueConstraint(fields=["prompt_set", "position"], name="prompt_position"),
-            models.UniqueConstraint(fields=["prompt_set", "external_id"], name="prompt_external_id"),
+            models.UniqueConstraint(
+                fields=["prompt_set", "external_id"], name="prompt_external_id"
+            ),
         ]
 
     def __str__(self):
@@ -240,7 +242,9 @@ class Conversation(models.Model):
 class Speaker(models.Model):
     """Who speaks at a position of a conversation: a system, or a human when `system` is null."""
 
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="speakers")
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="speakers"
+    )
     index = models.PositiveSmallIntegerField()
     system = models.ForeignKey(
         System, null=True, blank=True, on_delete=models.PROTECT, related_name="speaking_in"

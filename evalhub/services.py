@@ -18,7 +18,11 @@ def read_upload(uploaded_file) -> bytes:
     limit = settings.EVALHUB_MAX_UPLOAD_BYTES
     if uploaded_file.size is not None and uploaded_file.size > limit:
         raise InvalidUpload(
-            [Problem(None, f"The file is {uploaded_file.size:,} bytes; the limit is {limit:,} bytes.")]
+            [
+                Problem(
+                    None, f"The file is {uploaded_file.size:,} bytes; the limit is {limit:,} bytes."
+                )
+            ]
         )
     return uploaded_file.read()
 
@@ -38,7 +42,9 @@ def submit_responses(
     Raises InvalidUpload (nothing written) when the file has any problem. The metrics task
     is queued only once the transaction has committed.
     """
-    prompts = list(prompt_set.prompts.order_by("position").values_list("id", "position", "external_id"))
+    prompts = list(
+        prompt_set.prompts.order_by("position").values_list("id", "position", "external_id")
+    )
     refs = [PromptRef(position, external_id) for _, position, external_id in prompts]
     texts = parse_responses(data, fmt, filename, refs, settings.EVALHUB_MAX_UPLOAD_BYTES)
     prompt_ids = {position: pk for pk, position, _ in prompts}
@@ -71,7 +77,14 @@ def queue_metrics(submission_id: int) -> None:
 
 
 def create_prompt_set(
-    *, slug: str, name: str, data: bytes, filename: str, description="", source="", version="1",
+    *,
+    slug: str,
+    name: str,
+    data: bytes,
+    filename: str,
+    description="",
+    source="",
+    version="1",
     user=None,
 ) -> PromptSet:
     """Validate a prompt file and store the set with its prompts in one transaction."""

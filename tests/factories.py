@@ -11,11 +11,17 @@ from evalhub.services import create_prompt_set, submit_responses
 _counter = itertools.count(1)
 
 
-def user(username: str | None = None, *, staff: bool = False, password: str = "pw-for-tests-1") -> User:
+def user(
+    username: str | None = None, *, staff: bool = False, password: str = "pw-for-tests-1"
+) -> User:
     username = username or f"user{next(_counter)}"
     # EvalHub's staff are its admins: they get every permission, as load_demo's admin does.
     return User.objects.create_user(
-        username, email=f"{username}@example.org", password=password, is_staff=staff, is_superuser=staff
+        username,
+        email=f"{username}@example.org",
+        password=password,
+        is_staff=staff,
+        is_superuser=staff,
     )
 
 
@@ -26,7 +32,9 @@ def system(owner: User | None = None, **fields) -> System:
     return System.objects.create(owner=owner, **fields)
 
 
-def prompt_set(n_prompts: int = 3, *, references: bool = True, slug: str | None = None) -> PromptSet:
+def prompt_set(
+    n_prompts: int = 3, *, references: bool = True, slug: str | None = None
+) -> PromptSet:
     slug = slug or f"set-{next(_counter)}"
     lines = [
         json.dumps(

@@ -16,8 +16,20 @@ def run_integration(**env):
     }
     clean.update(env)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/evalhub/test_integration.py"],
-        cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/evalhub/test_integration.py",
+        ],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

@@ -23,7 +23,10 @@ def test_app_services_share_the_image_and_point_at_the_real_services():
         env = service["environment"]
         assert service["build"] == "." and service["image"] == "evalhub:latest"
         assert env["DEBUG"] == "0"
-        assert env["DATABASE_URL"].startswith("postgres://") and "@postgres:5432/" in env["DATABASE_URL"]
+        assert (
+            env["DATABASE_URL"].startswith("postgres://")
+            and "@postgres:5432/" in env["DATABASE_URL"]
+        )
         assert env["CELERY_BROKER_URL"] == "redis://redis:6379/0"
         assert "SECRET_KEY" in env
         assert service["depends_on"]["postgres"]["condition"] == "service_healthy"

@@ -23,7 +23,7 @@ from .models import Tournament
 INSTRUCTIONS = (
     "You will see the start of a conversation and two possible next turns. Choose the "
     "response that is the better continuation: sensible, specific to the conversation and "
-    "fluent. Choose \"it's a tie\" only when neither is better."
+    'fluent. Choose "it\'s a tie" only when neither is better.'
 )
 
 
@@ -43,8 +43,7 @@ class ABPlan:
 
 def _responses(submission) -> dict[int, Response]:
     return {
-        r.prompt_id: r
-        for r in submission.responses.select_related("prompt", "submission__system")
+        r.prompt_id: r for r in submission.responses.select_related("prompt", "submission__system")
     }
 
 
@@ -67,7 +66,9 @@ def comparison_pairs(tournament: Tournament) -> list[tuple]:
             missing.append(baseline.slug)
             continue
         theirs = _responses(submission)
-        pairs += [(ours[pid].prompt, ours[pid], theirs[pid]) for pid in sorted(ours) if pid in theirs]
+        pairs += [
+            (ours[pid].prompt, ours[pid], theirs[pid]) for pid in sorted(ours) if pid in theirs
+        ]
     if missing:
         raise ExperimentInvalid(
             f"No submission on {tournament.prompt_set.slug} from: {', '.join(missing)}."

@@ -18,7 +18,10 @@ class LocalProvider(CrowdProvider):
             return Arrival(
                 "prolific",
                 pid,
-                {"study_id": params.get("STUDY_ID", ""), "session_id": params.get("SESSION_ID", "")},
+                {
+                    "study_id": params.get("STUDY_ID", ""),
+                    "session_id": params.get("SESSION_ID", ""),
+                },
             )
         worker = params.get("worker", "").strip()
         if worker and SAFE_ID.match(worker):

@@ -71,7 +71,10 @@ class ABKind(TaskKind):
 
     def parse_payload(self, item, config, data):
         side = one_choice(
-            data, "choice", {"left": "left", "right": "right", "tie": "tie"}, "which response is better"
+            data,
+            "choice",
+            {"left": "left", "right": "right", "tie": "tie"},
+            "which response is better",
         )
         left = item.content.get("left_is")
         if left not in ("a", "b"):
@@ -84,15 +87,19 @@ class ABKind(TaskKind):
         if not item.gold:
             return None
         correct = payload["choice"] == item.gold["choice"]
-        feedback = [] if correct else [
-            {
-                "where": "this comparison",
-                "field": "choice",
-                "yours": payload["choice"],
-                "gold": item.gold["choice"],
-                "explanation": item.gold.get("explanation", ""),
-            }
-        ]
+        feedback = (
+            []
+            if correct
+            else [
+                {
+                    "where": "this comparison",
+                    "field": "choice",
+                    "yours": payload["choice"],
+                    "gold": item.gold["choice"],
+                    "explanation": item.gold.get("explanation", ""),
+                }
+            ]
+        )
         return GoldResult(correct=correct, mistakes=0 if correct else 1, feedback=feedback)
 
     def export_row(self, judgment):

@@ -1,6 +1,5 @@
 """Staff pages for quality control: a campaign's workers with their figures, and blocking."""
 
-
 from django import forms
 from django.contrib import messages
 from django.http import HttpResponseBadRequest

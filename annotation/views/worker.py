@@ -29,7 +29,9 @@ def framed_by_provider(view):
         response = view(request, *args, **kwargs)
         campaign = getattr(request, "annotation_campaign", None)
         provider = get_provider(campaign.provider if campaign else "local")
-        response["Content-Security-Policy"] = "frame-ancestors " + " ".join(provider.frame_ancestors)
+        response["Content-Security-Policy"] = "frame-ancestors " + " ".join(
+            provider.frame_ancestors
+        )
         return response
 
     return xframe_options_exempt(wrapper)
@@ -106,7 +108,9 @@ def _usable(assignment) -> str | None:
     if assignment.status in Assignment.DONE:
         return "done"
     if assignment.status != Assignment.Status.STARTED:
-        return "This batch is no longer yours: it expired or was returned. Start again from your link."
+        return (
+            "This batch is no longer yours: it expired or was returned. Start again from your link."
+        )
     if assignment.expires_at and assignment.expires_at < timezone.now():
         return "The time for this batch ran out. Start again from your link for a new one."
     return None
@@ -120,7 +124,9 @@ def assignment_page(request, public_id):
     if problem == "done":
         return redirect("annotation:done", public_id=assignment.public_id)
     if problem:
-        return render(request, "annotation/no_work.html", {"campaign": assignment.campaign, "reason": problem})
+        return render(
+            request, "annotation/no_work.html", {"campaign": assignment.campaign, "reason": problem}
+        )
     items = list(assignment.batch.items.order_by("order_in_batch"))
     judged = set(assignment.judgments.values_list("item_id", flat=True))
     pending = [(n, item) for n, item in enumerate(items, 1) if item.pk not in judged]
@@ -159,7 +165,10 @@ def submit_item(request, public_id, item_id):
         return redirect("annotation:done", public_id=assignment.public_id)
     if problem:
         return render(
-            request, "annotation/no_work.html", {"campaign": assignment.campaign, "reason": problem}, status=409
+            request,
+            "annotation/no_work.html",
+            {"campaign": assignment.campaign, "reason": problem},
+            status=409,
         )
     items = list(assignment.batch.items.order_by("order_in_batch"))
     try:
@@ -177,8 +186,14 @@ def submit_item(request, public_id, item_id):
         payload = kind.parse_payload(item, config, request.POST)
     except PayloadInvalid as invalid:
         return _item_page(
-            request, assignment, item, position, len(items),
-            values=request.POST, errors=invalid.errors, status=400,
+            request,
+            assignment,
+            item,
+            position,
+            len(items),
+            values=request.POST,
+            errors=invalid.errors,
+            status=400,
         )
     record_judgment(
         assignment,
@@ -209,4 +224,3 @@ def done(request, public_id):
             "more": assignment.campaign.is_live,
         },
     )
-

@@ -97,7 +97,9 @@ class SubmissionUploadSerializer(serializers.Serializer):
         super().__init__(*args, **kwargs)
         baselines = System.objects.filter(is_baseline=True)
         if user is not None and system is not None:
-            baselines = baselines.filter(pk__in=System.objects.visible_to(user)).exclude(pk=system.pk)
+            baselines = baselines.filter(pk__in=System.objects.visible_to(user)).exclude(
+                pk=system.pk
+            )
         self.fields["baselines"].child_relation.queryset = baselines
 
 

@@ -98,9 +98,7 @@ class SystemViewSet(
         system = self.get_object()
         if not system.is_editable_by(request.user):
             raise PermissionDenied("Only the owner of a system can submit its responses.")
-        serializer = SubmissionUploadSerializer(
-            data=request.data, user=request.user, system=system
-        )
+        serializer = SubmissionUploadSerializer(data=request.data, user=request.user, system=system)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
         try:

@@ -56,7 +56,12 @@ def decode_utf8(data: bytes) -> str:
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
         raise InvalidUpload(
-            [Problem(line, f"the file is not UTF-8 (byte 0x{data[error.start]:02x} cannot be decoded).")]
+            [
+                Problem(
+                    line,
+                    f"the file is not UTF-8 (byte 0x{data[error.start]:02x} cannot be decoded).",
+                )
+            ]
         ) from None
     return text.removeprefix("\ufeff")
 
@@ -87,9 +92,7 @@ def json_lines(text: str) -> tuple[list[tuple[int, dict]], list[Problem]]:
     return rows, problems
 
 
-def csv_rows(
-    text: str, required: tuple[str, ...]
-) -> tuple[list[tuple[int, dict]], list[Problem]]:
+def csv_rows(text: str, required: tuple[str, ...]) -> tuple[list[tuple[int, dict]], list[Problem]]:
     """Parse a CSV with a header row naming at least the required columns."""
     reader = csv.DictReader(io.StringIO(text, newline=""))
     try:

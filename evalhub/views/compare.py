@@ -10,7 +10,9 @@ def compare(request):
     context = {"form": form}
     if form.is_valid():
         comparison = compare_responses(
-            form.cleaned_data["prompt_set"], list(form.cleaned_data["systems"]), form.cleaned_data["q"]
+            form.cleaned_data["prompt_set"],
+            list(form.cleaned_data["systems"]),
+            form.cleaned_data["q"],
         )
         page = Paginator(comparison.prompts, 20).get_page(request.GET.get("page"))
         context.update(comparison=comparison, page=page, rows=comparison.rows_for(page.object_list))

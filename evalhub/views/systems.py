@@ -75,7 +75,9 @@ def system_detail(request, slug):
 @require_http_methods(["GET", "POST"])
 def system_submit(request, slug):
     system = editable_system(request, slug)
-    form = SubmissionForm(request.POST or None, request.FILES or None, user=request.user, system=system)
+    form = SubmissionForm(
+        request.POST or None, request.FILES or None, user=request.user, system=system
+    )
     problems = None
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]

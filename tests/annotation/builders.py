@@ -31,12 +31,18 @@ def campaign(kind: str = "ab", *, status: str = "live", **fields) -> Campaign:
     return Campaign.objects.create(task_kind=kind, status=status, **fields)
 
 
-def ab_campaign(n_items: int = 6, *, groups: int | None = None, gold: int = 0, **fields) -> Campaign:
+def ab_campaign(
+    n_items: int = 6, *, groups: int | None = None, gold: int = 0, **fields
+) -> Campaign:
     """An A/B campaign; with `groups`, item i belongs to group i % groups."""
     c = campaign("ab", **fields)
     specs = [ab_spec(i, f"g{i % groups}" if groups else "") for i in range(n_items)]
     specs += [
-        ab_spec(1000 + i, gold={"choice": "a", "explanation": "Response a answers the question."}, role="gold")
+        ab_spec(
+            1000 + i,
+            gold={"choice": "a", "explanation": "Response a answers the question."},
+            role="gold",
+        )
         for i in range(gold)
     ]
     add_items(c, specs)

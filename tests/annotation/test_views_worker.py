@@ -158,9 +158,13 @@ def test_expired_assignment_cannot_be_answered(client):
     c = ab_campaign(2, batch_size=2)
     start(client, c)
     assignment = assignment_of("link:w1")
-    Assignment.objects.filter(pk=assignment.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    Assignment.objects.filter(pk=assignment.pk).update(
+        expires_at=timezone.now() - timedelta(minutes=1)
+    )
     response = submit(client, assignment, items_of(assignment)[0], choice="left")
-    assert response.status_code == 409 and "time for this batch ran out" in response.content.decode()
+    assert (
+        response.status_code == 409 and "time for this batch ran out" in response.content.decode()
+    )
 
 
 def test_no_more_work_is_said_plainly(client):

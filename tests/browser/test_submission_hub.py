@@ -28,7 +28,8 @@ def test_researcher_submits_responses_and_sees_metrics(page, screenshot):
     page.wait_for_url("**/systems/ada-bot/submit/")
     page.select_option("#id_prompt_set", "greetings")
     page.set_input_files(
-        "#id_file", files=[{"name": "ada.txt", "mimeType": "text/plain", "buffer": b"hello there\n\nbye\n"}]
+        "#id_file",
+        files=[{"name": "ada.txt", "mimeType": "text/plain", "buffer": b"hello there\n\nbye\n"}],
     )
     page.get_by_role("button", name="Upload").click()
     errors = page.locator(".upload-errors")
@@ -40,7 +41,13 @@ def test_researcher_submits_responses_and_sees_metrics(page, screenshot):
     page.select_option("#id_prompt_set", "greetings")
     page.set_input_files(
         "#id_file",
-        files=[{"name": "ada.txt", "mimeType": "text/plain", "buffer": b"a b a\nb c\nhi there number 3 .\n"}],
+        files=[
+            {
+                "name": "ada.txt",
+                "mimeType": "text/plain",
+                "buffer": b"a b a\nb c\nhi there number 3 .\n",
+            }
+        ],
     )
     page.get_by_role("button", name="Upload").click()
     page.wait_for_url("**/systems/ada-bot/?submission=*")

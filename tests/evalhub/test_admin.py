@@ -20,7 +20,12 @@ def staff_client(client):
 def test_upload_a_prompt_set(staff_client):
     response = staff_client.post(
         UPLOAD,
-        {"slug": "new", "name": "New", "version": "2", "file": SimpleUploadedFile("p.txt", b"hi\nhow are you ?\n")},
+        {
+            "slug": "new",
+            "name": "New",
+            "version": "2",
+            "file": SimpleUploadedFile("p.txt", b"hi\nhow are you ?\n"),
+        },
     )
     prompt_set = PromptSet.objects.get(slug="new")
     assert response.status_code == 302
@@ -29,7 +34,13 @@ def test_upload_a_prompt_set(staff_client):
 
 def test_upload_errors_are_listed_and_nothing_is_stored(staff_client):
     response = staff_client.post(
-        UPLOAD, {"slug": "new", "name": "New", "version": "1", "file": SimpleUploadedFile("p.txt", b"hi\n\n")}
+        UPLOAD,
+        {
+            "slug": "new",
+            "name": "New",
+            "version": "1",
+            "file": SimpleUploadedFile("p.txt", b"hi\n\n"),
+        },
     )
     assert "line 2: empty prompt." in response.content.decode()
     assert not PromptSet.objects.exists()
@@ -41,7 +52,9 @@ def test_researchers_cannot_reach_the_upload(client):
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
 
 
-@pytest.mark.parametrize("model", ["system", "promptset", "prompt", "submission", "response", "conversation", "turn"])
+@pytest.mark.parametrize(
+    "model", ["system", "promptset", "prompt", "submission", "response", "conversation", "turn"]
+)
 def test_changelists_with_search(staff_client, model):
     system = factories.system(None)
     factories.submission(system, factories.prompt_set(2))

@@ -64,7 +64,13 @@ def test_submit_a_file_and_read_its_metrics(api, owner, django_capture_on_commit
     with django_capture_on_commit_callbacks(execute=True):
         response = api.post(
             f"/api/systems/{system.slug}/submissions/",
-            {"prompt_set": "greetings", "file": SimpleUploadedFile("r.jsonl", b'{"prompt": "1", "response": "a b a"}\n{"prompt": "2", "response": "b c"}\n')},
+            {
+                "prompt_set": "greetings",
+                "file": SimpleUploadedFile(
+                    "r.jsonl",
+                    b'{"prompt": "1", "response": "a b a"}\n{"prompt": "2", "response": "b c"}\n',
+                ),
+            },
             format="multipart",
         )
     assert response.status_code == 201
@@ -85,7 +91,10 @@ def test_submission_errors_are_json_with_line_numbers(api, owner):
         format="multipart",
     )
     assert response.status_code == 400
-    assert response.json() == {"errors": [{"line": 2, "message": "empty response."}], "error_count": 1}
+    assert response.json() == {
+        "errors": [{"line": 2, "message": "empty response."}],
+        "error_count": 1,
+    }
     assert Submission.objects.count() == 0 and Response.objects.count() == 0
 
 
@@ -110,7 +119,11 @@ def test_staff_creates_a_prompt_set_by_upload():
     )
     assert response.status_code == 201
     prompt = PromptSet.objects.get(slug="multi").prompts.get()
-    assert (prompt.external_id, prompt.context, prompt.references) == ("q1", ["hi", "hello"], ["hey"])
+    assert (prompt.external_id, prompt.context, prompt.references) == (
+        "q1",
+        ["hi", "hello"],
+        ["hey"],
+    )
 
 
 def test_bad_prompt_file_is_refused_with_lines():

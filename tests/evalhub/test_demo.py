@@ -7,10 +7,17 @@ pytestmark = pytest.mark.django_db
 
 
 def counts():
-    return (PromptSet.objects.count(), System.objects.count(), Submission.objects.count(), Response.objects.count())
+    return (
+        PromptSet.objects.count(),
+        System.objects.count(),
+        Submission.objects.count(),
+        Response.objects.count(),
+    )
 
 
-def test_load_demo_is_idempotent_and_prints_the_staff_password(capsys, django_capture_on_commit_callbacks):
+def test_load_demo_is_idempotent_and_prints_the_staff_password(
+    capsys, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         call_command("load_demo")
     first = counts()

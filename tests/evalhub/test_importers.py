@@ -74,8 +74,12 @@ def test_csv_without_the_required_header():
 
 
 def test_csv_good_file():
-    data = b"prompt,response\n1,a\n2,\"b, with comma\"\n3,c\n"
-    assert parse_responses(data, None, "r.csv", PROMPTS, LIMIT) == {0: "a", 1: "b, with comma", 2: "c"}
+    data = b'prompt,response\n1,a\n2,"b, with comma"\n3,c\n'
+    assert parse_responses(data, None, "r.csv", PROMPTS, LIMIT) == {
+        0: "a",
+        1: "b, with comma",
+        2: "c",
+    }
 
 
 def test_not_utf8_names_the_line():
@@ -98,7 +102,11 @@ def test_unknown_extension_without_declared_format():
 
 def test_declared_format_wins_over_the_extension():
     data = b'{"prompt": "1", "response": "a"}\n{"prompt": "2", "response": "b"}\n{"prompt": "3", "response": "c"}\n'
-    assert parse_responses(data, "jsonl", "responses.txt", PROMPTS, LIMIT) == {0: "a", 1: "b", 2: "c"}
+    assert parse_responses(data, "jsonl", "responses.txt", PROMPTS, LIMIT) == {
+        0: "a",
+        1: "b",
+        2: "c",
+    }
 
 
 def test_empty_file():
@@ -116,13 +124,20 @@ def test_all_problems_are_counted_but_only_the_first_twenty_shown():
 
 def test_prompts_from_txt():
     prompts = parse_prompts(b"hi\nhow are you ?\n", "p.txt", LIMIT)
-    assert [(p.external_id, p.context) for p in prompts] == [("1", ["hi"]), ("2", ["how are you ?"])]
+    assert [(p.external_id, p.context) for p in prompts] == [
+        ("1", ["hi"]),
+        ("2", ["how are you ?"]),
+    ]
 
 
 def test_prompts_from_jsonl_with_references():
     data = b'{"id": "a", "context": ["hi", "hello"], "references": ["hey"]}\n'
     (prompt,) = parse_prompts(data, "p.jsonl", LIMIT)
-    assert (prompt.external_id, prompt.context, prompt.references) == ("a", ["hi", "hello"], ["hey"])
+    assert (prompt.external_id, prompt.context, prompt.references) == (
+        "a",
+        ["hi", "hello"],
+        ["hey"],
+    )
 
 
 def test_prompts_jsonl_problems():

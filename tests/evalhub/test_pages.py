@@ -26,7 +26,10 @@ def test_prompt_set_pages(client):
     detail = client.get(prompt_set.get_absolute_url()).content.decode()
     assert "hello number 50 ?" in detail and "hello number 51 ?" not in detail
     assert system.get_absolute_url() in detail
-    assert "hello number 51 ?" in client.get(prompt_set.get_absolute_url() + "?page=2").content.decode()
+    assert (
+        "hello number 51 ?"
+        in client.get(prompt_set.get_absolute_url() + "?page=2").content.decode()
+    )
 
 
 def test_prompt_set_404(client):
@@ -46,7 +49,8 @@ def test_compare_side_by_side(client, comparison, django_assert_max_num_queries)
     prompt_set, systems = comparison
     with django_assert_max_num_queries(12):
         response = client.get(
-            reverse("compare"), {"prompt_set": prompt_set.slug, "systems": [s.slug for s in systems]}
+            reverse("compare"),
+            {"prompt_set": prompt_set.slug, "systems": [s.slug for s in systems]},
         )
     content = response.content.decode()
     assert "30 prompts" in content
@@ -59,7 +63,11 @@ def test_compare_filters_by_text(client, comparison):
     prompt_set, systems = comparison
     response = client.get(
         reverse("compare"),
-        {"prompt_set": prompt_set.slug, "systems": [s.slug for s in systems[:2]], "q": "number 17 ?"},
+        {
+            "prompt_set": prompt_set.slug,
+            "systems": [s.slug for s in systems[:2]],
+            "q": "number 17 ?",
+        },
     )
     content = response.content.decode()
     assert "1 prompt matching" in content and "hello number 17 ?" in content
@@ -69,7 +77,11 @@ def test_compare_filter_matches_responses(client, comparison):
     prompt_set, systems = comparison
     response = client.get(
         reverse("compare"),
-        {"prompt_set": prompt_set.slug, "systems": [s.slug for s in systems[:2]], "q": "response 23 of bot-1"},
+        {
+            "prompt_set": prompt_set.slug,
+            "systems": [s.slug for s in systems[:2]],
+            "q": "response 23 of bot-1",
+        },
     )
     content = response.content.decode()
     assert "1 prompt matching" in content and "hello number 23 ?" in content
@@ -77,7 +89,9 @@ def test_compare_filter_matches_responses(client, comparison):
 
 def test_compare_needs_two_to_five_systems(client, comparison):
     prompt_set, systems = comparison
-    response = client.get(reverse("compare"), {"prompt_set": prompt_set.slug, "systems": [systems[0].slug]})
+    response = client.get(
+        reverse("compare"), {"prompt_set": prompt_set.slug, "systems": [systems[0].slug]}
+    )
     assert "Choose between two and five systems." in response.content.decode()
 
 
@@ -86,7 +100,8 @@ def test_compare_names_a_system_without_a_submission(client, comparison):
     lazy = factories.system(factories.user(), slug="lazy-bot", name="Lazy")
     factories.submission(lazy, factories.prompt_set(1))  # answered another set only
     response = client.get(
-        reverse("compare"), {"prompt_set": prompt_set.slug, "systems": [systems[0].slug, "lazy-bot"]}
+        reverse("compare"),
+        {"prompt_set": prompt_set.slug, "systems": [systems[0].slug, "lazy-bot"]},
     )
     assert "Lazy has no submission for" in response.content.decode()
 
@@ -94,7 +109,12 @@ def test_compare_names_a_system_without_a_submission(client, comparison):
 def test_signup_logs_in_and_leads_to_registering_a_system(client):
     response = client.post(
         reverse("signup"),
-        {"username": "newbie", "email": "n@example.org", "password1": "A-long-pass-123", "password2": "A-long-pass-123"},
+        {
+            "username": "newbie",
+            "email": "n@example.org",
+            "password1": "A-long-pass-123",
+            "password2": "A-long-pass-123",
+        },
     )
     assert response.status_code == 302 and response["Location"] == reverse("system-create")
     assert client.get(reverse("account")).status_code == 200

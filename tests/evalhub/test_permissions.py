@@ -35,12 +35,23 @@ def world():
     systems = {
         "public": factories.system(owner, slug="public-bot"),
         "private": factories.system(owner, slug="private-bot", visibility="private"),
-        "embargoed": factories.system(owner, slug="embargoed-bot", embargo_until=now + timedelta(days=3)),
-        "embargo_over": factories.system(owner, slug="released-bot", embargo_until=now - timedelta(days=1)),
+        "embargoed": factories.system(
+            owner, slug="embargoed-bot", embargo_until=now + timedelta(days=3)
+        ),
+        "embargo_over": factories.system(
+            owner, slug="released-bot", embargo_until=now - timedelta(days=1)
+        ),
     }
     prompt_set = factories.prompt_set(2, slug="shared-set")
-    submissions = {kind: factories.submission(system, prompt_set) for kind, system in systems.items()}
-    return {"people": people, "systems": systems, "prompt_set": prompt_set, "submissions": submissions}
+    submissions = {
+        kind: factories.submission(system, prompt_set) for kind, system in systems.items()
+    }
+    return {
+        "people": people,
+        "systems": systems,
+        "prompt_set": prompt_set,
+        "submissions": submissions,
+    }
 
 
 def visible(actor, kind):
@@ -88,7 +99,8 @@ def test_edit_and_submit_pages(client, world, actor, kind, page):
 def test_others_cannot_post_an_edit(client, world, actor):
     system = world["systems"]["public"]
     response = web_client(client, world, actor).post(
-        reverse("system-edit", args=[system.slug]), {"name": "Hijacked", "slug": system.slug, "visibility": "public"}
+        reverse("system-edit", args=[system.slug]),
+        {"name": "Hijacked", "slug": system.slug, "visibility": "public"},
     )
     system.refresh_from_db()
     assert response.status_code == 403 and system.name != "Hijacked"

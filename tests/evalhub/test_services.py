@@ -14,7 +14,11 @@ def test_submit_responses_stores_everything_and_scores_it(django_capture_on_comm
     prompts = factories.prompt_set(3)
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         submission = submit_responses(
-            system=system, prompt_set=prompts, data=factories.txt("a b", "c", "a b"), filename="x.txt", user=owner
+            system=system,
+            prompt_set=prompts,
+            data=factories.txt("a b", "c", "a b"),
+            filename="x.txt",
+            user=owner,
         )
     assert len(callbacks) == 1
     submission.refresh_from_db()

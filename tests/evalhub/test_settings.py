@@ -30,11 +30,17 @@ SWITCHES = ("DATABASE_URL", "CELERY_BROKER_URL", "SECRET_KEY", "ALLOWED_HOSTS", 
 
 
 def settings_with(**env):
-    clean = {k: v for k, v in os.environ.items() if k not in SWITCHES and not k.startswith("EVALHUB_")}
+    clean = {
+        k: v for k, v in os.environ.items() if k not in SWITCHES and not k.startswith("EVALHUB_")
+    }
     clean.update(DJANGO_SETTINGS_MODULE="evalhub.settings", **env)
     out = subprocess.run(
         [sys.executable, "-c", "import django; django.setup();" + PROBE],
-        cwd=ROOT, env=clean, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 

@@ -27,7 +27,9 @@ def test_metrics_match_hand_computed_values():
 def test_bleu2_uses_the_references():
     system = factories.system(factories.user())
     prompts = factories.prompt_set(2)  # references: "hi there number i ."
-    submission = factories.submission(system, prompts, ["hi there number 1 .", "hi there number 2 ."])
+    submission = factories.submission(
+        system, prompts, ["hi there number 1 .", "hi there number 2 ."]
+    )
     assert tasks.compute_submission_metrics(submission.pk)["bleu2"] == pytest.approx(1.0)
 
 

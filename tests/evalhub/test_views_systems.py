@@ -41,7 +41,9 @@ def test_register_requires_login(client):
     assert System.objects.count() == 0
 
 
-def test_good_upload_redirects_to_the_profile_with_metrics(owner_client, django_capture_on_commit_callbacks):
+def test_good_upload_redirects_to_the_profile_with_metrics(
+    owner_client, django_capture_on_commit_callbacks
+):
     system = factories.system(owner_client.owner)
     prompts = factories.prompt_set(2)
     with django_capture_on_commit_callbacks(execute=True):
@@ -57,16 +59,28 @@ def test_good_upload_redirects_to_the_profile_with_metrics(owner_client, django_
 @pytest.mark.parametrize(
     ("data", "name", "message"),
     [
-        (b"only one line\n", "r.txt", "Expected 2 lines, one response per prompt in order; the file has 1."),
+        (
+            b"only one line\n",
+            "r.txt",
+            "Expected 2 lines, one response per prompt in order; the file has 1.",
+        ),
         (b"a\n\n", "r.txt", "line 2: empty response."),
-        (b'{"prompt": "7", "response": "a"}\n', "r.jsonl", "line 1: unknown prompt id &#x27;7&#x27;."),
+        (
+            b'{"prompt": "7", "response": "a"}\n',
+            "r.jsonl",
+            "line 1: unknown prompt id &#x27;7&#x27;.",
+        ),
         (
             b'{"prompt": "1", "response": "a"}\n{"prompt": "1", "response": "b"}\n',
             "r.jsonl",
             "line 2: duplicate prompt id &#x27;1&#x27; (already answered on line 1).",
         ),
         (b"a\n\xc3\x28\n", "r.txt", "line 2: the file is not UTF-8"),
-        (b"prompt;response\n1;a\n", "r.csv", "line 1: the header must name the columns prompt,response"),
+        (
+            b"prompt;response\n1;a\n",
+            "r.csv",
+            "line 1: the header must name the columns prompt,response",
+        ),
         (b"not json\n", "r.jsonl", "The file is not in the JSON lines format."),
     ],
 )

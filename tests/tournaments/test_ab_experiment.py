@@ -22,9 +22,15 @@ def experiment():
     factories.submission(base1, prompts, ["same", "b2", "b3", "b4", "b5"])
     factories.submission(base2, prompts, ["c1", "c2", "c3", "c4", "c5"])
     tournament = Tournament.objects.create(
-        slug="mine-vs-baselines", name="Mine vs baselines", kind="ab", prompt_set=prompts,
-        submission=ours, judgments_per_prompt=3, prompts_per_batch=4,
-        reward_per_judgment=Decimal("0.05"), seed=3,
+        slug="mine-vs-baselines",
+        name="Mine vs baselines",
+        kind="ab",
+        prompt_set=prompts,
+        submission=ours,
+        judgments_per_prompt=3,
+        prompts_per_batch=4,
+        reward_per_judgment=Decimal("0.05"),
+        seed=3,
     )
     tournament.baselines.set([base1, base2])
     return tournament
@@ -48,7 +54,10 @@ def test_build_campaign(experiment):
     assert Item.objects.filter(campaign=campaign, batch__isnull=False).count() == 9
     assert Item.objects.filter(campaign=campaign, auto_payload__choice="tie").count() == 1
     assert Assignment.objects.filter(campaign=campaign, status="open").count() == 3 * 3
-    systems = {tuple(sorted([i.content["meta"]["system_a"], i.content["meta"]["system_b"]])) for i in campaign.items.all()}
+    systems = {
+        tuple(sorted([i.content["meta"]["system_a"], i.content["meta"]["system_b"]]))
+        for i in campaign.items.all()
+    }
     assert systems == {("base1", "mine"), ("base2", "mine")}
     with pytest.raises(ab_experiment.ExperimentInvalid, match="already has its campaign"):
         ab_experiment.build_campaign(experiment)

@@ -13,7 +13,9 @@ def tournaments(draw):
     segments = []
     for p in range(n_pairs):
         for c in range(draw(st.integers(1, 8))):
-            for k in draw(st.lists(st.sampled_from(lengths), min_size=1, max_size=len(lengths), unique=True)):
+            for k in draw(
+                st.lists(st.sampled_from(lengths), min_size=1, max_size=len(lengths), unique=True)
+            ):
                 segments.append(Segment(f"p{p}-c{c}", f"pair{p}", k))
     order = draw(st.permutations(range(len(segments))))
     return [segments[i] for i in order], draw(st.integers(1, 25))
@@ -36,7 +38,8 @@ def test_invariants(case):
             # Mixing was impossible only if every other stratum's remaining segments
             # belong to conversations this batch already holds.
             others = [
-                i for i in left
+                i
+                for i in left
                 if (segments[i].pair, segments[i].length) not in strata_here
                 and segments[i].conversation not in conversations
             ]
@@ -46,8 +49,10 @@ def test_invariants(case):
 
 def test_a_worked_example():
     segments = [
-        Segment("a", "x|y", 2), Segment("a", "x|y", 3),
-        Segment("b", "x|z", 2), Segment("b", "x|z", 3),
+        Segment("a", "x|y", 2),
+        Segment("a", "x|y", 3),
+        Segment("b", "x|z", 2),
+        Segment("b", "x|z", 3),
         Segment("h", "human|human", 2),
     ]
     # Strata in sorted order: human|human·2, x|y·2, x|y·3, x|z·2, x|z·3. Batch 1 takes

@@ -19,7 +19,9 @@ AB = get_kind("ab")
 def pairs_for(lines_a, lines_b):
     prompts = factories.prompt_set(len(lines_a))
     sub_a = factories.submission(factories.system(None, slug="mine"), prompts, lines_a)
-    sub_b = factories.submission(factories.system(None, slug="base", is_baseline=True), prompts, lines_b)
+    sub_b = factories.submission(
+        factories.system(None, slug="base", is_baseline=True), prompts, lines_b
+    )
     a = {r.prompt_id: r for r in sub_a.responses.select_related("prompt", "submission__system")}
     b = {r.prompt_id: r for r in sub_b.responses.select_related("submission__system")}
     return [(a[pid].prompt, a[pid], b[pid]) for pid in sorted(a)]
@@ -37,7 +39,10 @@ def test_one_item_per_prompt_with_random_sides_and_automatic_ties():
         assert texts in ({"x one", "y one"}, {"x three", "y three"})
         left_text = spec.content["left"]
         assert (spec.content["left_is"] == "a") == left_text.startswith("x")
-        assert spec.content["meta"]["system_a"] == "mine" and spec.content["meta"]["system_b"] == "base"
+        assert (
+            spec.content["meta"]["system_a"] == "mine"
+            and spec.content["meta"]["system_b"] == "base"
+        )
 
 
 def test_sides_are_balanced_over_many_items():
@@ -61,14 +66,22 @@ def item_shown_left(left_is):
 
 @pytest.mark.parametrize(
     ("left_is", "answer", "choice"),
-    [("a", "left", "a"), ("a", "right", "b"), ("b", "left", "b"), ("b", "right", "a"), ("b", "tie", "tie")],
+    [
+        ("a", "left", "a"),
+        ("a", "right", "b"),
+        ("b", "left", "b"),
+        ("b", "right", "a"),
+        ("b", "tie", "tie"),
+    ],
 )
 def test_screen_sides_map_to_systems(left_is, answer, choice):
     payload = AB.parse_payload(item_shown_left(left_is), {}, QueryDict(f"choice={answer}"))
     assert payload == {"choice": choice, "left": left_is}
 
 
-@pytest.mark.parametrize(("query", "message"), [("", "Choose an answer"), ("choice=middle", "not a possible answer")])
+@pytest.mark.parametrize(
+    ("query", "message"), [("", "Choose an answer"), ("choice=middle", "not a possible answer")]
+)
 def test_bad_payloads(query, message):
     with pytest.raises(PayloadInvalid) as raised:
         AB.parse_payload(item_shown_left("a"), {}, QueryDict(query))
@@ -84,7 +97,15 @@ def test_gold_scoring_with_feedback():
 
 
 def test_context_for_the_page_hides_systems():
-    item = Item(content={"context": ["hi"], "left": "L", "right": "R", "left_is": "a", "meta": {"system_a": "secret"}})
+    item = Item(
+        content={
+            "context": ["hi"],
+            "left": "L",
+            "right": "R",
+            "left_is": "a",
+            "meta": {"system_a": "secret"},
+        }
+    )
     assert AB.item_context(item, {}) == {"context": ["hi"], "left": "L", "right": "R"}
 
 
@@ -95,8 +116,13 @@ def test_export_row(client):
     client.get(f"/work/{c.slug}/?worker=w1")
     assignment = c.assignments.get(worker__isnull=False)
     for item in assignment.batch.items.all():
-        client.post(f"/work/assignment/{assignment.public_id}/items/{item.pk}/", {"choice": "left", "client_ms": "1500"})
-    judgment = Judgment.objects.select_related("item", "assignment__batch", "worker", "campaign").first()
+        client.post(
+            f"/work/assignment/{assignment.public_id}/items/{item.pk}/",
+            {"choice": "left", "client_ms": "1500"},
+        )
+    judgment = Judgment.objects.select_related(
+        "item", "assignment__batch", "worker", "campaign"
+    ).first()
     row = AB.export_row(judgment)
     assert row["choice"] == judgment.item.content["left_is"] and row["duration_ms"] == 1500
     assert row["system_a"] == "sys-a" and row["worker"] == str(judgment.worker.public_id)
