@@ -3,3 +3,7 @@ from django.apps import AppConfig
 
 class AnalysisConfig(AppConfig):
     name = "analysis"
+
+    def ready(self):
+        # Connects the receiver that analyses a tournament when its campaign finishes.
+        from . import signals  # noqa: F401

@@ -20,6 +20,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("annotation.urls")),
     path("tournaments/", include("tournaments.urls")),
+    path("leaderboards/", include("analysis.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("evalhub.api.urls")),
 ]

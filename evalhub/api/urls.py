@@ -10,6 +10,7 @@ router.register("prompt-sets", PromptSetViewSet, basename="api-promptset")
 router.register("systems", SystemViewSet, basename="api-system")
 
 urlpatterns = [
+    path("tournaments/<slug:slug>/results/", include("analysis.api")),
     path("", include(router.urls)),
     path("submissions/<uuid:public_id>/", SubmissionDetail.as_view(), name="api-submission"),
     path("conversations/import/", ConversationImport.as_view(), name="api-conversation-import"),

@@ -1,0 +1,95 @@
+"""`python manage.py analyze <tournament-slug> --json OUT.json [--exclude-blocked]`.
+
+Analyses the tournament synchronously (or reuses the stored run for the same judgments and
+settings) and writes the result contract with the run's provenance, as the API serves it.
+"""
+
+import json
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from analysis.inputs import NoCampaign
+from analysis.leaderboards import contract
+from analysis.models import AnalysisRun
+from analysis.report import NothingToAnalyse
+from analysis.tasks import analyze_tournament
+from tournaments.models import Tournament
+
+
+class Command(BaseCommand):
+    help = (
+        "Analyse a tournament now (win rates, TrueSkill clusters, Bradley-Terry, survival, "
+        "agreement, stability) and write the result contract as JSON."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug", help="The tournament's slug.")
+        parser.add_argument(
+            "--json", required=True, help="Where to write the result ('-': stdout)."
+        )
+        parser.add_argument(
+            "--exclude-blocked", action="store_true", help="Leave out blocked workers' judgments."
+        )
+        parser.add_argument("--seed", type=int, help="Seed of the bootstraps (default 0).")
+        parser.add_argument("--replicates", type=int, help="TrueSkill bootstrap replicates.")
+        parser.add_argument(
+            "--param",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="Any other analysis parameter (analysis.report.DEFAULT_PARAMETERS), "
+            "e.g. --param correction=bonferroni --param leave_one_out=true.",
+        )
+
+    def handle(self, *args, slug, exclude_blocked, seed, replicates, **options):
+        output = options["json"]
+        tournament = Tournament.objects.filter(slug=slug).first()
+        if tournament is None:
+            raise CommandError(f"No tournament with the slug {slug!r}.")
+        parameters = dict(_parameter(text) for text in options["param"])
+        parameters["exclude_blocked"] = exclude_blocked
+        if seed is not None:
+            parameters["seed"] = seed
+        if replicates is not None:
+            parameters["replicates"] = replicates
+        started = time.perf_counter()
+        try:
+            run = analyze_tournament(tournament, parameters, synchronous=True)
+        except (NoCampaign, NothingToAnalyse, ValueError) as reason:
+            raise CommandError(str(reason)) from None
+        seconds = time.perf_counter() - started
+        if run.status == AnalysisRun.Status.FAILED:
+            raise CommandError(f"The analysis failed: {run.error}")
+        if run.status != AnalysisRun.Status.SUCCEEDED:
+            raise CommandError(
+                f"Analysis {run.pk} is being computed elsewhere ({run.get_status_display()}); "
+                "try again when it has finished."
+            )
+        text = json.dumps(contract(run), indent=2, ensure_ascii=False)
+        if output == "-":
+            self.stdout.write(text)
+        else:
+            Path(output).write_text(text + "\n", encoding="utf-8")
+        result = run.result
+        clusters: dict[int, list[str]] = {}
+        for row in result["ranking"]:
+            clusters.setdefault(row["cluster"], []).append(row["system"])
+        self.stderr.write(
+            f"{slug}: {result['judgments']} judgments, {len(result['systems'])} systems; "
+            f"analysis {run.pk} in {seconds:.1f} s"
+            + (f" (computed in {run.seconds:.1f} s)" if run.seconds is not None else "")
+        )
+        for number, systems in sorted(clusters.items()):
+            self.stderr.write(f"  cluster {number}: {', '.join(systems)}")
+
+
+def _parameter(text: str) -> tuple[str, object]:
+    name, separator, value = text.partition("=")
+    if not separator or not name:
+        raise CommandError(f"--param takes NAME=VALUE, got {text!r}")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        return name, value

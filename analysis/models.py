@@ -1,0 +1,124 @@
+"""Analysis runs: immutable records of one analysis of one tournament (or campaign).
+
+A run names what it analysed (tournament or campaign), how (``parameters``), exactly which
+data (``inputs_digest``, the sha256 of the canonical input rows) and with which code
+(``versions``). The same inputs with the same parameters give the same run: the pair of
+digests is unique per subject, and ``analysis.tasks.analyze_tournament`` looks it up before
+creating a new one. Once a run has succeeded it is never changed again; a failed run keeps
+its message and can be run again (a retry reuses the row).
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotation.models import Campaign
+from tournaments.models import Tournament
+
+
+class RunIsFinal(Exception):
+    """A succeeded run is a record: it is not edited, a new analysis makes a new run."""
+
+
+class AnalysisRunQuerySet(models.QuerySet):
+    def succeeded(self):
+        return self.filter(status=AnalysisRun.Status.SUCCEEDED)
+
+    def latest_succeeded(self):
+        return self.succeeded().order_by("-finished_at", "-pk").first()
+
+
+class AnalysisRun(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    tournament = models.ForeignKey(
+        Tournament,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="analysis_runs",
+    )
+    campaign = models.ForeignKey(
+        Campaign,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="analysis_runs",
+    )
+    parameters = models.JSONField(
+        help_text="Every parameter, defaults filled in (analysis.report.DEFAULT_PARAMETERS)."
+    )
+    parameters_digest = models.CharField(max_length=64)
+    inputs_digest = models.CharField(max_length=64, help_text="sha256 of the canonical input rows.")
+    versions = models.JSONField(default=dict, help_text="Library versions the run used.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    progress = models.CharField(max_length=200, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    plots = models.JSONField(default=dict, blank=True, help_text="Plot name -> SVG text.")
+    error = models.TextField(blank=True)
+
+    objects = AnalysisRunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(tournament__isnull=False) | Q(campaign__isnull=False),
+                name="analysis_run_has_subject",
+            ),
+            models.UniqueConstraint(
+                fields=["tournament", "inputs_digest", "parameters_digest"],
+                condition=Q(tournament__isnull=False),
+                name="one_run_per_tournament_inputs_and_parameters",
+            ),
+            models.UniqueConstraint(
+                fields=["campaign", "inputs_digest", "parameters_digest"],
+                condition=Q(tournament__isnull=True),
+                name="one_run_per_campaign_inputs_and_parameters",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["tournament", "status", "-finished_at"]),
+        ]
+
+    def __str__(self):
+        return f"analysis {self.pk} of {self.subject_slug} ({self.status})"
+
+    def save(self, *args, **kwargs):
+        if getattr(self, "_stored_status", None) == self.Status.SUCCEEDED:
+            raise RunIsFinal(f"Analysis run {self.pk} has succeeded and is a fixed record.")
+        super().save(*args, **kwargs)
+        self._stored_status = self.status
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        run = super().from_db(db, field_names, values)
+        run._stored_status = run.status if "status" in field_names else None
+        return run
+
+    @property
+    def subject_slug(self) -> str:
+        if self.tournament_id:
+            return self.tournament.slug
+        return self.campaign.slug if self.campaign_id else "?"
+
+    @property
+    def in_progress(self) -> bool:
+        return self.status in (self.Status.PENDING, self.Status.RUNNING)
+
+    @property
+    def seconds(self) -> float | None:
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None

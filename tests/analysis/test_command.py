@@ -1,0 +1,81 @@
+"""`manage.py analyze <slug> --json OUT.json [--exclude-blocked]`."""
+
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from analysis.models import AnalysisRun
+from annotation.models import Worker
+from tests.analysis import builders
+
+pytestmark = pytest.mark.django_db
+
+
+FAST_OPTIONS = [f"--param={name}={value}" for name, value in builders.FAST.items()]
+
+
+def analyze(slug, out, *options):
+    call_command("analyze", slug, "--json", str(out), *FAST_OPTIONS, *options)
+    return json.loads(out.read_text())
+
+
+def test_it_writes_the_result_contract(tmp_path):
+    tournament = builders.spot_the_bot_tournament()
+    result = analyze(tournament.slug, tmp_path / "out.json")
+    run = AnalysisRun.objects.get(tournament=tournament)
+    assert run.status == AnalysisRun.Status.SUCCEEDED
+    assert result["tournament"] == tournament.slug and result["run"]["id"] == run.pk
+    assert result["ranking"] == run.result["ranking"]
+    assert result["run"]["parameters"]["stability_subsamples"] == 2
+    # The same judgments and settings: the stored run is reused.
+    assert analyze(tournament.slug, tmp_path / "again.json")["run"]["id"] == run.pk
+
+
+def test_excluding_blocked_workers_is_another_run(tmp_path):
+    tournament = builders.spot_the_bot_tournament()
+    Worker.objects.filter(external_id__contains="careless").update(blocked=True)
+    everyone = analyze(tournament.slug, tmp_path / "all.json")
+    careful = analyze(tournament.slug, tmp_path / "careful.json", "--exclude-blocked")
+    assert careful["run"]["parameters"]["exclude_blocked"] is True
+    assert careful["run"]["inputs_digest"] != everyone["run"]["inputs_digest"]
+    assert careful["judgments"] < everyone["judgments"]
+
+
+def test_it_refuses_an_unknown_tournament(tmp_path):
+    with pytest.raises(CommandError, match="No tournament"):
+        analyze("nope", tmp_path / "out.json")
+
+
+def test_it_explains_a_tournament_without_campaign(tmp_path):
+    tournament = builders.bare_tournament()
+    with pytest.raises(CommandError, match="has no campaign"):
+        analyze(tournament.slug, tmp_path / "out.json")
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_a_failed_analysis_is_an_error(tmp_path, monkeypatch):
+    tournament = builders.spot_the_bot_tournament()
+
+    def broken(*args, **kwargs):
+        raise ArithmeticError("diverged")
+
+    monkeypatch.setattr("analysis.tasks.build_report", broken)
+    with pytest.raises(CommandError, match="ArithmeticError: diverged"):
+        analyze(tournament.slug, tmp_path / "out.json")
+
+
+def test_parameters_are_checked(tmp_path):
+    tournament = builders.spot_the_bot_tournament()
+    with pytest.raises(CommandError, match="correction must be one of"):
+        analyze(tournament.slug, tmp_path / "out.json", "--param", "correction=fdr")
+    with pytest.raises(CommandError, match="NAME=VALUE"):
+        analyze(tournament.slug, tmp_path / "out.json", "--param", "replicates")
+    assert not AnalysisRun.objects.exists()
+
+
+def test_seed_and_replicates_reach_the_run(tmp_path):
+    tournament = builders.spot_the_bot_tournament()
+    result = analyze(tournament.slug, tmp_path / "out.json", "--seed", "5", "--replicates", "60")
+    assert result["run"]["parameters"]["seed"] == 5
+    assert result["run"]["parameters"]["replicates"] == 60

@@ -1,0 +1,111 @@
+"""Plots: valid SVG, one labelled curve per system, significance marks, no leaked state."""
+
+import re
+import xml.etree.ElementTree as ET
+
+import matplotlib
+import pytest
+
+from analysis.plots import (
+    available_plots,
+    cox_forest,
+    render_plots,
+    stability_curve,
+    survival_curves,
+    win_rate_heatmap,
+)
+from tests.analysis import builders
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture(scope="module")
+def result():
+    return builders.canned_result()[0]
+
+
+def groups(svg: str) -> dict[str, ET.Element]:
+    root = ET.fromstring(svg)
+    return {g.get("id"): g for g in root.iter(f"{SVG}g") if g.get("id")}
+
+
+def texts(svg: str) -> list[str]:
+    return [t.text or "" for t in ET.fromstring(svg).iter(f"{SVG}text")]
+
+
+def test_the_survival_plot_has_one_curve_per_system(result):
+    svg = survival_curves(result)
+    found = groups(svg)
+    curves = sorted(name[len("curve-") :] for name in found if name.startswith("curve-"))
+    assert curves == sorted(result["systems"])
+    n_lengths = len(result["survival"]["segment_lengths"])
+    for system in result["systems"]:
+        group = found[f"curve-{system}"]
+        (line,) = group.findall(f"{SVG}path")
+        # A step function from k=0 through every segment length: a rise and a run per length.
+        assert line.get("d").count("L") == 2 * n_lengths
+        assert len(list(group.iter(f"{SVG}use"))) == n_lengths  # a marker per segment length
+    assert "reference-human" in found
+    assert set(result["systems"]) <= set(texts(svg))  # the legend names each system
+
+
+def test_a_system_plot_highlights_that_system(result):
+    system = result["systems"][0]
+    svg = survival_curves(result, highlight=system)
+    legend = texts(svg)
+    assert system in legend and not set(result["systems"][1:]) & set(legend)
+    assert sum(1 for name in groups(svg) if name.startswith("curve-")) == len(result["systems"])
+
+
+def test_the_heatmap_marks_significant_pairs_only():
+    result = {
+        "systems": ["x", "y", "z"],
+        "pairwise": [
+            {"a": "x", "b": "y", "win_rate_a": 0.8, "p_adjusted": 0.001},
+            {"a": "x", "b": "z", "win_rate_a": 0.55, "p_adjusted": 0.6},
+            {"a": "y", "b": "z", "win_rate_a": None, "p_adjusted": None},
+        ],
+    }
+    cells = [t for t in texts(win_rate_heatmap(result)) if re.fullmatch(r"\d\.\d\d\*?", t)]
+    assert sorted(cells) == ["0.20*", "0.45", "0.55", "0.80*"]
+
+
+def test_the_cox_plot_has_one_marker_per_system_and_feature(result):
+    found = groups(cox_forest(result))
+    expected = {
+        f"cox-{system}-{feature}"
+        for system in result["survival"]["cox"]
+        for feature in result["survival"]["cox"][system]
+    }
+    assert expected and expected <= set(found)
+
+
+def test_the_stability_plot_draws_both_shares(result):
+    assert {"stability-reproduced", "stability-modal"} <= set(groups(stability_curve(result)))
+
+
+def test_render_plots_draws_what_available_plots_announces(result):
+    plots = render_plots(result)
+    assert sorted(plots) == sorted(available_plots(result))
+    assert {"heatmap", "survival", "cox", "stability"} <= set(plots)
+    assert all(svg.lstrip().startswith("<?xml") and "</svg>" in svg for svg in plots.values())
+
+
+def test_nothing_to_draw_gives_no_plot():
+    empty = {
+        "systems": ["a"],
+        "pairwise": [],
+        "survival": {"curves": {}, "cox": {}},
+        "stability": {},
+    }
+    assert render_plots(empty) == {} == dict.fromkeys(available_plots(empty), 1)
+
+
+def test_rendering_is_deterministic_and_leaves_no_global_state(result):
+    import matplotlib.pyplot as plt
+
+    before = dict(matplotlib.rcParams)
+    figures = plt.get_fignums()
+    assert survival_curves(result) == survival_curves(result)
+    assert plt.get_fignums() == figures
+    assert dict(matplotlib.rcParams) == before
