@@ -222,3 +222,36 @@ def test_the_report_reports_its_stages():
     build_report(data, builders.FAST, progress=stages.append)
     assert stages[0] == "Pairwise win rates" and "Survival analysis" in stages
     assert stages[-1] == "Ranking stability"
+
+
+def test_stability_works_when_some_pairs_never_met():
+    data = simulate_spot_the_bot(builders.small_spot_the_bot_model(), seed=6)
+    # Leave out every bot-weak vs bot-strong conversation, as in a bipartite design.
+    keep = [
+        i
+        for i in range(len(data.judgment))
+        if {data.system[i], data.opponent[i]} != {"bot-weak", "bot-strong"}
+    ]
+    columns = {
+        name: tuple(getattr(data, name)[i] for i in keep)
+        for name in (
+            "judgment",
+            "worker",
+            "conversation",
+            "speaker",
+            "system",
+            "opponent",
+            "exchanges",
+            "label",
+            "opponent_label",
+            "preferences",
+        )
+    }
+    partial = SpotTheBotData(subject="partial", features=data.features, **columns)
+    result = build_report(partial, builders.FAST)
+    assert len(result["pairwise"]) == 3
+    met = [p for p in result["pairwise"] if {p["a"], p["b"]} != {"bot-weak", "bot-strong"}]
+    assert all(p["wins_a"] + p["wins_b"] > 0 for p in met)
+    stability = result["stability"]
+    assert stability["n_conversations"][-1] == 6  # every conversation of a pair that met
+    assert len(stability["share_reproduced"]) == len(stability["n_conversations"]) == 2

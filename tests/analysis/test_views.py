@@ -261,3 +261,16 @@ def test_the_tournament_page_tag_shows_results_to_those_who_may_see_them(owner):
     )
     hidden = render_tournament_results(tournament, None)
     assert "Results appear here" in hidden and "data-system" not in hidden
+
+
+def test_an_ab_leaderboard_has_no_survival_section(client):
+    from analysis.tasks import analyze_tournament
+
+    tournament = builders.ab_tournament()
+    tournament.published = True
+    tournament.save(update_fields=["published"])
+    run = analyze_tournament(tournament, builders.FAST, synchronous=True)
+    html = client.get(detail_url(tournament)).content.decode()
+    assert 'data-system="ab-strong" data-cluster="1"' in html
+    assert reverse("analysis:plot", args=[tournament.slug, run.pk, "heatmap"]) in html
+    assert "plot-survival" not in html and "automatic tie" in html
