@@ -272,6 +272,11 @@ def load_demo() -> dict:
         from annotation.demo import load_annotation_demo
 
         load_annotation_demo(admin)
+    # A finished Spot The Bot tournament and an A/B experiment, simulated from a known model
+    # and analysed now, so that the leaderboards have something to show on the first run.
+    from analysis.simulation import load_analysis_demo
+
+    load_analysis_demo(admin)
     return {
         "admin_password": admin_password,
         "researcher_password": researcher_password,

@@ -11,9 +11,10 @@ pytestmark = pytest.mark.django_db
 
 def test_one_live_campaign_per_kind_linked_from_home(client):
     call_command("load_demo")
-    campaigns = Campaign.objects.all()
+    # The analysis demo adds finished (simulated) campaigns; the open ones are these.
+    campaigns = Campaign.objects.filter(status="live")
     assert sorted(c.task_kind for c in campaigns) == sorted(KIND_KEYS)
-    assert all(c.status == "live" and c.provider == "local" for c in campaigns)
+    assert all(c.provider == "local" for c in campaigns)
     home = client.get("/").content.decode()
     for campaign in campaigns:
         assert campaign.start_url() in home
@@ -27,11 +28,11 @@ def test_demo_campaigns_are_created_once(capsys):
     assert (Campaign.objects.count(), Item.objects.count(), Assignment.objects.count()) == counts
 
 
-@pytest.mark.parametrize("kind", KIND_KEYS)
-def test_a_newcomer_can_open_each_demo_campaign(client, kind):
+def test_a_newcomer_can_open_each_demo_campaign(client):
     call_command("load_demo")
-    campaign = Campaign.objects.get(task_kind=kind)
-    response = client.get(campaign.start_url() + "?worker=newcomer")
-    assert response.status_code == 302
-    page = client.get(response["Location"])
-    assert page.status_code == 200 and "Item 1 of" in page.content.decode()
+    for kind in KIND_KEYS:
+        campaign = Campaign.objects.get(task_kind=kind, status="live")
+        response = client.get(campaign.start_url() + "?worker=newcomer")
+        assert response.status_code == 302, kind
+        page = client.get(response["Location"])
+        assert page.status_code == 200 and "Item 1 of" in page.content.decode(), kind

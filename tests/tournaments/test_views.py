@@ -419,3 +419,15 @@ def test_researchers_cannot_reach_the_admin_upload(client, researcher):
     client.force_login(researcher)
     assert client.get(UPLOAD).status_code == 302
     assert not Judgment.objects.exists()
+
+
+def test_detail_shows_the_latest_analysis_once_it_has_run(client, owner):
+    from tests.analysis.builders import stored_run
+
+    t = spot(owner)
+    run = stored_run(t)
+    client.force_login(owner)
+    page = client.get(url("detail", t)).content.decode()
+    assert "Results appear here once the analysis has run." not in page
+    assert reverse("analysis:detail", args=[t.slug]) in page
+    assert run.result["ranking"][0]["system"] in page
