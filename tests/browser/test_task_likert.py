@@ -59,5 +59,8 @@ def test_participant_rates_with_the_keyboard_and_gets_the_code(page, screenshot)
         code.inner_text()
         == Assignment.objects.get(worker__external_id="link:keys-1").completion_code
     )
-    ratings = sorted(tuple(j.payload["ratings"].values()) for j in Judgment.objects.all())
+    # Read the ratings by dimension: PostgreSQL's jsonb does not keep the keys' order.
+    ratings = sorted(
+        tuple(j.payload["ratings"][d] for d in DIMENSIONS) for j in Judgment.objects.all()
+    )
     assert ratings == [(1, 3, 3), (4, 2, 5)]
