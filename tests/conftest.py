@@ -14,12 +14,20 @@ import os
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from hypothesis import settings as hypothesis_settings
 
 from evalhub.celery import app as celery_app
 
 
 def env_flag(name: str) -> bool:
     return os.environ.get(name, "").lower() in {"1", "true", "yes"}
+
+
+# No per-example deadline: a busy 2-core CI machine must not turn slowness into failures.
+# In CI the examples are derandomised, so a run is reproducible; locally they explore.
+hypothesis_settings.register_profile("dev", deadline=None)
+hypothesis_settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True)
+hypothesis_settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 if env_flag("EVALHUB_USE_EXISTING_DB"):
