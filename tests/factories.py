@@ -61,3 +61,25 @@ def submission(system_: System, prompt_set_: PromptSet, lines: list[str] | None 
     return submit_responses(
         system=system_, prompt_set=prompt_set_, data=txt(*lines), filename="r.txt"
     )
+
+
+def conversation(external_id: str, speakers, texts: list[str], domain: str = "chitchat"):
+    """A conversation whose speakers (System, or None for a human) alternate turns."""
+    from evalhub.models import Conversation, Speaker, Turn
+
+    c = Conversation.objects.create(external_id=external_id, domain=domain)
+    for index, system in enumerate(speakers):
+        Speaker.objects.create(conversation=c, index=index, system=system)
+    Turn.objects.bulk_create(
+        Turn(conversation=c, position=p, speaker=p % 2, text=t) for p, t in enumerate(texts)
+    )
+    return c
+
+
+def loaded_conversations():
+    """All conversations with what the task builders read, in a stable order."""
+    from evalhub.models import Conversation
+
+    return Conversation.objects.prefetch_related("speakers__system", "turns").order_by(
+        "external_id"
+    )

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 from annotation.models import Assignment, Judgment
 from annotation.services import add_items
 from annotation.tasks import get_kind
-from evalhub.models import Conversation, Speaker, Turn
+from evalhub.models import Conversation
 from tests import factories
 from tests.annotation.builders import campaign
 
@@ -27,12 +27,7 @@ PHONE = (390, 844)
 
 
 def conversation(external_id, speakers, texts):
-    c = Conversation.objects.create(external_id=external_id, domain="garden")
-    for index, system in enumerate(speakers):
-        Speaker.objects.create(conversation=c, index=index, system=system)
-    Turn.objects.bulk_create(
-        Turn(conversation=c, position=p, speaker=p % 2, text=t) for p, t in enumerate(texts)
-    )
+    factories.conversation(external_id, speakers, texts, domain="garden")
 
 
 def spot_the_bot_campaign():

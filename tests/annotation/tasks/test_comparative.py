@@ -15,7 +15,7 @@ from annotation.services import add_items
 from annotation.tasks import get_kind
 from annotation.tasks.base import ConfigInvalid, PayloadInvalid
 from annotation.tasks.comparative import DIMENSION_DEFINITIONS, build_items, clean_config, pair_key
-from evalhub.models import Conversation, Speaker, Turn
+from evalhub.models import Conversation
 from tests import factories
 from tests.annotation.builders import campaign
 
@@ -53,19 +53,11 @@ GOLD_EXPLANATION = "The second chatbot answers about films when asked about brea
 
 
 def conversation(external_id, speakers, texts, domain="chitchat"):
-    c = Conversation.objects.create(external_id=external_id, domain=domain)
-    for index, system in enumerate(speakers):
-        Speaker.objects.create(conversation=c, index=index, system=system)
-    Turn.objects.bulk_create(
-        Turn(conversation=c, position=p, speaker=p % 2, text=t) for p, t in enumerate(texts)
-    )
-    return c
+    return factories.conversation(external_id, speakers, texts, domain)
 
 
 def loaded():
-    return Conversation.objects.prefetch_related("speakers__system", "turns").order_by(
-        "external_id"
-    )
+    return factories.loaded_conversations()
 
 
 @pytest.fixture

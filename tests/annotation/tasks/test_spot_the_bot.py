@@ -13,7 +13,7 @@ from annotation.services import add_items
 from annotation.tasks import get_kind
 from annotation.tasks.base import ConfigInvalid, PayloadInvalid
 from annotation.tasks.spot_the_bot import AnalysisRow, analysis_rows, build_items, clean_config
-from evalhub.models import Conversation, Speaker, Turn
+from evalhub.models import Conversation, Speaker
 from tests import factories
 from tests.annotation.builders import campaign
 
@@ -38,19 +38,11 @@ EXPLANATION_WORDS = "two humans wrote this conversation"
 
 
 def conversation(external_id, speakers, texts, domain="dailydialog"):
-    c = Conversation.objects.create(external_id=external_id, domain=domain)
-    for index, system in enumerate(speakers):
-        Speaker.objects.create(conversation=c, index=index, system=system)
-    Turn.objects.bulk_create(
-        Turn(conversation=c, position=p, speaker=p % 2, text=t) for p, t in enumerate(texts)
-    )
-    return c
+    return factories.conversation(external_id, speakers, texts, domain)
 
 
 def loaded():
-    return Conversation.objects.prefetch_related("speakers__system", "turns").order_by(
-        "external_id"
-    )
+    return factories.loaded_conversations()
 
 
 @pytest.fixture
