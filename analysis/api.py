@@ -17,14 +17,14 @@ from rest_framework.views import APIView
 
 from tournaments.models import Tournament
 
-from .leaderboards import can_view_results, contract, latest_succeeded_run
+from .leaderboards import contract, latest_succeeded_run
 
 
 class TournamentResults(APIView):
     @extend_schema(responses={200: OpenApiTypes.OBJECT}, summary="Latest analysis results")
     def get(self, request, slug):
         tournament = get_object_or_404(Tournament, slug=slug)
-        if not can_view_results(tournament, request.user):
+        if not tournament.is_visible_to(request.user):
             raise Http404("No such tournament.")
         run = latest_succeeded_run(tournament)
         if run is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.db.models.fields.json import KT
 from django.urls import reverse
 
@@ -22,7 +22,6 @@ from .plots import SIGNIFICANCE, available_plots, system_plot_name
 __all__ = [
     "PLOT_TITLES",
     "can_run_analysis",
-    "can_view_results",
     "contract",
     "latest_runs",
     "latest_succeeded_run",
@@ -30,7 +29,6 @@ __all__ = [
     "result_tables",
     "results_context",
     "results_for_system",
-    "visible_tournaments",
 ]
 
 PLOT_TITLES = {
@@ -39,24 +37,6 @@ PLOT_TITLES = {
     "cox": "Cox proportional hazards: feature preferences and survival",
     "stability": "Ranking stability against the number of conversations per pair",
 }
-
-
-def visible_tournaments(user) -> QuerySet:
-    """Published tournaments, the user's own, and all of them for staff."""
-    tournaments = Tournament.objects.all()
-    if user.is_authenticated and user.is_staff:
-        return tournaments
-    if user.is_authenticated:
-        return tournaments.filter(Q(published=True) | Q(owner=user))
-    return tournaments.filter(published=True)
-
-
-def can_view_results(tournament: Tournament, user) -> bool:
-    if tournament.published:
-        return True
-    if not user.is_authenticated:
-        return False
-    return user.is_staff or (tournament.owner_id is not None and tournament.owner_id == user.pk)
 
 
 def can_run_analysis(user) -> bool:
@@ -254,7 +234,8 @@ def results_for_system(system, user) -> list[SystemResult]:
     """The system's rank and survival curve in every tournament it entered whose results
     the user may see, from each tournament's latest successful run. Three queries."""
     tournaments = {
-        t.pk: t for t in visible_tournaments(user).filter(analysis_runs__isnull=False).distinct()
+        t.pk: t
+        for t in Tournament.objects.visible_to(user).filter(analysis_runs__isnull=False).distinct()
     }
     if not tournaments:
         return []

@@ -24,11 +24,9 @@ from .inputs import NoCampaign
 from .leaderboards import (
     PLOT_TITLES,
     can_run_analysis,
-    can_view_results,
     latest_runs,
     latest_succeeded_run,
     results_context,
-    visible_tournaments,
 )
 from .models import AnalysisRun
 from .report import NothingToAnalyse
@@ -40,21 +38,15 @@ REFRESH_SECONDS = 3
 
 def _visible_tournament(request, slug) -> Tournament:
     tournament = get_object_or_404(Tournament.objects.select_related("owner"), slug=slug)
-    if not can_view_results(tournament, request.user):
+    if not tournament.is_visible_to(request.user):
         # Unpublished results do not exist for those who may not see them.
         raise Http404("No such tournament.")
     return tournament
 
 
-def _is_manager(user, tournament: Tournament) -> bool:
-    if not user.is_authenticated:
-        return False
-    return user.is_staff or (tournament.owner_id is not None and tournament.owner_id == user.pk)
-
-
 @require_GET
 def leaderboard_list(request):
-    tournaments = list(visible_tournaments(request.user).order_by("-created"))
+    tournaments = list(Tournament.objects.visible_to(request.user).order_by("-created"))
     runs = latest_runs(t.pk for t in tournaments)
     rows = [{"tournament": t, "run": runs.get(t.pk)} for t in tournaments]
     return render(request, "analysis/leaderboard_list.html", {"rows": rows})
@@ -65,7 +57,7 @@ def leaderboard_detail(request, slug):
     tournament = _visible_tournament(request, slug)
     run = latest_succeeded_run(tournament)
     latest = None
-    if _is_manager(request.user, tournament):
+    if tournament.is_managed_by(request.user):
         latest = tournament.analysis_runs.defer("result", "plots").order_by("-created").first()
     active = latest if latest is not None and latest.in_progress else None
     failed = latest if latest is not None and latest.status == AnalysisRun.Status.FAILED else None

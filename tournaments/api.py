@@ -1,6 +1,6 @@
 """REST API of tournaments: `GET/POST /api/tournaments/`, `GET /api/tournaments/<slug>/`.
 
-Visibility is the pages' own (`visible_tournaments`): published tournaments, the user's
+Visibility is the pages' own (`Tournament.objects.visible_to`): published tournaments, the user's
 own, all of them for staff. Creating needs a login (token or session); the checks are
 the forms' (`spot_the_bot_errors`, `ab_errors`).
 """
@@ -14,7 +14,6 @@ from evalhub.models import Submission, System
 
 from .forms import ab_errors, baseline_choices, spot_the_bot_errors, user_submissions
 from .models import PartnerSet, Tournament
-from .views import visible_tournaments
 
 SPOT_THE_BOT_FIELDS = [
     "domain",
@@ -153,7 +152,7 @@ class TournamentViewSet(
 
     def get_queryset(self):
         return (
-            visible_tournaments(self.request.user)
+            Tournament.objects.visible_to(self.request.user)
             .select_related("owner", "campaign", "partner_set", "prompt_set", "submission")
             .prefetch_related("systems", "baselines")
             .order_by("-created")

@@ -10,6 +10,7 @@ conversation to collect, made by a schedule (tournaments/schedule.py).
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.db.models import Q
 from django.urls import reverse
 
 from annotation.models import Campaign
@@ -61,6 +62,16 @@ class BotEndpoint(models.Model):
 
     def __str__(self):
         return f"{self.system.slug} at {self.url}"
+
+
+class TournamentQuerySet(models.QuerySet):
+    def visible_to(self, user):
+        """Published tournaments, the user's own, and every one for staff."""
+        if user.is_authenticated and user.is_staff:
+            return self.all()
+        if user.is_authenticated:
+            return self.filter(Q(published=True) | Q(owner=user))
+        return self.filter(published=True)
 
 
 class Tournament(models.Model):
@@ -131,6 +142,8 @@ class Tournament(models.Model):
     prompts_per_batch = models.PositiveSmallIntegerField(default=10)
     reward_per_judgment = models.DecimalField(max_digits=8, decimal_places=3, default=0)
 
+    objects = TournamentQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created"]
 
@@ -139,6 +152,15 @@ class Tournament(models.Model):
 
     def get_absolute_url(self):
         return reverse("tournaments:detail", args=[self.slug])
+
+    def is_managed_by(self, user) -> bool:
+        """Its owner and staff change it, launch it and see it before it is published."""
+        if not user.is_authenticated:
+            return False
+        return user.is_staff or (self.owner_id is not None and self.owner_id == user.pk)
+
+    def is_visible_to(self, user) -> bool:
+        return self.published or self.is_managed_by(user)
 
 
 class PlannedDialogue(models.Model):

@@ -9,7 +9,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -23,24 +22,8 @@ from .models import Tournament
 from .plan import PlanInvalid, planned_conversations
 
 
-def visible_tournaments(user):
-    """Published tournaments, the user's own, and every one for staff."""
-    tournaments = Tournament.objects.all()
-    if user.is_authenticated and user.is_staff:
-        return tournaments
-    if user.is_authenticated:
-        return tournaments.filter(Q(published=True) | Q(owner=user))
-    return tournaments.filter(published=True)
-
-
-def can_manage(user, tournament: Tournament) -> bool:
-    if not user.is_authenticated:
-        return False
-    return user.is_staff or (tournament.owner_id is not None and tournament.owner_id == user.pk)
-
-
 def visible_tournament_or_404(request, slug) -> Tournament:
-    queryset = visible_tournaments(request.user).select_related(
+    queryset = Tournament.objects.visible_to(request.user).select_related(
         "owner", "campaign", "partner_set", "prompt_set", "submission__system"
     )
     return get_object_or_404(queryset, slug=slug)
@@ -48,7 +31,7 @@ def visible_tournament_or_404(request, slug) -> Tournament:
 
 def managed_tournament(request, slug) -> Tournament:
     tournament = visible_tournament_or_404(request, slug)
-    if not can_manage(request.user, tournament):
+    if not tournament.is_managed_by(request.user):
         raise PermissionDenied("Only the owner of a tournament and staff can change it.")
     return tournament
 
@@ -56,7 +39,9 @@ def managed_tournament(request, slug) -> Tournament:
 @require_GET
 def tournament_list(request):
     tournaments = (
-        visible_tournaments(request.user).select_related("owner", "campaign").order_by("-created")
+        Tournament.objects.visible_to(request.user)
+        .select_related("owner", "campaign")
+        .order_by("-created")
     )
     return render(request, "tournaments/list.html", {"tournaments": tournaments})
 
@@ -112,7 +97,7 @@ def tournament_detail(request, slug):
     campaign = tournament.campaign
     context = {
         "tournament": tournament,
-        "can_manage": can_manage(request.user, tournament),
+        "can_manage": tournament.is_managed_by(request.user),
         "systems": list(tournament.systems.order_by("slug")),
         "campaign": campaign,
     }

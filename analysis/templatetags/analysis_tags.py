@@ -10,7 +10,6 @@
 from django import template
 
 from analysis.leaderboards import (
-    can_view_results,
     latest_succeeded_run,
     plot_url,
     results_context,
@@ -28,7 +27,7 @@ def system_results(context, system):
 @register.inclusion_tag("analysis/_tournament_results.html", takes_context=True)
 def tournament_results(context, tournament):
     user = context["request"].user
-    run = latest_succeeded_run(tournament) if can_view_results(tournament, user) else None
+    run = latest_succeeded_run(tournament) if tournament.is_visible_to(user) else None
     return results_context(tournament, run)
 
 
