@@ -1,14 +1,11 @@
 """Staff pages for campaigns: list, create, detail with launch/pause/finish, preview, export."""
 
 import json
-import uuid
-from types import SimpleNamespace
 
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -26,10 +23,7 @@ from ..forms import CampaignForm, kind_summaries
 from ..models import Campaign, Item
 from ..tasks.base import PayloadInvalid
 from .access import staff_required
-
-# The preview renders the worker's page around a stand-in assignment with this id; no real
-# assignment has it, and its form is pointed at the preview instead (see _preview_page).
-PREVIEW_ASSIGNMENT = SimpleNamespace(public_id=uuid.UUID(int=0))
+from .worker import task_page_context
 
 
 @staff_required
@@ -146,9 +140,7 @@ def campaign_preview(request, slug, position):
         try:
             payload = kind.parse_payload(item, config, request.POST)
         except PayloadInvalid as invalid:
-            return _preview_page(
-                request, campaign, item, kind, config, request.POST, invalid.errors, status=400
-            )
+            return _preview_page(request, campaign, item, request.POST, invalid.errors, status=400)
         gold = kind.score_gold(item, payload) if item.gold else None
         return render(
             request,
@@ -159,37 +151,22 @@ def campaign_preview(request, slug, position):
                 "gold_result": gold,
             },
         )
-    return _preview_page(request, campaign, item, kind, config)
+    return _preview_page(request, campaign, item)
 
 
-def _preview_page(request, campaign, item, kind, config, values=None, errors=None, status=200):
+def _preview_page(request, campaign, item, values=None, errors=None, status=200):
     if item.batch_id is not None:
         total = Item.objects.filter(batch_id=item.batch_id).count()
         position = item.order_in_batch + 1
     else:
         total = position = 1
+    context = task_page_context(campaign, item, position, total, values=values, errors=errors)
     # The worker's page, but its answers come back here, where they are checked and never
     # stored.
-    here = reverse("annotation:manage-campaign-preview", args=[campaign.slug, item.position])
-    html = render_to_string(
-        "annotation/assignment.html",
-        {
-            "form_action": here,
-            "campaign": campaign,
-            "assignment": PREVIEW_ASSIGNMENT,
-            "item": item,
-            "kind": kind,
-            "config": config,
-            "task": kind.item_context(item, config),
-            "position": position,
-            "total": total,
-            "values": values or {},
-            "errors": errors or {},
-            "started_token": "",
-        },
-        request,
+    context["form_action"] = reverse(
+        "annotation:manage-campaign-preview", args=[campaign.slug, item.position]
     )
-    return HttpResponse(html, status=status)
+    return render(request, "annotation/assignment.html", context, status=status)
 
 
 @staff_required

@@ -77,31 +77,45 @@ def start(request, slug):
     return redirect(assignment)
 
 
+def task_page_context(campaign, item, position, total, *, values=None, errors=None) -> dict:
+    """What `annotation/assignment.html` needs to show one item (the staff preview uses it
+    too, with its own `form_action`)."""
+    kind = campaign.kind
+    config = kind.clean_config(campaign.task_config)
+    return {
+        "campaign": campaign,
+        "item": item,
+        "kind": kind,
+        "config": config,
+        "task": kind.item_context(item, config),
+        "position": position,
+        "total": total,
+        "values": values or {},
+        "errors": errors or {},
+    }
+
+
 def _item_page(request, assignment, item, position, total, *, values=None, errors=None, status=200):
-    kind = assignment.campaign.kind
-    config = kind.clean_config(assignment.campaign.task_config)
     started = signing.dumps(
         {"a": str(assignment.public_id), "i": item.pk, "t": timezone.now().timestamp()},
         salt=STARTED_SALT,
     )
-    return render(
-        request,
-        "annotation/assignment.html",
-        {
-            "campaign": assignment.campaign,
-            "assignment": assignment,
-            "item": item,
-            "kind": kind,
-            "config": config,
-            "task": kind.item_context(item, config),
-            "position": position,
-            "total": total,
-            "values": values or {},
-            "errors": errors or {},
-            "started_token": started,
-        },
-        status=status,
+    context = task_page_context(
+        assignment.campaign, item, position, total, values=values, errors=errors
     )
+    context.update(assignment=assignment, started_token=started)
+    return render(request, "annotation/assignment.html", context, status=status)
+
+
+def _unusable_response(request, assignment, status=200):
+    """A redirect or a message when the assignment can no longer take answers, else None."""
+    problem = _usable(assignment)
+    if problem == "done":
+        return redirect("annotation:done", public_id=assignment.public_id)
+    if problem:
+        context = {"campaign": assignment.campaign, "reason": problem}
+        return render(request, "annotation/no_work.html", context, status=status)
+    return None
 
 
 def _usable(assignment) -> str | None:
@@ -120,13 +134,8 @@ def _usable(assignment) -> str | None:
 @require_http_methods(["GET"])
 def assignment_page(request, public_id):
     assignment = own_assignment(request, public_id)
-    problem = _usable(assignment)
-    if problem == "done":
-        return redirect("annotation:done", public_id=assignment.public_id)
-    if problem:
-        return render(
-            request, "annotation/no_work.html", {"campaign": assignment.campaign, "reason": problem}
-        )
+    if (unusable := _unusable_response(request, assignment)) is not None:
+        return unusable
     items = list(assignment.batch.items.order_by("order_in_batch"))
     judged = set(assignment.judgments.values_list("item_id", flat=True))
     pending = [(n, item) for n, item in enumerate(items, 1) if item.pk not in judged]
@@ -160,16 +169,8 @@ def _client_ms(request) -> int | None:
 @require_POST
 def submit_item(request, public_id, item_id):
     assignment = own_assignment(request, public_id)
-    problem = _usable(assignment)
-    if problem == "done":
-        return redirect("annotation:done", public_id=assignment.public_id)
-    if problem:
-        return render(
-            request,
-            "annotation/no_work.html",
-            {"campaign": assignment.campaign, "reason": problem},
-            status=409,
-        )
+    if (unusable := _unusable_response(request, assignment, status=409)) is not None:
+        return unusable
     items = list(assignment.batch.items.order_by("order_in_batch"))
     try:
         position, item = next((n, i) for n, i in enumerate(items, 1) if i.pk == item_id)
