@@ -49,47 +49,73 @@ class PromptSetUploadForm(forms.Form):
         return slug
 
 
-@admin.register(PromptSet)
-class PromptSetAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "version", "source", "created"]
-    search_fields = ["name", "slug", "description", "source"]
-    inlines = [PromptInline]
-    change_list_template = "admin/evalhub/promptset/change_list.html"
+class FileUploadAdmin(admin.ModelAdmin):
+    """A change list with an upload page: the whole file is checked by a catalog service,
+    its problems are listed with their lines, and nothing is stored when there is one."""
+
+    change_list_template = "admin/evalhub/upload_change_list.html"
+    upload_form: type[forms.Form]
+    upload_title = ""
+    upload_intro = ""
 
     def get_urls(self):
+        opts = self.model._meta
         upload = path(
             "upload/",
             self.admin_site.admin_view(self.upload_view),
-            name="evalhub_promptset_upload",
+            name=f"{opts.app_label}_{opts.model_name}_upload",
         )
         return [upload, *super().get_urls()]
+
+    def changelist_view(self, request, extra_context=None):
+        extra = {"upload_title": self.upload_title, **(extra_context or {})}
+        return super().changelist_view(request, extra)
+
+    def store_upload(self, request, data: bytes, filename: str, fields: dict):
+        """Store the checked file; return (success message, where to go next)."""
+        raise NotImplementedError
 
     def upload_view(self, request):
         if not self.has_add_permission(request):
             return redirect("admin:index")
-        form = PromptSetUploadForm(request.POST or None, request.FILES or None)
+        form = self.upload_form(request.POST or None, request.FILES or None)
         problems = None
         if request.method == "POST" and form.is_valid():
-            data = dict(form.cleaned_data)
-            upload = data.pop("file")
+            fields = dict(form.cleaned_data)
+            upload = fields.pop("file")
             try:
-                prompt_set = create_prompt_set(
-                    data=read_upload(upload), filename=upload.name, user=request.user, **data
+                message, target = self.store_upload(
+                    request, read_upload(upload), upload.name, fields
                 )
             except InvalidUpload as invalid:
                 problems = invalid
             else:
-                count = prompt_set.prompts.count()
-                messages.success(request, f"Created {prompt_set.name} with {count} prompts.")
-                return redirect("admin:evalhub_promptset_change", prompt_set.pk)
+                messages.success(request, message)
+                return target
         context = {
             **self.admin_site.each_context(request),
-            "title": "Upload a prompt set",
+            "title": self.upload_title,
+            "intro": self.upload_intro,
             "form": form,
             "problems": problems,
             "opts": self.model._meta,
         }
-        return render(request, "admin/evalhub/promptset/upload.html", context)
+        return render(request, "admin/evalhub/upload.html", context)
+
+
+@admin.register(PromptSet)
+class PromptSetAdmin(FileUploadAdmin):
+    list_display = ["name", "slug", "version", "source", "created"]
+    search_fields = ["name", "slug", "description", "source"]
+    inlines = [PromptInline]
+    upload_form = PromptSetUploadForm
+    upload_title = "Upload a prompt set"
+
+    def store_upload(self, request, data, filename, fields):
+        prompt_set = create_prompt_set(data=data, filename=filename, user=request.user, **fields)
+        count = prompt_set.prompts.count()
+        message = f"Created {prompt_set.name} with {count} prompts."
+        return message, redirect("admin:evalhub_promptset_change", prompt_set.pk)
 
 
 @admin.register(Prompt)
@@ -144,51 +170,25 @@ class ConversationUploadForm(forms.Form):
 
 
 @admin.register(Conversation)
-class ConversationAdmin(admin.ModelAdmin):
+class ConversationAdmin(FileUploadAdmin):
     list_display = ["external_id", "domain", "source", "created"]
     list_filter = ["source", "domain"]
     search_fields = ["external_id", "speakers__system__slug", "turns__text"]
     inlines = [SpeakerInline, TurnInline]
-    change_list_template = "tournaments/admin_conversation_change_list.html"
+    upload_form = ConversationUploadForm
+    upload_title = "Upload conversations"
+    upload_intro = (
+        "One conversation per line in the interchange format. The whole file is checked "
+        "first; nothing is stored when any line has a problem, and conversations already "
+        "stored as they are count as unchanged."
+    )
 
-    def get_urls(self):
-        upload = path(
-            "upload/",
-            self.admin_site.admin_view(self.upload_view),
-            name="evalhub_conversation_upload",
+    def store_upload(self, request, data, filename, fields):
+        result = import_conversations(
+            data=data, filename=filename, user=request.user, source=fields["source"] or None
         )
-        return [upload, *super().get_urls()]
-
-    def upload_view(self, request):
-        if not self.has_add_permission(request):
-            return redirect("admin:index")
-        form = ConversationUploadForm(request.POST or None, request.FILES or None)
-        problems = None
-        if request.method == "POST" and form.is_valid():
-            upload = form.cleaned_data["file"]
-            try:
-                result = import_conversations(
-                    data=read_upload(upload),
-                    filename=upload.name,
-                    user=request.user,
-                    source=form.cleaned_data["source"] or None,
-                )
-            except InvalidUpload as invalid:
-                problems = invalid
-            else:
-                messages.success(
-                    request,
-                    f"{result.created} conversations created, {result.unchanged} unchanged.",
-                )
-                return redirect("admin:evalhub_conversation_changelist")
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "Upload conversations",
-            "form": form,
-            "problems": problems,
-            "opts": self.model._meta,
-        }
-        return render(request, "tournaments/admin_conversation_upload.html", context)
+        message = f"{result.created} conversations created, {result.unchanged} unchanged."
+        return message, redirect("admin:evalhub_conversation_changelist")
 
 
 @admin.register(Turn)

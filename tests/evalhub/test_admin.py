@@ -59,3 +59,13 @@ def test_changelists_with_search(staff_client, model):
     system = factories.system(None)
     factories.submission(system, factories.prompt_set(2))
     assert staff_client.get(f"/admin/evalhub/{model}/?q=a").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("model", "title"),
+    [("promptset", "Upload a prompt set"), ("conversation", "Upload conversations")],
+)
+def test_change_lists_link_their_upload_page(staff_client, model, title):
+    upload = f"/admin/evalhub/{model}/upload/"
+    assert upload in staff_client.get(f"/admin/evalhub/{model}/").content.decode()
+    assert f"<h1>{title}</h1>" in staff_client.get(upload).content.decode()
