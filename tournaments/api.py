@@ -12,31 +12,15 @@ from rest_framework.routers import SimpleRouter
 
 from evalhub.models import Submission, System
 
-from .forms import ab_errors, baseline_choices, spot_the_bot_errors, user_submissions
+from .forms import (
+    AB_FIELDS,
+    SPOT_THE_BOT_FIELDS,
+    ab_errors,
+    baseline_choices,
+    spot_the_bot_errors,
+    user_submissions,
+)
 from .models import PartnerSet, Tournament
-
-SPOT_THE_BOT_FIELDS = [
-    "domain",
-    "systems",
-    "schedule",
-    "partner_set",
-    "conversations_per_pair",
-    "exchanges",
-    "segment_lengths",
-    "human_share",
-    "features",
-    "batch_size",
-    "max_batches_per_worker",
-    "judgments_per_segment",
-]
-AB_FIELDS = [
-    "submission",
-    "prompt_set",
-    "baselines",
-    "judgments_per_prompt",
-    "prompts_per_batch",
-    "reward_per_judgment",
-]
 
 
 class PartnerSetField(serializers.RelatedField):
@@ -88,6 +72,7 @@ class TournamentSerializer(serializers.ModelSerializer):
             "created",
             *SPOT_THE_BOT_FIELDS,
             *AB_FIELDS,
+            "prompt_set",
         ]
         read_only_fields = ["owner", "status", "campaign", "created"]
 

@@ -91,6 +91,30 @@ def latest_partner_sets():
     return PartnerSet.objects.order_by("slug", "-version")
 
 
+# The settings of each kind of tournament, shared by the forms and the API.
+SPOT_THE_BOT_FIELDS = [
+    "domain",
+    "systems",
+    "schedule",
+    "partner_set",
+    "conversations_per_pair",
+    "exchanges",
+    "segment_lengths",
+    "human_share",
+    "features",
+    "batch_size",
+    "max_batches_per_worker",
+    "judgments_per_segment",
+]
+AB_FIELDS = [
+    "submission",
+    "baselines",
+    "judgments_per_prompt",
+    "prompts_per_batch",
+    "reward_per_judgment",
+]
+
+
 class IntegerListField(forms.CharField):
     """ "2, 3, 5" <-> [2, 3, 5]."""
 
@@ -157,24 +181,7 @@ class SpotTheBotForm(TournamentForm):
 
     class Meta:
         model = Tournament
-        fields = [
-            "name",
-            "slug",
-            "description",
-            "domain",
-            "systems",
-            "schedule",
-            "partner_set",
-            "conversations_per_pair",
-            "exchanges",
-            "segment_lengths",
-            "human_share",
-            "features",
-            "batch_size",
-            "max_batches_per_worker",
-            "judgments_per_segment",
-            "published",
-        ]
+        fields = ["name", "slug", "description", *SPOT_THE_BOT_FIELDS, "published"]
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
         help_texts = {
             "slug": "Lowercase letters, digits and hyphens; used in URLs and the API.",
@@ -224,17 +231,7 @@ class ABForm(TournamentForm):
 
     class Meta:
         model = Tournament
-        fields = [
-            "name",
-            "slug",
-            "description",
-            "submission",
-            "baselines",
-            "judgments_per_prompt",
-            "prompts_per_batch",
-            "reward_per_judgment",
-            "published",
-        ]
+        fields = ["name", "slug", "description", *AB_FIELDS, "published"]
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
         help_texts = {
             "slug": "Lowercase letters, digits and hyphens; used in URLs and the API.",
