@@ -246,9 +246,9 @@ def shown_turns(content: dict) -> list[dict]:
     return rows
 
 
-def build_items(conversations, config: dict) -> tuple[list[ItemSpec], int]:
-    """One item per human-bot conversation; returns (specs, number of conversations skipped)."""
-    task = clean_config(config)["behaviour_task"]
+def human_bot_items(conversations, *, extra: dict | None = None, group_suffix: str = ""):
+    """One item per human-bot conversation (shared with the Likert kind); returns (specs,
+    number of conversations skipped because they are not one person and one system)."""
     specs, skipped = [], 0
     for conversation in conversations:
         content = human_bot_content(conversation)
@@ -257,12 +257,18 @@ def build_items(conversations, config: dict) -> tuple[list[ItemSpec], int]:
             continue
         specs.append(
             ItemSpec(
-                content={**content, "task": task},
-                group_key=f"{conversation.external_id}:{task}",
+                content={**content, **(extra or {})},
+                group_key=conversation.external_id + group_suffix,
                 conversation_id=conversation.pk,
             )
         )
     return specs, skipped
+
+
+def build_items(conversations, config: dict) -> tuple[list[ItemSpec], int]:
+    """One item per human-bot conversation; returns (specs, number of conversations skipped)."""
+    task = clean_config(config)["behaviour_task"]
+    return human_bot_items(conversations, extra={"task": task}, group_suffix=f":{task}")
 
 
 def field_name(label: Label, position: int) -> str:

@@ -27,7 +27,7 @@ Export (`export_row`), one JSON line per judgment: `{"campaign", "conversation",
 positions the turn-level lists follow) is empty at dialogue level.
 """
 
-from .abc_eval import human_bot_content, shown_turns
+from .abc_eval import human_bot_items, shown_turns
 from .base import ConfigInvalid, GoldResult, ItemSpec, PayloadInvalid, TaskKind
 
 # Paraphrased from Finch and Choi (2020), whose definitions ABC-Eval showed verbatim; our copy
@@ -86,20 +86,7 @@ def clean_config(config: dict | None) -> dict:
 
 def build_items(conversations) -> tuple[list[ItemSpec], int]:
     """One item per human-bot conversation; returns (specs, number of conversations skipped)."""
-    specs, skipped = [], 0
-    for conversation in conversations:
-        content = human_bot_content(conversation)
-        if content is None:
-            skipped += 1
-            continue
-        specs.append(
-            ItemSpec(
-                content=content,
-                group_key=conversation.external_id,
-                conversation_id=conversation.pk,
-            )
-        )
-    return specs, skipped
+    return human_bot_items(conversations)
 
 
 def field_name(dimension: str, position: int | None = None) -> str:
