@@ -17,6 +17,8 @@ $(STAMP): requirements.txt requirements-dev.txt | $(BIN)/python
 
 install: $(STAMP)
 
+# The embedded mode is a local development server: DEBUG on.
+run: export DEBUG := 1
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo

@@ -1,4 +1,4 @@
-"""From the database to the plain arrays that ``analysis.report`` analyses.
+"""From the database to the plain arrays that ``analysis.reports`` analyses.
 
 Bounded queries: judgments are read as ``values_list`` rows (the payload and the item's
 ``content["meta"]``, never whole items with their conversation text), one query for the
@@ -12,43 +12,29 @@ judgments count when it exists; without it, blocked workers are filtered here.
 
 from __future__ import annotations
 
-import importlib
 from types import SimpleNamespace
 
 from django.db.models import QuerySet
 
-from annotation.models import Campaign, Item, Judgment
-from annotation.tasks import spot_the_bot
+from annotation.kinds import spot_the_bot
+from annotation.models import Campaign, Item, Study
+from annotation.quality import judgments_for_analysis
+from evalhub.errors import UserInputError
 from tournaments.models import Tournament
 
-from .report import ABData, SpotTheBotData
+from .dimensional_inputs import DIMENSIONAL_KINDS, campaign_inputs, study_inputs
+from .reports import ABData, SpotTheBotData
 
 __all__ = ["NoCampaign", "judgments_queryset", "load_inputs"]
 
 
-class NoCampaign(ValueError):
+class NoCampaign(UserInputError, ValueError):
     """The tournament has no campaign yet, so there is nothing to analyse."""
-
-
-def _quality_switch():
-    try:
-        module = importlib.import_module("annotation.quality")
-    except ImportError:
-        return None
-    return getattr(module, "judgments_for_analysis", None)
 
 
 def judgments_queryset(campaign: Campaign, *, exclude_blocked: bool) -> QuerySet:
     """The campaign's judgments of task items that the analysis uses."""
-    select = _quality_switch()
-    if select is None:
-        queryset = Judgment.objects.filter(campaign=campaign)
-        if exclude_blocked:
-            queryset = queryset.filter(worker__blocked=False)
-    else:
-        queryset = select(campaign, exclude_blocked=exclude_blocked)
-        if not isinstance(queryset, QuerySet):
-            queryset = Judgment.objects.filter(pk__in=[j.pk for j in queryset])
+    queryset = judgments_for_analysis(campaign, exclude_blocked=exclude_blocked)
     return queryset.filter(item__role=Item.Role.TASK)
 
 
@@ -66,19 +52,39 @@ def load_inputs(
     tournament: Tournament | None = None,
     *,
     campaign: Campaign | None = None,
+    study: Study | None = None,
     exclude_blocked: bool = False,
-) -> SpotTheBotData | ABData:
-    """The analysis inputs of a tournament (or of a campaign without a tournament)."""
+):
+    """The analysis inputs of a tournament, of a campaign without a tournament, or of an
+    imported study (every campaign of it; ``analysis.dimensional_inputs``)."""
+    if study is not None and tournament is None and campaign is None:
+        return study_inputs(study, lambda c: judgments_queryset(c, exclude_blocked=exclude_blocked))
     slug, campaign, kind = _subject(tournament, campaign)
     queryset = judgments_queryset(campaign, exclude_blocked=exclude_blocked).order_by("pk")
     if kind == "spot_the_bot":
-        return _spot_the_bot(slug, campaign, queryset)
+        return _spot_the_bot(slug, campaign, queryset, partners_of(tournament))
     if kind == "ab":
         return _ab(slug, campaign, queryset)
-    raise ValueError(f"No pairwise analysis for {kind!r} campaigns.")
+    if kind in DIMENSIONAL_KINDS:
+        return campaign_inputs(slug, kind, queryset)
+    raise ValueError(f"No analysis for {kind!r} campaigns.")
 
 
-def _spot_the_bot(slug: str, campaign: Campaign, queryset: QuerySet) -> SpotTheBotData:
+def partners_of(tournament: Tournament | None) -> tuple[str, ...]:
+    """The partner set's system slugs of a bipartite-play tournament (reported apart from
+    the targets, never ranked); empty otherwise."""
+    if (
+        tournament is None
+        or tournament.schedule != Tournament.Schedule.BIPARTITE_PLAY
+        or tournament.partner_set_id is None
+    ):
+        return ()
+    return tuple(sorted(tournament.partner_set.systems.values_list("slug", flat=True)))
+
+
+def _spot_the_bot(
+    slug: str, campaign: Campaign, queryset: QuerySet, partners: tuple[str, ...] = ()
+) -> SpotTheBotData:
     features = tuple(spot_the_bot.clean_config(campaign.task_config)["features"])
     rows = queryset.values_list("pk", "worker_id", "payload", "item__content__meta")
     # The task kind owns how a payload becomes per-speaker rows; it reads these attributes.
@@ -105,6 +111,7 @@ def _spot_the_bot(slug: str, campaign: Campaign, queryset: QuerySet) -> SpotTheB
         label=tuple(r.label for r in analysis_rows),
         opponent_label=tuple(r.opponent_label for r in analysis_rows),
         preferences=tuple(tuple(r.features.get(f, 0) for f in features) for r in analysis_rows),
+        partners=partners,
     )
 
 

@@ -21,7 +21,6 @@ from .plots import SIGNIFICANCE, available_plots, system_plot_name
 
 __all__ = [
     "PLOT_TITLES",
-    "can_run_analysis",
     "contract",
     "latest_runs",
     "latest_succeeded_run",
@@ -37,11 +36,6 @@ PLOT_TITLES = {
     "cox": "Cox proportional hazards: feature preferences and survival",
     "stability": "Ranking stability against the number of conversations per pair",
 }
-
-
-def can_run_analysis(user) -> bool:
-    """Runs are requested by staff (they are the admins of EvalHub)."""
-    return user.is_authenticated and user.is_staff
 
 
 def _without_plots(runs: QuerySet) -> QuerySet:
@@ -109,9 +103,107 @@ def _significant(p) -> bool:
 
 def result_tables(result: dict) -> dict:
     """The result reshaped into rows (templates cannot index a dict by a variable)."""
+    survival = result.get("survival") or {}
+    features = result.get("features") or {}
+    agreement = result.get("agreement") or {}
+    stability = result.get("stability") or {}
+    labels, agreement_rows = _agreement_rows(result)
+    return {
+        "ranking": _ranking_rows(result),
+        "pairwise": [
+            {**row, "significant": _significant(row["p_adjusted"])}
+            for row in result.get("pairwise", [])
+        ],
+        # Bipartite-play targets never meet each other by design: nothing to point out.
+        "never_compared": [] if result.get("partners") else _never_compared(result),
+        "scores": [
+            {"system": system, **row} for system, row in (result.get("scores") or {}).items()
+        ],
+        "partners": result.get("partners") or [],
+        "segment_lengths": survival.get("segment_lengths") or [],
+        "survival": _survival_rows(result),
+        "logrank": [
+            {**row, "significant": _significant(row["p_adjusted"])}
+            for row in survival.get("logrank", [])
+        ],
+        "logrank_all": survival.get("logrank_all"),
+        "logrank_variance": LOGRANK_VARIANCE_NAMES.get(survival.get("logrank_variance", "")),
+        "prevalence": prevalence_note(result),
+        "feature_names": features.get("names") or [],
+        "features": _feature_rows(result),
+        "agreement_labels": labels,
+        "agreement": agreement_rows,
+        "krippendorff": agreement.get("krippendorff"),
+        "units_judged_twice": agreement.get("units_judged_twice"),
+        "stability": [
+            {"n": n, "reproduced": reproduced, "modal": modal}
+            for n, reproduced, modal in zip(
+                stability.get("n_conversations", []),
+                stability.get("share_reproduced", []),
+                stability.get("share_modal", []),
+                strict=True,
+            )
+        ],
+        "stability_reference": stability.get("reference"),
+        "warnings": result.get("warnings", []),
+    }
+
+
+LOGRANK_VARIANCE_NAMES = {
+    "permutation": "permutation variance (Fay & Shaw)",
+    "hypergeometric": "hypergeometric risk-table variance",
+    "zhao-sun": "Zhao & Sun's multiple-imputation variance",
+}
+
+# Below this alpha, with one side winning at least DOMINANT of a pair's decisive judgments,
+# the page explains that alpha discounts the agreement prevalence alone would produce.
+LOW_ALPHA = 0.2
+DOMINANT = 0.8
+# A pair needs this many decisive judgments for its win rate to count as dominant.
+MIN_DECISIVE = 10
+
+
+def prevalence_note(result: dict) -> dict | None:
+    """{"alpha", "share", "a", "b"} when Krippendorff's alpha is low while one side of some
+    pair wins most decisive judgments; None otherwise.
+
+    Alpha is 1 - observed / expected disagreement, the expected one from how often each
+    value is used overall. When one outcome dominates, chance agreement is already high, so
+    alpha sits near zero even though judges agree on most units (Feinstein & Cicchetti 1990,
+    "High agreement but low kappa")."""
+    alpha = ((result.get("agreement") or {}).get("krippendorff") or {}).get("nominal") or {}
+    if alpha.get("alpha") is None or alpha["alpha"] >= LOW_ALPHA:
+        return None
+    best = None
+    for row in result.get("pairwise", []):
+        decisive = row["wins_a"] + row["wins_b"]
+        if decisive < MIN_DECISIVE:
+            continue
+        share, winner, loser = max(
+            (row["wins_a"] / decisive, row["a"], row["b"]),
+            (row["wins_b"] / decisive, row["b"], row["a"]),
+        )
+        if share >= DOMINANT and (best is None or share > best["share"]):
+            best = {"alpha": alpha["alpha"], "share": share, "a": winner, "b": loser}
+    return best
+
+
+def _never_compared(result: dict) -> list[tuple[str, str]]:
+    """Pairs of systems no judgment compared, in ranking order, to be shown as such."""
+    compared = {frozenset((row["a"], row["b"])) for row in result.get("pairwise", [])}
+    systems = result.get("systems", [])
+    return [
+        (a, b)
+        for i, a in enumerate(systems)
+        for b in systems[i + 1 :]
+        if frozenset((a, b)) not in compared
+    ]
+
+
+def _ranking_rows(result: dict) -> list[dict]:
     bradley_terry = {row["system"]: row for row in result.get("bradley_terry", [])}
     rows = result.get("ranking", [])
-    ranking = [
+    return [
         {
             **row,
             "bradley_terry": bradley_terry.get(row["system"]),
@@ -120,12 +212,16 @@ def result_tables(result: dict) -> dict:
         }
         for k, row in enumerate(rows)
     ]
+
+
+def _survival_rows(result: dict) -> list[dict]:
+    """Per system, S(k) with the spotted/judged counts at each segment length; then the
+    human controls."""
     survival = result.get("survival") or {}
     lengths = survival.get("segment_lengths") or []
     curves = survival.get("curves") or {}
     spotted = survival.get("spotted") or {}
-    cox = survival.get("cox") or {}
-    survival_rows = [
+    rows = [
         {
             "system": system,
             "values": [
@@ -139,7 +235,7 @@ def result_tables(result: dict) -> dict:
         if system in curves
     ]
     if survival.get("human"):
-        survival_rows.append(
+        rows.append(
             {
                 "system": "human (controls)",
                 "values": [
@@ -147,9 +243,15 @@ def result_tables(result: dict) -> dict:
                 ],
             }
         )
+    return rows
+
+
+def _feature_rows(result: dict) -> list[dict]:
+    """Per system and feature, the win rate (Table 2) with that feature's Cox coefficient."""
+    cox = (result.get("survival") or {}).get("cox") or {}
     features = result.get("features") or {}
     names = features.get("names") or []
-    feature_rows = [
+    return [
         {
             "system": system,
             "cells": [
@@ -166,6 +268,11 @@ def result_tables(result: dict) -> dict:
         for system in result.get("systems", [])
         if system in features.get("win_rates", {})
     ]
+
+
+def _agreement_rows(result: dict) -> tuple[list[str], list[dict]]:
+    """The labels in order of appearance, and per system (ranking order, humans last) the
+    co-occurrence row of each label (Table 3)."""
     agreement = result.get("agreement") or {}
     labels = []
     shares: dict[str, dict[str, dict]] = {}
@@ -174,43 +281,11 @@ def result_tables(result: dict) -> dict:
             labels.append(row["label"])
         shares.setdefault(row["system"], {})[row["label"]] = row
     order = [*result.get("systems", []), "human"]
-    agreement_rows = [
+    rows = [
         {"system": system, "cells": [shares[system].get(label) for label in labels]}
         for system in sorted(shares, key=lambda s: order.index(s) if s in order else len(order))
     ]
-    stability = result.get("stability") or {}
-    stability_rows = [
-        {"n": n, "reproduced": reproduced, "modal": modal}
-        for n, reproduced, modal in zip(
-            stability.get("n_conversations", []),
-            stability.get("share_reproduced", []),
-            stability.get("share_modal", []),
-            strict=True,
-        )
-    ]
-    return {
-        "ranking": ranking,
-        "pairwise": [
-            {**row, "significant": _significant(row["p_adjusted"])}
-            for row in result.get("pairwise", [])
-        ],
-        "segment_lengths": lengths,
-        "survival": survival_rows,
-        "logrank": [
-            {**row, "significant": _significant(row["p_adjusted"])}
-            for row in survival.get("logrank", [])
-        ],
-        "logrank_all": survival.get("logrank_all"),
-        "feature_names": names,
-        "features": feature_rows,
-        "agreement_labels": labels,
-        "agreement": agreement_rows,
-        "krippendorff": agreement.get("krippendorff"),
-        "units_judged_twice": agreement.get("units_judged_twice"),
-        "stability": stability_rows,
-        "stability_reference": stability.get("reference"),
-        "warnings": result.get("warnings", []),
-    }
+    return labels, rows
 
 
 # --- system profiles ------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
-"""Analysis runs: immutable records of one analysis of one tournament (or campaign).
+"""Analysis runs: immutable records of one analysis of one tournament, campaign or study.
 
-A run names what it analysed (tournament or campaign), how (``parameters``), exactly which
+A run names what it analysed (a tournament; a campaign; or an imported study, whose
+campaigns are analysed together), how (``parameters``), exactly which
 data (``inputs_digest``, the sha256 of the canonical input rows) and with which code
 (``versions``). The same inputs with the same parameters give the same run: the pair of
 digests is unique per subject, and ``analysis.tasks.analyze_tournament`` looks it up before
@@ -12,7 +13,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotation.models import Campaign
+from annotation.models import Campaign, Study
 from tournaments.models import Tournament
 
 
@@ -49,8 +50,16 @@ class AnalysisRun(models.Model):
         on_delete=models.CASCADE,
         related_name="analysis_runs",
     )
+    study = models.ForeignKey(
+        Study,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="analysis_runs",
+        help_text="An imported study analysed as a whole (tournament and campaign empty).",
+    )
     parameters = models.JSONField(
-        help_text="Every parameter, defaults filled in (analysis.report.DEFAULT_PARAMETERS)."
+        help_text="Every parameter, defaults filled in (analysis.parameters.DEFAULT_PARAMETERS)."
     )
     parameters_digest = models.CharField(max_length=64)
     inputs_digest = models.CharField(max_length=64, help_text="sha256 of the canonical input rows.")
@@ -74,8 +83,10 @@ class AnalysisRun(models.Model):
         ordering = ["-created", "-pk"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(tournament__isnull=False) | Q(campaign__isnull=False),
-                name="analysis_run_has_subject",
+                condition=Q(tournament__isnull=False)
+                | Q(campaign__isnull=False)
+                | Q(study__isnull=False),
+                name="analysis_run_has_a_subject",
             ),
             models.UniqueConstraint(
                 fields=["tournament", "inputs_digest", "parameters_digest"],
@@ -86,6 +97,11 @@ class AnalysisRun(models.Model):
                 fields=["campaign", "inputs_digest", "parameters_digest"],
                 condition=Q(tournament__isnull=True),
                 name="one_run_per_campaign_inputs_and_parameters",
+            ),
+            models.UniqueConstraint(
+                fields=["study", "inputs_digest", "parameters_digest"],
+                condition=Q(study__isnull=False),
+                name="one_run_per_study_inputs_and_parameters",
             ),
         ]
         indexes = [
@@ -111,7 +127,16 @@ class AnalysisRun(models.Model):
     def subject_slug(self) -> str:
         if self.tournament_id:
             return self.tournament.slug
-        return self.campaign.slug if self.campaign_id else "?"
+        if self.campaign_id:
+            return self.campaign.slug
+        return self.study.slug if self.study_id else "?"
+
+    @property
+    def subject_kind(self) -> str:
+        """ "tournament", "campaign" or "study": what the run analysed."""
+        if self.tournament_id:
+            return "tournament"
+        return "campaign" if self.campaign_id else "study"
 
     @property
     def in_progress(self) -> bool:

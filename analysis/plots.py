@@ -1,4 +1,4 @@
-"""SVG plots of a result (the contract of ``analysis.report``), rendered on the server.
+"""SVG plots of a result (the contract of ``analysis.reports``), rendered on the server.
 
 Each function takes the result dict and returns SVG text, or None when the result has
 nothing to draw. Figures are built as ``matplotlib.figure.Figure`` objects and printed by
@@ -7,6 +7,10 @@ style setting lives in an ``rc_context``, so rendering leaves no global state be
 safe in a worker that renders many runs. Text stays text (``svg.fonttype = none``), which
 keeps the files small and the labels searchable; ``svg.hashsalt`` and a fixed date make the
 output deterministic.
+
+Figures grow with their longest system name (`_label_inches`) and legends that name systems
+sit outside the axes, where the constrained layout makes room for them, so no label is ever
+cut off by the figure's edge.
 
 Curves carry SVG ids that say what they are: the survival plot has one ``<g id="curve-<slug>">``
 per system and ``<g id="reference-human">`` for the human controls.
@@ -18,11 +22,20 @@ import io
 import math
 
 import matplotlib
+import matplotlib.patches
 from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 
 __all__ = [
+    "DIMENSIONAL_PLOT_TITLES",
+    "agreement_plot",
+    "agreement_rows",
+    "available_dimensional_plots",
     "available_plots",
+    "behaviour_rate_plot",
+    "comparative_plot",
+    "dimensional_plots",
+    "likert_mean_plot",
     "cox_forest",
     "render_plots",
     "stability_curve",
@@ -52,13 +65,28 @@ def _number(value) -> float:
     return math.nan if value is None else float(value)
 
 
+# Generous width of a character of the 10 pt sans-serif font, in inches.
+_CHAR_INCHES = 0.085
+_NOT_COMPARED = "#eef1f5"
+
+
+def _label_inches(labels) -> float:
+    """Room for the longest of ``labels`` at the default font size."""
+    return _CHAR_INCHES * max((len(str(label)) for label in labels), default=0)
+
+
 def _render(name: str, draw, figsize) -> str:
     with matplotlib.rc_context({**_STYLE, "svg.hashsalt": name}):
-        figure = Figure(figsize=figsize, layout="constrained")
-        draw(figure)
+        figure = _figure(draw, figsize)
         buffer = io.StringIO()
         FigureCanvasSVG(figure).print_svg(buffer, metadata={"Date": None})
     return buffer.getvalue()
+
+
+def _figure(draw, figsize) -> Figure:
+    figure = Figure(figsize=figsize, layout="constrained")
+    draw(figure)
+    return figure
 
 
 def _has_heatmap(result: dict) -> bool:
@@ -95,7 +123,8 @@ def available_plots(result: dict) -> list[str]:
 
 def win_rate_heatmap(result: dict) -> str | None:
     """Win rate of the row system against the column system; * marks a significant pair
-    (adjusted p below 0.05). Systems best first."""
+    (adjusted p below 0.05). Systems best first. A pair never compared is a grey cell that
+    says so, unlike the empty diagonal; a pair with ties only says "ties only"."""
     if not _has_heatmap(result):
         return None
     systems = result["systems"]
@@ -103,8 +132,10 @@ def win_rate_heatmap(result: dict) -> str | None:
     n = len(systems)
     rates = [[math.nan] * n for _ in range(n)]
     marks = [[""] * n for _ in range(n)]
+    compared = [[i == j for j in range(n)] for i in range(n)]
     for pair in result["pairwise"]:
         i, j = position[pair["a"]], position[pair["b"]]
+        compared[i][j] = compared[j][i] = True
         rate = _number(pair["win_rate_a"])
         rates[i][j], rates[j][i] = rate, 1.0 - rate
         p = pair["p_adjusted"]
@@ -120,7 +151,12 @@ def win_rate_heatmap(result: dict) -> str | None:
         ax.set_ylabel("system")
         for i in range(n):
             for j in range(n):
-                if math.isnan(rates[i][j]):
+                if not compared[i][j] or (i != j and math.isnan(rates[i][j])):
+                    _mark_empty_cell(
+                        ax, i, j, "not\ncompared" if not compared[i][j] else "ties\nonly"
+                    )
+                    continue
+                if i == j:
                     continue
                 dark = abs(rates[i][j] - 0.5) > 0.3
                 ax.text(
@@ -134,7 +170,17 @@ def win_rate_heatmap(result: dict) -> str | None:
         figure.colorbar(image, ax=ax, label="win rate of the row system", shrink=0.8)
 
     side = 2.4 + 0.75 * n
-    return _render("heatmap", draw, (side + 1.4, side))
+    label = _label_inches(systems)
+    return _render("heatmap", draw, (side + 1.4 + label, side + 0.6 * label))
+
+
+def _mark_empty_cell(ax, i: int, j: int, text: str) -> None:
+    ax.add_patch(
+        matplotlib.patches.Rectangle(
+            (j - 0.5, i - 0.5), 1, 1, facecolor=_NOT_COMPARED, hatch="//", edgecolor="#c9d1dc"
+        )
+    )
+    ax.text(j, i, text, ha="center", va="center", fontsize=7, color="#5f6b7a", gid=f"empty-{i}-{j}")
 
 
 def survival_curves(result: dict, highlight: str | None = None) -> str | None:
@@ -183,10 +229,10 @@ def survival_curves(result: dict, highlight: str | None = None) -> str | None:
         ax.set_ylim(0, 1.03)
         ax.set_xlabel("exchanges shown (segment length)")
         ax.set_ylabel("share not spotted, S(k)")
-        ax.legend(loc="lower left", fontsize=9, frameon=False)
+        figure.legend(loc="outside right upper", fontsize=9, frameon=False)
         ax.grid(axis="y", color="#e5e9ef")
 
-    return _render(f"survival-{highlight or 'all'}", draw, (6.4, 4.0))
+    return _render(f"survival-{highlight or 'all'}", draw, (6.4 + _label_inches(curves), 4.0))
 
 
 def cox_forest(result: dict) -> str | None:
@@ -225,7 +271,8 @@ def cox_forest(result: dict) -> str | None:
             "log hazard ratio of being spotted, 95% CI\n(< 0: the speaker lasts longer when preferred)"
         )
 
-    return _render("cox", draw, (7.0, 1.2 + 0.28 * len(rows)))
+    label = _label_inches(f"{system} · {feature}" for system, feature, _ in rows)
+    return _render("cox", draw, (7.0 + label, 1.2 + 0.28 * len(rows)))
 
 
 def stability_curve(result: dict) -> str | None:
@@ -267,10 +314,11 @@ def stability_curve(result: dict) -> str | None:
         ax.set_xticks(n)
         ax.set_xlabel("conversations per pair of systems")
         ax.set_ylabel("share of subsamples")
-        ax.legend(loc="lower right", fontsize=9, frameon=False)
+        figure.legend(loc="outside right upper", fontsize=9, frameon=False)
         ax.grid(axis="y", color="#e5e9ef")
 
-    return _render("stability", draw, (6.4, 3.6))
+    left_out = [f"without {e['left_out']}" for e in stability.get("leave_one_out") or []]
+    return _render("stability", draw, (6.4 + _label_inches(left_out), 3.6))
 
 
 def system_plot_name(system: str) -> str:
@@ -289,4 +337,195 @@ def render_plots(result: dict) -> dict[str, str]:
     }
     for system in (result.get("survival") or {}).get("curves") or {}:
         plots[system_plot_name(system)] = survival_curves(result, highlight=system)
+    plots.update(dimensional_plots(result))
     return {name: svg for name, svg in plots.items() if svg is not None}
+
+
+# --- Dimensional reports: behaviours, Likert, comparative, agreement (ABC-Eval figures) --------
+# They read the sections ``behaviours``, ``likert`` and ``comparative`` of a campaign's or a
+# study's result (``analysis.reports.abc_eval`` / ``likert`` / ``comparative``).
+
+DIMENSIONAL_PLOT_TITLES = {
+    "behaviours-undesirable": "Share of bot turns showing undesirable behaviours "
+    "(95% Wilson intervals; ABC-Eval Figure 4)",
+    "behaviours-desirable": "Share of bot turns showing desirable behaviours "
+    "(95% Wilson intervals; ABC-Eval Figure 5)",
+    "likert-dialogue": "Mean dialogue-level Likert ratings (95% Student's t intervals)",
+    "likert-turn": "Mean turn-level Likert ratings (95% Student's t intervals)",
+    "comparative": "Comparative wins, ties and losses (95% Wilson interval of the wins)",
+    "agreement": "Krippendorff's alpha per metric (95% BCa bootstrap intervals; Figure 1)",
+}
+# Suffixes naming the method of a metric in the agreement plot, as the paper's subscripts.
+_METHOD_SUFFIX = {"behaviours": "b", "likert": "d", "comparative": "c"}
+
+
+def _errors(rows, value: str = "rate") -> list[list[float]]:
+    """Asymmetric error bar lengths below and above each value (0 where unknown)."""
+    below, above = [], []
+    for row in rows:
+        centre, low, high = _number(row[value]), _number(row["low"]), _number(row["high"])
+        below.append(0.0 if math.isnan(low) or math.isnan(centre) else max(centre - low, 0.0))
+        above.append(0.0 if math.isnan(high) or math.isnan(centre) else max(high - centre, 0.0))
+    return [below, above]
+
+
+def _grouped_bars(result, rows, categories, key, value, xlabel, limits, name) -> str:
+    """Horizontal bars: one group per category, one bar per system, with error bars."""
+    systems = sorted({row["system"] for row in rows})
+    index = {(row[key], row["system"]): row for row in rows}
+    height = 0.8 / max(len(systems), 1)
+    width = 4.5 + _label_inches(categories) + _label_inches(systems)
+    figsize = (width, 0.6 + 0.3 * len(categories) * max(len(systems), 1) ** 0.5 + 0.6)
+
+    def draw(figure):
+        ax = figure.subplots()
+        for s, system in enumerate(systems):
+            present = [c for c in categories if (c, system) in index]
+            ys = [categories.index(c) + (s - (len(systems) - 1) / 2) * height for c in present]
+            picked = [index[(c, system)] for c in present]
+            ax.barh(
+                ys,
+                [_number(row[value]) for row in picked],
+                height=height,
+                xerr=_errors(picked, value),
+                color=_color(result, system),
+                label=system,
+                error_kw={"elinewidth": 0.8, "capsize": 2},
+            )
+        ax.set_yticks(range(len(categories)), categories)
+        ax.invert_yaxis()
+        ax.set_xlim(*limits)
+        ax.set_xlabel(xlabel)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+
+    return _render(name, draw, figsize)
+
+
+def behaviour_rate_plot(result: dict, group: str) -> str | None:
+    section = result.get("behaviours") or {}
+    rows = [row for row in section.get("rates") or [] if row["group"] == group]
+    if not rows:
+        return None
+    labels = sorted({row["label"] for row in rows})
+    top = max((_number(row["high"]) for row in rows), default=1.0)
+    limits = (0.0, min(1.0, (top if not math.isnan(top) else 1.0) * 1.1 + 0.01))
+    return _grouped_bars(
+        result, rows, labels, "label", "rate", "share of bot turns", limits, f"behaviours-{group}"
+    )
+
+
+def likert_mean_plot(result: dict, level: str) -> str | None:
+    rows = [row for row in (result.get("likert") or {}).get("means") or [] if row["level"] == level]
+    if not rows:
+        return None
+    dimensions = sorted({row["dimension"] for row in rows})
+    return _grouped_bars(
+        result,
+        rows,
+        dimensions,
+        "dimension",
+        "mean",
+        "mean rating (1-5)",
+        (1, 5),
+        f"likert-{level}",
+    )
+
+
+def comparative_plot(result: dict) -> str | None:
+    rows = (result.get("comparative") or {}).get("results") or []
+    if not rows:
+        return None
+    names = [f"{row['a']} vs {row['b']}: {row['dimension']}" for row in rows]
+    colours = {"wins": "#2b8a3e", "ties": "#adb5bd", "losses": "#c92a2a"}
+    figsize = (4.5 + _label_inches(names) + 1.2, 0.9 + 0.28 * len(rows))
+
+    def draw(figure):
+        ax = figure.subplots()
+        ys = range(len(rows))
+        left = [0.0] * len(rows)
+        for part, colour in colours.items():
+            shares = [_number(row[part]["share"]) for row in rows]
+            ax.barh(ys, shares, left=left, color=colour, label=part, height=0.7)
+            left = [a + (0.0 if math.isnan(b) else b) for a, b in zip(left, shares, strict=True)]
+        wins = [row["wins"] | {"rate": row["wins"]["share"]} for row in rows]
+        ax.errorbar(
+            [_number(row["rate"]) for row in wins],
+            list(ys),
+            xerr=_errors(wins),
+            fmt="none",
+            ecolor="black",
+            elinewidth=0.8,
+            capsize=2,
+        )
+        ax.set_yticks(list(ys), names)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("share of judgments (first system's side)")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+
+    return _render("comparative", draw, figsize)
+
+
+def agreement_rows(result: dict) -> list[dict]:
+    """Every metric's alpha with its interval, named as the paper does (label_b, dim_d, dim_c)."""
+    rows = []
+    for section, suffix in _METHOD_SUFFIX.items():
+        for row in (result.get(section) or {}).get("agreement") or []:
+            name = row.get("label") or row.get("dimension")
+            mark = "t" if section == "likert" and row.get("level") == "turn" else suffix
+            rows.append({**row, "metric": f"{name}_{mark}", "method": section})
+    return rows
+
+
+def agreement_plot(result: dict) -> str | None:
+    rows = [row for row in agreement_rows(result) if row["alpha"] is not None]
+    if not rows:
+        return None
+    names = [row["metric"] for row in rows]
+    figsize = (3.5 + 0.28 * len(rows), 2.2 + _label_inches(names))
+
+    def draw(figure):
+        ax = figure.subplots()
+        xs = range(len(rows))
+        ax.errorbar(
+            list(xs),
+            [_number(row["alpha"]) for row in rows],
+            yerr=_errors(rows, "alpha"),
+            fmt="o",
+            color=_PALETTE[0],
+            elinewidth=0.8,
+            capsize=2,
+            gid="alpha",
+        )
+        ax.axhline(0, color="#888", linewidth=0.6)
+        ax.set_xticks(list(xs), names, rotation=90)
+        ax.set_ylabel("Krippendorff's alpha")
+        ax.set_ylim(min(-0.1, *(_number(r["low"]) for r in rows if r["low"] is not None)), 1)
+
+    return _render("agreement", draw, figsize)
+
+
+def dimensional_plots(result: dict) -> dict[str, str]:
+    """The plots of the behaviour, Likert and comparative sections the result has."""
+    plots = {
+        "behaviours-undesirable": behaviour_rate_plot(result, "undesirable"),
+        "behaviours-desirable": behaviour_rate_plot(result, "desirable"),
+        "likert-dialogue": likert_mean_plot(result, "dialogue"),
+        "likert-turn": likert_mean_plot(result, "turn"),
+        "comparative": comparative_plot(result),
+        "agreement": agreement_plot(result),
+    }
+    return {name: svg for name, svg in plots.items() if svg is not None}
+
+
+def available_dimensional_plots(result: dict) -> list[str]:
+    """Names of the dimensional plots of a result, in page order (without drawing them)."""
+    behaviours = {row["group"] for row in (result.get("behaviours") or {}).get("rates") or []}
+    likert = {row["level"] for row in (result.get("likert") or {}).get("means") or []}
+    names = [f"behaviours-{group}" for group in ("undesirable", "desirable") if group in behaviours]
+    names += [f"likert-{level}" for level in ("dialogue", "turn") if level in likert]
+    if (result.get("comparative") or {}).get("results"):
+        names.append("comparative")
+    if any(row["alpha"] is not None for row in agreement_rows(result)):
+        names.append("agreement")
+    return names

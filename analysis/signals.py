@@ -1,4 +1,6 @@
-"""Analyse a tournament automatically when its campaign finishes.
+"""Analyse a tournament automatically when its campaign finishes; likewise a live
+campaign of kind abc_eval, likert or comparative (``analyze_campaign``). Imported studies'
+campaigns are created finished and are analysed as a study, on request.
 
 ``pre_save`` remembers the campaign's stored status (one query, only when the campaign is
 being saved as finished) so that ``post_save`` acts on the transition to finished only, not
@@ -15,7 +17,7 @@ from annotation.models import Campaign
 from tournaments.models import Tournament
 
 from .inputs import NoCampaign
-from .report import NothingToAnalyse
+from .reports import NothingToAnalyse
 
 logger = logging.getLogger(__name__)
 
@@ -39,11 +41,13 @@ def analyse_finished_campaign(sender, instance, created, raw=False, update_field
     if getattr(instance, "_analysis_previous_status", None) == Campaign.Status.FINISHED:
         return
     tournament = Tournament.objects.filter(campaign=instance).first()
-    if tournament is None:
-        return
-    from .tasks import analyze_tournament
+    from .results import RESULT_KINDS
+    from .tasks import analyze_campaign, analyze_tournament
 
     try:
-        analyze_tournament(tournament)
+        if tournament is not None:
+            analyze_tournament(tournament)
+        elif instance.task_kind in RESULT_KINDS and instance.study_id is None:
+            analyze_campaign(instance)
     except (NothingToAnalyse, NoCampaign) as reason:
         logger.info("Campaign %s finished; no analysis: %s", instance.slug, reason)

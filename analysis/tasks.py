@@ -6,7 +6,7 @@ subject with the same inputs digest and parameters digest is returned instead of
 failed one is queued again, which is how an admin retries.
 
 The task is idempotent and retryable: it claims the run atomically (pending, failed, or
-running for longer than ``STALE_AFTER``, i.e. a worker died), does nothing for a run that
+running for longer than ``settings.EVALHUB_ANALYSIS_STALE_SECONDS``, i.e. a worker died), does nothing for a run that
 has succeeded or that another worker is computing, and records every failure with its
 message on the run instead of raising, so that in embedded mode (eager Celery) a failing
 analysis shows its message on the page rather than a server error. Database errors are
@@ -27,27 +27,31 @@ from django.db import OperationalError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotation.models import Campaign
+from annotation.models import Campaign, Study
+from evalhub.models import NoticeKind
+from evalhub.notifications import notify
+from evalhub.queueing import QUEUE_UNREACHABLE, enqueue
 from tournaments.models import Tournament
 
 from .inputs import load_inputs
 from .models import AnalysisRun
+from .parameters import normalize_parameters
 from .plots import render_plots
-from .report import NothingToAnalyse, build_report, canonical_digest, normalize_parameters
+from .reports import NothingToAnalyse, build_report, canonical_digest
 
 __all__ = [
-    "STALE_AFTER",
     "InputsChanged",
     "analyze_campaign",
+    "analyze_study",
     "analyze_tournament",
     "library_versions",
+    "queue_run",
+    "requeue_pending_analyses",
     "run_analysis",
 ]
 
 logger = logging.getLogger(__name__)
 
-# A run "running" for longer than this lost its worker (acks_late redelivers the message).
-STALE_AFTER = timedelta(hours=1)
 _LIBRARIES = ("numpy", "scipy", "lifelines", "trueskill", "matplotlib")
 
 
@@ -80,6 +84,8 @@ def library_versions() -> dict[str, str | None]:
 
 
 def _has_judgments(inputs) -> bool:
+    if hasattr(inputs, "is_empty"):
+        return not inputs.is_empty()
     rows = inputs.judgment if hasattr(inputs, "judgment") else inputs.choice
     return len(rows) > 0
 
@@ -87,8 +93,9 @@ def _has_judgments(inputs) -> bool:
 def _request(subject: dict, parameters, user, synchronous: bool) -> AnalysisRun:
     params = normalize_parameters(parameters)
     inputs = load_inputs(
-        subject["tournament"],
-        campaign=subject["campaign"],
+        subject.get("tournament"),
+        campaign=subject.get("campaign"),
+        study=subject.get("study"),
         exclude_blocked=params["exclude_blocked"],
     )
     if not _has_judgments(inputs):
@@ -110,8 +117,31 @@ def _request(subject: dict, parameters, user, synchronous: bool) -> AnalysisRun:
         run.refresh_from_db()
     else:
         # After commit: a worker must find the row. Outside a transaction this runs now.
-        transaction.on_commit(partial(run_analysis.delay, run.pk))
+        transaction.on_commit(partial(queue_run, run.pk))
     return run
+
+
+def queue_run(run_id: int) -> bool:
+    """Queue the run; with the broker down, say so on the run (beat re-queues it)."""
+    if enqueue(run_analysis, run_id):
+        return True
+    AnalysisRun.objects.filter(pk=run_id, status=AnalysisRun.Status.PENDING).update(
+        progress=QUEUE_UNREACHABLE
+    )
+    return False
+
+
+@shared_task
+def requeue_pending_analyses() -> int:
+    """Queue again the runs left pending (their message was never sent) or running for
+    longer than the stale time (their worker died); how many were queued."""
+    now = timezone.now()
+    waiting = Q(
+        status=AnalysisRun.Status.PENDING,
+        created__lt=now - timedelta(seconds=settings.EVALHUB_MAINTENANCE_INTERVAL_SECONDS),
+    ) | Q(status=AnalysisRun.Status.RUNNING, started_at__lt=now - stale_after())
+    ids = AnalysisRun.objects.filter(waiting).values_list("pk", flat=True)
+    return sum(queue_run(pk) for pk in ids)
 
 
 def analyze_tournament(
@@ -139,8 +169,22 @@ def analyze_campaign(
     user=None,
     synchronous: bool = False,
 ) -> AnalysisRun:
-    """``analyze_tournament`` for a Spot The Bot or A/B campaign outside any tournament."""
+    """The run of one campaign (abc_eval, likert, comparative, or a tournament's campaign
+    analysed on its own); as ``analyze_tournament`` otherwise."""
     return _request({"tournament": None, "campaign": campaign}, parameters, user, synchronous)
+
+
+def analyze_study(
+    study: Study,
+    parameters: dict | None = None,
+    *,
+    user=None,
+    synchronous: bool = False,
+) -> AnalysisRun:
+    """The run of an imported study, its campaigns analysed together; as
+    ``analyze_tournament`` otherwise."""
+    subject = {"tournament": None, "campaign": None, "study": study}
+    return _request(subject, parameters, user, synchronous)
 
 
 def _update(run_id: int, only_if: str, **fields) -> int:
@@ -148,11 +192,19 @@ def _update(run_id: int, only_if: str, **fields) -> int:
     return AnalysisRun.objects.filter(pk=run_id, status=only_if).update(**fields)
 
 
-def _claim(run_id: int) -> bool:
+def stale_after() -> timedelta:
+    """A run "running" for longer than this lost its worker (acks_late redelivers the message)."""
+    return timedelta(seconds=settings.EVALHUB_ANALYSIS_STALE_SECONDS)
+
+
+def _start_run_if_claimable(run_id: int, *, take_over: bool = False) -> bool:
+    """Claim the run: pending, failed, or running for too long; with ``take_over`` (the
+    message was redelivered because its worker died) any running one."""
     now = timezone.now()
-    claimable = Q(status__in=[AnalysisRun.Status.PENDING, AnalysisRun.Status.FAILED]) | Q(
-        status=AnalysisRun.Status.RUNNING, started_at__lt=now - STALE_AFTER
-    )
+    running = Q(status=AnalysisRun.Status.RUNNING)
+    if not take_over:
+        running &= Q(started_at__lt=now - stale_after())
+    claimable = Q(status__in=[AnalysisRun.Status.PENDING, AnalysisRun.Status.FAILED]) | running
     return bool(
         AnalysisRun.objects.filter(claimable, pk=run_id).update(
             status=AnalysisRun.Status.RUNNING,
@@ -169,20 +221,36 @@ def _write_progress(run_id: int, text: str) -> None:
     _update(run_id, AnalysisRun.Status.RUNNING, progress=text[:200])
 
 
-@shared_task(autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5, acks_late=True)
-def run_analysis(run_id: int) -> str:
+@shared_task(
+    bind=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=5,
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
+def run_analysis(self, run_id: int) -> str:
     """Compute one run: "succeeded", "failed", "skipped" (done or being done) or "missing"."""
-    run = AnalysisRun.objects.select_related("tournament", "campaign").filter(pk=run_id).first()
+    run = (
+        AnalysisRun.objects.select_related("tournament", "campaign", "study")
+        .filter(pk=run_id)
+        .first()
+    )
     if run is None:
         logger.warning("Analysis run %s vanished before it ran", run_id)
         return "missing"
-    if run.status == AnalysisRun.Status.SUCCEEDED or not _claim(run_id):
+    # A redelivered message means the worker computing the run died: its claim is void.
+    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+    if run.status == AnalysisRun.Status.SUCCEEDED or not _start_run_if_claimable(
+        run_id, take_over=redelivered
+    ):
         return "skipped"
     running = AnalysisRun.Status.RUNNING
     try:
         inputs = load_inputs(
             run.tournament,
             campaign=None if run.tournament_id else run.campaign,
+            study=run.study,
             exclude_blocked=run.parameters["exclude_blocked"],
         )
         if canonical_digest(inputs) != run.inputs_digest:
@@ -217,4 +285,19 @@ def run_analysis(run_id: int) -> str:
         finished_at=timezone.now(),
         progress="Done",
     )
+    _tell_results_ready(run)
     return "succeeded"
+
+
+def _tell_results_ready(run: AnalysisRun) -> None:
+    """The tournament's owner hears that its results are ready (once per run)."""
+    tournament = run.tournament
+    if tournament is None:
+        return
+    notify(
+        tournament.owner,
+        NoticeKind.TOURNAMENT_RESULTS,
+        f"The results of the tournament {tournament.name} are ready.",
+        tournament.get_absolute_url(),
+        once_key=f"tournament_results:{run.pk}",
+    )

@@ -4,13 +4,13 @@
 - ``/leaderboards/<slug>/``: one tournament's results (public once published; owner and
   staff always), with the progress of a run being computed (the page reloads itself);
 - ``/leaderboards/<slug>/plots/<run>/<name>.svg``: a stored plot;
-- ``/leaderboards/<slug>/analyze/`` (POST, staff): request an analysis;
+- ``/leaderboards/<slug>/analyze/`` (POST, owner or staff): request an analysis with the
+  settings of ``AnalysisSettingsForm`` (a preset, e.g. Spot The Bot "as published");
 - ``/leaderboards/manage/runs/`` (staff): every tournament with its latest run.
 """
 
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
+from django.contrib.auth.decorators import login_required
 from django.db.models.fields.json import KeyTextTransform
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -18,18 +18,29 @@ from django.utils.cache import patch_cache_control
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
+from evalhub.declared import DeclaredInvalid
+from evalhub.listing import list_page
+from evalhub.permissions import (
+    manageable_or_403,
+    may_manage,
+    staff_required,
+    visible_or_404,
+)
+from evalhub.queueing import QUEUE_UNREACHABLE
 from tournaments.models import Tournament
+from tournaments.sorting import TOURNAMENT_SORTS
 
 from .inputs import NoCampaign
 from .leaderboards import (
     PLOT_TITLES,
-    can_run_analysis,
     latest_runs,
     latest_succeeded_run,
     results_context,
 )
 from .models import AnalysisRun
-from .report import NothingToAnalyse
+from .reports import NothingToAnalyse
+from .results import result_links
+from .settings_form import AnalysisSettingsForm
 from .tasks import analyze_tournament
 
 # Seconds between reloads of a page that shows a run in progress.
@@ -38,18 +49,25 @@ REFRESH_SECONDS = 3
 
 def _visible_tournament(request, slug) -> Tournament:
     tournament = get_object_or_404(Tournament.objects.select_related("owner"), slug=slug)
-    if not tournament.is_visible_to(request.user):
-        # Unpublished results do not exist for those who may not see them.
-        raise Http404("No such tournament.")
-    return tournament
+    # Unpublished results do not exist for those who may not see them.
+    return visible_or_404(request.user, tournament, "No such tournament.")
 
 
 @require_GET
 def leaderboard_list(request):
-    tournaments = list(Tournament.objects.visible_to(request.user).order_by("-created"))
-    runs = latest_runs(t.pk for t in tournaments)
-    rows = [{"tournament": t, "run": runs.get(t.pk)} for t in tournaments]
-    return render(request, "analysis/leaderboard_list.html", {"rows": rows})
+    context = list_page(
+        request,
+        Tournament.objects.visible_to(request.user),
+        search=["name", "slug", "description", "domain"],
+        sorts=TOURNAMENT_SORTS,
+        default="-created",
+    )
+    tournaments = list(context["page"])
+    runs = latest_runs(t.pk for t in tournaments)  # of this page's tournaments only
+    context["rows"] = [{"tournament": t, "run": runs.get(t.pk)} for t in tournaments]
+    # Dimensional results (staff and owners): imported studies and live campaigns.
+    context["studies"], context["campaigns"] = result_links(request.user)
+    return render(request, "analysis/leaderboard_list.html", context)
 
 
 @require_GET
@@ -57,7 +75,7 @@ def leaderboard_detail(request, slug):
     tournament = _visible_tournament(request, slug)
     run = latest_succeeded_run(tournament)
     latest = None
-    if tournament.is_managed_by(request.user):
+    if may_manage(request.user, tournament):
         latest = tournament.analysis_runs.defer("result", "plots").order_by("-created").first()
     active = latest if latest is not None and latest.in_progress else None
     failed = latest if latest is not None and latest.status == AnalysisRun.Status.FAILED else None
@@ -69,7 +87,8 @@ def leaderboard_detail(request, slug):
             "active_run": active,
             "failed_run": failed,
             "refresh": REFRESH_SECONDS if active else None,
-            "can_run": can_run_analysis(request.user),
+            "can_run": may_manage(request.user, tournament),
+            "settings_form": AnalysisSettingsForm(),
         },
     )
 
@@ -98,25 +117,20 @@ def plot(request, slug, run_id, name):
     return response
 
 
-def _staff_only(request):
-    if not request.user.is_authenticated:
-        return redirect_to_login(request.get_full_path())
-    if not can_run_analysis(request.user):
-        raise PermissionDenied("Only staff run analyses.")
-    return None
-
-
 @require_POST
+@login_required
 def request_analysis(request, slug):
-    refused = _staff_only(request)
-    if refused is not None:
-        return refused
     tournament = get_object_or_404(Tournament, slug=slug)
-    exclude_blocked = request.POST.get("exclude_blocked") in ("on", "1", "true")
+    manageable_or_403(request.user, tournament, "Only the tournament's owner and staff analyse it.")
+    form = AnalysisSettingsForm(request.POST)
     try:
-        run = analyze_tournament(
-            tournament, {"exclude_blocked": exclude_blocked}, user=request.user
-        )
+        if not form.is_valid():
+            raise DeclaredInvalid({"": "; ".join(m for ms in form.errors.values() for m in ms)})
+        parameters = form.parameters()
+        run = analyze_tournament(tournament, parameters, user=request.user)
+    except DeclaredInvalid:
+        problems = "; ".join(f"{f}: {m}" for f, ms in form.errors.items() for m in ms)
+        messages.error(request, f"{tournament.name}: the analysis settings are wrong: {problems}")
     except (NoCampaign, NothingToAnalyse) as reason:
         messages.error(request, f"{tournament.name}: {reason}")
     else:
@@ -127,7 +141,11 @@ def request_analysis(request, slug):
         elif run.status == AnalysisRun.Status.FAILED:
             messages.error(request, f"{tournament.name}: the analysis failed: {run.error}")
         else:
-            messages.info(request, f"{tournament.name}: analysis {run.pk} is under way.")
+            run.refresh_from_db(fields=["progress"])
+            if run.progress == QUEUE_UNREACHABLE:
+                messages.warning(request, f"{tournament.name}: analysis {run.pk} {run.progress}.")
+            else:
+                messages.info(request, f"{tournament.name}: analysis {run.pk} is under way.")
     target = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
@@ -138,10 +156,8 @@ def request_analysis(request, slug):
 
 
 @require_GET
+@staff_required
 def overview(request):
-    refused = _staff_only(request)
-    if refused is not None:
-        return refused
     tournaments = list(Tournament.objects.select_related("campaign").order_by("-created"))
     ids = [t.pk for t in tournaments]
     latest = latest_runs(ids, succeeded_only=False)

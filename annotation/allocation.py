@@ -1,7 +1,8 @@
 """Handing out work: the next batch for a worker, atomically, under the campaign's rules.
 
 Rules: a worker never gets two slots of one batch (so never judges an item twice), never
-gets a batch holding an item whose group (e.g. a conversation) they have met before, never
+gets a batch holding an item whose group (e.g. a conversation) they have met before, nor
+one holding an item that shows a system its owner(s) own (annotation/conflicts.py), never
 holds more than `max_batches_per_worker` batches, and resumes a started batch instead of
 opening another. Assignments past their time limit expire and a fresh open slot takes
 their place, so their items go back to the pool.
@@ -21,6 +22,7 @@ from datetime import timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
+from .conflicts import items_showing_systems_of
 from .models import Assignment, Campaign, Item, Worker
 
 
@@ -59,7 +61,7 @@ def _lock_worker(worker: Worker, now) -> None:
     Worker.objects.filter(pk=worker.pk).update(last_seen=now)
 
 
-def _open_slot(campaign: Campaign, worker: Worker):
+def _open_slot(campaign: Campaign, worker: Worker, batch=None, owners=frozenset()):
     seen_batches = Assignment.objects.filter(campaign=campaign, worker=worker).values("batch_id")
     seen_groups = (
         Item.objects.filter(batch__assignments__worker=worker, batch__campaign=campaign)
@@ -69,9 +71,14 @@ def _open_slot(campaign: Campaign, worker: Worker):
     conflicting_batches = Item.objects.filter(
         campaign=campaign, group_key__in=seen_groups, batch__isnull=False
     ).values("batch_id")
+    candidates = Assignment.objects.filter(campaign=campaign, status=Assignment.Status.OPEN)
+    if batch is not None:  # a platform that sells one batch per task (an MTurk HIT)
+        candidates = candidates.filter(batch=batch)
+    if owners:
+        own_systems = items_showing_systems_of(campaign, owners).filter(batch__isnull=False)
+        candidates = candidates.exclude(batch_id__in=own_systems.values("batch_id"))
     candidates = (
-        Assignment.objects.filter(campaign=campaign, status=Assignment.Status.OPEN)
-        .exclude(batch_id__in=seen_batches)
+        candidates.exclude(batch_id__in=seen_batches)
         .exclude(batch_id__in=conflicting_batches)
         .order_by("batch__position", "pk")
     )
@@ -80,8 +87,13 @@ def _open_slot(campaign: Campaign, worker: Worker):
     return candidates.values_list("pk", flat=True).first()
 
 
-def next_assignment(campaign: Campaign, worker: Worker, now=None) -> Assignment:
-    """The worker's started assignment, or a newly claimed one; raises NoWork with a reason."""
+def next_assignment(
+    campaign: Campaign, worker: Worker, now=None, *, batch=None, owners=frozenset()
+) -> Assignment:
+    """The worker's started assignment, or a newly claimed one; raises NoWork with a reason.
+    With `batch`, only a slot of that batch will do (an MTurk HIT is one batch). `owners`
+    are the accounts behind the worker (conflicts.owners_behind): no batch showing one of
+    their systems is handed out."""
     now = now or timezone.now()
     if worker.blocked:
         raise NoWork("Your account cannot take new work in this campaign.")
@@ -98,6 +110,11 @@ def next_assignment(campaign: Campaign, worker: Worker, now=None) -> Assignment:
                 .select_related("batch", "campaign")
                 .first()
             )
+            if current and batch is not None and current.batch_id != batch.pk:
+                raise NoWork(
+                    "You have another batch of this campaign open: finish it first, "
+                    "or return this task."
+                )
             if current:
                 return current
             held = Assignment.objects.filter(
@@ -107,7 +124,12 @@ def next_assignment(campaign: Campaign, worker: Worker, now=None) -> Assignment:
                 raise NoWork(
                     f"You have done the most batches one person may do here ({held}). Thank you!"
                 )
-            slot = _open_slot(campaign, worker)
+            slot = _open_slot(campaign, worker, batch, owners)
+            if slot is None and owners and items_showing_systems_of(campaign, owners).exists():
+                raise NoWork(
+                    "This campaign shows a system you own, and its owner may not judge it: "
+                    "there is no work without it left for you."
+                )
             if slot is None:
                 raise NoWork("There is no more work for you in this campaign. Thank you!")
             claimed = Assignment.objects.filter(pk=slot, status=Assignment.Status.OPEN).update(

@@ -10,7 +10,7 @@ orders and places items is seeded with the campaign's slug, so a campaign can be
 exactly.
 """
 
-import importlib.util
+import logging
 import random
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -19,29 +19,36 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from evalhub.errors import UserInputError, field_problems
 from evalhub.importers.conversations import ParsedConversation, parse_conversations
 from evalhub.importers.problems import InvalidUpload
-from evalhub.models import Conversation, PromptSet, Response, Submission, System
+from evalhub.models import Conversation, NoticeKind, PromptSet, Response, Submission, System
+from evalhub.notifications import notify
+from evalhub.permissions import is_staff, may_manage
 from evalhub.services import ConversationImport, store_conversations
+from evalhub.uniqueness import SlugTaken, unique_slug
 
 from .crowd import get_provider
-from .models import Campaign
-from .services import add_items
-from .tasks import KIND_CHOICES
-from .tasks.base import ConfigInvalid, ItemSpec, TaskKind
+from .crowd.base import CrowdError
+from .kinds import KIND_CHOICES
+from .kinds.base import ConfigInvalid, ItemSpec, TaskKind
+from .models import Assignment, Campaign, LaunchRequest
+from .services import TooMuchWork, add_items
 
 Status = Campaign.Status
+logger = logging.getLogger(__name__)
 
 
-class SetupInvalid(Exception):
+class SetupInvalid(UserInputError):
     """What is wrong with a campaign's setup: {form field name: [message, ...]}."""
 
     def __init__(self, errors: dict[str, list[str]]):
         self.errors = errors
-        super().__init__("; ".join(m for messages in errors.values() for m in messages))
+        summary = "; ".join(m for messages in errors.values() for m in messages)
+        super().__init__(field_problems(errors), summary=summary)
 
 
-class TransitionRefused(Exception):
+class TransitionRefused(UserInputError):
     pass
 
 
@@ -85,12 +92,8 @@ def builds_from_responses(kind: TaskKind) -> bool:
 
 
 def available_kinds() -> list[tuple[str, str]]:
-    """The kinds whose module is installed, as (key, label) choices."""
-    return [
-        (key, label)
-        for key, label in KIND_CHOICES
-        if importlib.util.find_spec(f"annotation.tasks.{key}") is not None
-    ]
+    """Every task kind, as (key, label) choices."""
+    return list(KIND_CHOICES)
 
 
 def create_campaign(
@@ -107,7 +110,11 @@ def create_campaign(
     except ConfigInvalid as invalid:
         raise SetupInvalid({"task_config": [str(invalid)]}) from None
     try:
-        return _create(campaign, kind, source, gold_per_batch, user)
+        with unique_slug(Campaign, campaign.slug):
+            return _create(campaign, kind, source, gold_per_batch, user)
+    except SlugTaken as taken:
+        campaign.pk = None
+        raise SetupInvalid({"slug": [str(taken)]}) from None
     except SetupInvalid:
         # The transaction rolled the row back; the object must not look stored.
         campaign.pk = None
@@ -122,11 +129,20 @@ def _create(campaign, kind, source, gold_per_batch, user) -> CampaignSetup:
         pairs = response_pairs(source)
         with transaction.atomic():
             campaign.save()
-            counts = add_items(campaign, kind.build_from_responses(pairs, rng), gold_per_batch)
+            counts = _add_items(campaign, kind.build_from_responses(pairs, rng), gold_per_batch)
         return CampaignSetup(campaign, **_counts(counts))
     if not isinstance(source, ConversationFiles):
         raise SetupInvalid({"conversations": [f"{kind.label} items are built from conversations."]})
     return _from_conversations(campaign, kind, source, rng, gold_per_batch, user)
+
+
+def _add_items(campaign, specs, gold_per_batch) -> dict:
+    try:
+        return add_items(campaign, specs, gold_per_batch)
+    except TooMuchWork as too_much:
+        raise SetupInvalid(
+            {too_much.problems[0].field or "": [too_much.problems[0].message]}
+        ) from None
 
 
 def _counts(counts: dict) -> dict:
@@ -186,30 +202,11 @@ def _parsed(data: bytes, filename: str, field: str, gold_file: bool) -> list[Par
             data, filename, settings.EVALHUB_MAX_UPLOAD_BYTES, gold_file=gold_file
         )
     except InvalidUpload as invalid:
-        raise SetupInvalid({field: problem_messages(invalid)}) from None
-
-
-def problem_messages(invalid: InvalidUpload) -> list[str]:
-    messages = [str(problem) for problem in invalid.shown]
-    if invalid.total > len(invalid.shown):
-        messages.append(f"... and {invalid.total - len(invalid.shown)} more problems.")
-    return messages
+        raise SetupInvalid({field: invalid.messages()}) from None
 
 
 def _from_conversations(campaign, kind, source: ConversationFiles, rng, gold_per_batch, user):
-    main = _parsed(source.data, source.filename, "conversations", gold_file=False)
-    gold = []
-    if source.gold_data is not None:
-        gold = _parsed(source.gold_data, source.gold_filename, "gold_items", gold_file=True)
-    task_ids = {c.external_id for c in main}
-    # A check also shown as a task would let its known answer into the results.
-    overlap = [
-        f"line {g.line}: conversation '{g.external_id}' is also in the conversations file."
-        for g in gold
-        if g.external_id in task_ids
-    ]
-    if overlap:
-        raise SetupInvalid({"gold_items": overlap})
+    main, gold = _read_conversation_files(source)
     with transaction.atomic():
         imported = _store(main, "conversations", user)
         if gold:
@@ -233,41 +230,65 @@ def _from_conversations(campaign, kind, source: ConversationFiles, rng, gold_per
                     ]
                 }
             )
-        gold_conversations = dict(
-            zip(
-                [g.external_id for g in gold],
-                _conversations([g.external_id for g in gold]),
-                strict=True,
-            )
-        )
-        for line in gold:
-            built = _build(
-                kind,
-                [gold_conversations[line.external_id]],
-                campaign.task_config,
-                rng,
-                "gold_items",
-            )
-            if not built:
-                raise SetupInvalid(
-                    {
-                        "gold_items": [
-                            f"line {line.line}: {kind.label} builds no item from this conversation."
-                        ]
-                    }
-                )
-            specs += [replace(s, role=line.role, gold=line.gold, auto_payload=None) for s in built]
-        counts = add_items(campaign, specs, gold_per_batch)
+        specs += _gold_specs(kind, gold, campaign.task_config, rng)
+        counts = _add_items(campaign, specs, gold_per_batch)
     return CampaignSetup(
         campaign, **_counts(counts), skipped_conversations=skipped, imported=imported
     )
+
+
+def _read_conversation_files(source: ConversationFiles) -> tuple[list, list]:
+    """The parsed task and gold conversations; SetupInvalid if a check is also a task."""
+    main = _parsed(source.data, source.filename, "conversations", gold_file=False)
+    gold = []
+    if source.gold_data is not None:
+        gold = _parsed(source.gold_data, source.gold_filename, "gold_items", gold_file=True)
+    task_ids = {c.external_id for c in main}
+    # A check also shown as a task would let its known answer into the results.
+    overlap = [
+        f"line {g.line}: conversation '{g.external_id}' is also in the conversations file."
+        for g in gold
+        if g.external_id in task_ids
+    ]
+    if overlap:
+        raise SetupInvalid({"gold_items": overlap})
+    return main, gold
+
+
+def _gold_specs(kind, gold: list, config: dict, rng) -> list:
+    """The items built from the stored gold conversations, with their known answers."""
+    gold_conversations = dict(
+        zip(
+            [g.external_id for g in gold],
+            _conversations([g.external_id for g in gold]),
+            strict=True,
+        )
+    )
+    specs, problems = [], []
+    for line in gold:
+        built = _build(kind, [gold_conversations[line.external_id]], config, rng, "gold_items")
+        if not built:
+            raise SetupInvalid(
+                {
+                    "gold_items": [
+                        f"line {line.line}: {kind.label} builds no item from this conversation."
+                    ]
+                }
+            )
+        wrong = {m for s in built for m in kind.check_gold(s.content, line.gold)}
+        problems += [f"line {line.line}: {m}" for m in sorted(wrong)]
+        specs += [replace(s, role=line.role, gold=line.gold, auto_payload=None) for s in built]
+    if problems:
+        # Scoring must never meet a malformed answer: refuse the upload, every line at once.
+        raise SetupInvalid({"gold_items": problems})
+    return specs
 
 
 def _store(parsed, field: str, user) -> ConversationImport:
     try:
         return store_conversations(parsed, user=user)
     except InvalidUpload as invalid:
-        raise SetupInvalid({field: problem_messages(invalid)}) from None
+        raise SetupInvalid({field: invalid.messages()}) from None
 
 
 def _build(kind, conversations, config, rng, field: str) -> list[ItemSpec]:
@@ -296,15 +317,60 @@ ACTIONS = {
 }
 
 
+def is_complete(campaign: Campaign) -> bool:
+    """Every slot of every batch has its judgments: the campaign has assignments and none
+    is open or started (an expired or returned one has been replaced by a fresh open one)."""
+    slots = campaign.assignments.all()
+    return (
+        slots.exists()
+        and not slots.filter(
+            status__in=[Assignment.Status.OPEN, Assignment.Status.STARTED]
+        ).exists()
+    )
+
+
+def finish_if_complete(campaign: Campaign) -> bool:
+    """Finish a live or paused campaign once it is complete (its tournament follows, and its
+    analysis runs: tournaments.signals, analysis.signals). True if this call finished it.
+
+    The crowd platform's finish hook may refuse (it is down): the campaign then stays as it
+    was, logged, and the next submission or platform sync tries again."""
+    if campaign.status not in ACTIONS["finish"][0] or not is_complete(campaign):
+        return False
+    try:
+        change_status(campaign, "finish")
+    except TransitionRefused as refused:
+        # Also when another call finished it first: the status check is repeated locked.
+        logger.info("Campaign %s is complete but was not finished: %s", campaign.slug, refused)
+        return False
+    notify(
+        campaign.owner,
+        NoticeKind.CAMPAIGN_COMPLETE,
+        f"The campaign {campaign.title} has all its judgments and is finished.",
+        campaign.get_absolute_url(),
+        once_key=f"campaign_complete:{campaign.pk}",
+    )
+    return True
+
+
 def allowed_actions(campaign: Campaign) -> list[str]:
     return [action for action, (sources, _) in ACTIONS.items() if campaign.status in sources]
 
 
-def change_status(campaign: Campaign, action: str, now=None) -> Campaign:
+def change_status(
+    campaign: Campaign,
+    action: str,
+    now=None,
+    *,
+    actor=None,
+    confirm: bool = False,
+    platform_done: bool = False,
+) -> Campaign:
     """Launch, pause or finish: the provider's hook first, then the new status.
 
     A failing hook leaves the campaign as it was. Raises TransitionRefused when the
-    campaign's status does not allow the action.
+    campaign's status does not allow the action, or when the crowd platform refuses it
+    (e.g. a paid launch without `confirm`).
     """
     now = now or timezone.now()
     sources, target = ACTIONS[action]
@@ -316,7 +382,14 @@ def change_status(campaign: Campaign, action: str, now=None) -> Campaign:
             )
         if action == "launch" and not locked.batches.exists():
             raise TransitionRefused("This campaign has no items to show; it cannot launch.")
-        getattr(get_provider(locked.provider), action)(locked)
+        extra = {"actor": actor} if actor is not None else {}
+        if confirm and action == "launch":
+            extra["confirm"] = True
+        try:
+            if not platform_done:  # launch_campaign has already posted it
+                getattr(get_provider(locked.provider), action)(locked, **extra)
+        except CrowdError as refused:
+            raise TransitionRefused(str(refused)) from refused
         locked.status = target
         fields = ["status"]
         if action == "launch" and locked.launched_at is None:
@@ -327,3 +400,188 @@ def change_status(campaign: Campaign, action: str, now=None) -> Campaign:
             fields.append("finished_at")
         locked.save(update_fields=fields)
     return locked
+
+
+# Launching on a crowd platform, and staff approval of launches that pay ------------------
+
+PLATFORMS = (Campaign.Provider.MTURK, Campaign.Provider.PROLIFIC)
+
+
+class LaunchNotAllowed(UserInputError):
+    """The user may not launch this campaign (yet): it pays crowdworkers and needs staff's
+    approval, or the user does not manage it."""
+
+
+def place_on_platform(campaign: Campaign, provider: str | None, sandbox: bool | None) -> Campaign:
+    """Move a campaign onto a crowd platform (and an MTurk site) before launching it. A
+    campaign running on its link keeps the link and gains the platform."""
+    changes = {}
+    if provider and provider != campaign.provider:
+        if provider not in PLATFORMS:
+            raise TransitionRefused(f"Unknown crowd platform {provider!r}.", field="provider")
+        if campaign.status == Status.FINISHED:
+            raise TransitionRefused("A finished campaign cannot move to a platform.")
+        if campaign.platform_ref:
+            raise TransitionRefused(f"{campaign.slug} is already on {campaign.provider}.")
+        changes["provider"] = provider
+    if sandbox is not None and sandbox != campaign.platform_sandbox:
+        if campaign.platform_ref:
+            raise TransitionRefused("The campaign is already on the other MTurk site.")
+        changes["platform_sandbox"] = sandbox
+    if changes:
+        with transaction.atomic():
+            Campaign.objects.filter(pk=campaign.pk).update(**changes)
+        campaign.refresh_from_db()
+    return campaign
+
+
+def pays_crowdworkers(campaign: Campaign) -> bool:
+    """Launching moves real money (MTurk's sandbox does not)."""
+    if not get_provider(campaign.provider).spends_money:
+        return False
+    return not (campaign.provider == Campaign.Provider.MTURK and campaign.platform_sandbox)
+
+
+def approved_request(campaign: Campaign):
+    """The approval that covers the campaign as it is now (platform, site and pay), if any."""
+    latest = campaign.launch_requests.first()
+    if latest is None or latest.state != LaunchRequest.State.APPROVED:
+        return None
+    if (latest.provider, latest.platform_sandbox, latest.reward_per_batch) != (
+        campaign.provider,
+        campaign.platform_sandbox,
+        campaign.reward_per_batch,
+    ):
+        return None
+    return latest
+
+
+def may_launch(user, campaign: Campaign) -> bool:
+    """Staff launch anything; a campaign's owner launches it when it pays nobody (a link,
+    invitation links, the MTurk sandbox) or when staff approved its launch."""
+    if is_staff(user):
+        return True
+    if not may_manage(user, campaign):
+        return False
+    return not pays_crowdworkers(campaign) or approved_request(campaign) is not None
+
+
+def launch_campaign(campaign: Campaign, *, actor=None, confirm: bool = False) -> Campaign:
+    """Launch (or resume) a campaign on its provider and make it live.
+
+    The platform side runs first and outside the status change's transaction, so that each
+    HIT or study created is recorded even if a later one fails (every creation is
+    idempotent: launching again finishes the job). A campaign already live (e.g. on its
+    link, just placed on a platform) stays live and gains the platform.
+    """
+    if campaign.status == Status.FINISHED:
+        raise TransitionRefused("A finished campaign cannot launch.")
+    if campaign.status == Status.PAUSED:
+        return change_status(campaign, "launch", actor=actor, confirm=confirm)
+    if not campaign.batches.exists():
+        raise TransitionRefused("This campaign has no items to show; it cannot launch.")
+    try:
+        get_provider(campaign.provider).launch(campaign, actor=actor, confirm=confirm)
+    except CrowdError as refused:
+        raise TransitionRefused(str(refused)) from refused
+    campaign.refresh_from_db()
+    if campaign.status == Status.DRAFT:
+        return change_status(campaign, "launch", actor=actor, platform_done=True)
+    return campaign
+
+
+def request_launch(campaign: Campaign, user):
+    """A researcher asks staff to launch their campaign that pays crowdworkers. Returns the
+    pending LaunchRequest (the same one when asked twice)."""
+    if not may_manage(user, campaign):
+        raise LaunchNotAllowed("Only the campaign's owner or staff may request its launch.")
+    # A live campaign has something to launch only when it just moved from its link onto a
+    # platform (it keeps the link and gains the platform).
+    already_posted = campaign.status == Status.LIVE and (
+        campaign.provider == Campaign.Provider.LOCAL or bool(campaign.platform_ref)
+    )
+    if campaign.status == Status.FINISHED or already_posted:
+        raise TransitionRefused(
+            f"A {campaign.get_status_display().lower()} campaign has nothing to launch."
+        )
+    if not pays_crowdworkers(campaign):
+        raise TransitionRefused(
+            "This campaign pays no crowdworkers (a link, invitation links or the MTurk "
+            "sandbox): its owner launches it without approval."
+        )
+    with transaction.atomic():
+        pending = (
+            LaunchRequest.objects.select_for_update()
+            .filter(campaign=campaign, state=LaunchRequest.State.PENDING)
+            .first()
+        )
+        if pending is not None:
+            return pending
+        return LaunchRequest.objects.create(
+            campaign=campaign,
+            provider=campaign.provider,
+            platform_sandbox=campaign.platform_sandbox,
+            reward_per_batch=campaign.reward_per_batch,
+            places=campaign.batches.count() * campaign.redundancy,
+            requested_by=user if getattr(user, "is_authenticated", False) else None,
+        )
+
+
+def decide_launch(campaign: Campaign, user, approve: bool, reason: str = ""):
+    """Staff approve (which launches the campaign: the approval is the confirmation that
+    money may be spent) or decline with a reason the owner reads. Returns the request.
+
+    The decision is recorded before the launch: a launch the platform refuses leaves the
+    approval standing, and launching again (page, API or `crowd launch`) finishes it.
+    """
+    if not is_staff(user):
+        raise LaunchNotAllowed("Only staff approve or decline launches.")
+    reason = (reason or "").strip()
+    if not approve and not reason:
+        raise TransitionRefused(
+            "Say why the launch is declined; the owner reads it.", field="reason"
+        )
+    with transaction.atomic():
+        pending = (
+            LaunchRequest.objects.select_for_update()
+            .filter(campaign=campaign, state=LaunchRequest.State.PENDING)
+            .first()
+        )
+        if pending is None:
+            raise TransitionRefused("No launch request is waiting for a decision.")
+        unchanged = (pending.provider, pending.platform_sandbox, pending.reward_per_batch) == (
+            campaign.provider,
+            campaign.platform_sandbox,
+            campaign.reward_per_batch,
+        )
+        if approve and not unchanged:
+            raise TransitionRefused(
+                "The campaign's platform or pay changed since the request: decline it and "
+                "ask for a new one."
+            )
+        pending.state = LaunchRequest.State.APPROVED if approve else LaunchRequest.State.DECLINED
+        pending.decided_by = user
+        pending.decided_at = timezone.now()
+        pending.reason = reason
+        pending.save(update_fields=["state", "decided_by", "decided_at", "reason"])
+    if approve:
+        launch_campaign(campaign, actor=user, confirm=True)
+    return pending
+
+
+def finish_on_platform(campaign: Campaign, *, actor=None) -> int:
+    """Finish the campaign (its platform stops recruiting) and, once nothing waits for
+    review, clean the platform's records up. Returns how many submitted assignments still
+    wait (then the records are kept: pay or reject them, and finish again)."""
+    if campaign.status in (Status.LIVE, Status.PAUSED):
+        change_status(campaign, "finish", actor=actor)
+    campaign.refresh_from_db()
+    waiting = Assignment.objects.filter(
+        campaign=campaign, status=Assignment.Status.SUBMITTED
+    ).count()
+    if not waiting:
+        try:
+            get_provider(campaign.provider).cleanup(campaign, actor=actor)
+        except CrowdError as refused:
+            raise TransitionRefused(str(refused)) from refused
+    return waiting

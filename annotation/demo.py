@@ -1,5 +1,9 @@
 """Demo campaigns: one live campaign of each task kind, open through the local provider,
-so that a newcomer who ran `make run` can annotate at once (the home page links them)."""
+so that a newcomer who ran `make run` can annotate at once (the home page links them).
+
+The ABC-Eval campaign requires training, as in the paper: a newcomer first annotates the
+three training conversations below, sees each disagreement with the gold labels explained,
+and is screened on the last one before any real work."""
 
 import json
 import random
@@ -12,9 +16,10 @@ from evalhub.demo_conversations import BOT_BOT, HUMAN_BOT, HUMAN_HUMAN
 from evalhub.models import Conversation, PromptSet, System
 from evalhub.services import import_conversations
 
+from .kinds import get_kind
+from .kinds.abc_eval import with_gold
 from .models import Campaign
 from .services import add_items
-from .tasks import get_kind
 
 DEMO_CAMPAIGNS = [
     {
@@ -49,6 +54,7 @@ DEMO_CAMPAIGNS = [
         ),
         "task_config": {"behaviour_task": "empathy"},
         "conversations": [c["id"] for c in HUMAN_BOT],
+        "requires_training": True,
     },
     {
         "slug": "demo-likert",
@@ -70,6 +76,123 @@ DEMO_CAMPAIGNS = [
         "conversations": [c["id"] for c in HUMAN_BOT],
     },
 ]
+
+
+def _training_conversation(cid: str, bot: str, turns: list[tuple[str, dict, str]]) -> dict:
+    """A human-bot training conversation; `turns` holds (bot text, its gold labels, why)
+    after each human line, written as (human text, None, "")."""
+    lines, gold, explanations = [], [], {}
+    for text, labels, why in turns:
+        if labels is not None:
+            gold.append(labels)
+            explanations[len(lines)] = why
+        lines.append(text)
+    conversation = {
+        "id": cid,
+        "domain": "demo-training",
+        "speakers": ["human", bot],
+        "turns": [{"speaker": i % 2, "text": text} for i, text in enumerate(lines)],
+    }
+    names = ("empathetic", "lack of empathy")
+    labels = {name: [int(name in turn) for turn in gold] for name in names}
+    return {"conversation": conversation, "labels": labels, "explanations": explanations}
+
+
+EMPATHETIC, LACKING, NEITHER = {"empathetic"}, {"lack of empathy"}, set()
+HUMAN = None
+# Empathy training (ABC-Eval's behaviour task), in the order a worker meets them; the
+# screening is on the last one.
+EMPATHY_TRAINING = [
+    _training_conversation(
+        "demo-train-grandmother",
+        "persona-bot",
+        [
+            ("my grandmother passed away last week", HUMAN, ""),
+            (
+                "i am so sorry for your loss . were you close to her ?",
+                EMPATHETIC,
+                "The bot recognises the grief and invites the user to talk: empathetic.",
+            ),
+            ("very close , she basically raised me", HUMAN, ""),
+            (
+                "cool . my dog is four years old .",
+                LACKING,
+                "Answering grief with 'cool' and a fact about its dog dismisses the user's "
+                "feelings: lack of empathy.",
+            ),
+            ("ok ... i was talking about my grandmother", HUMAN, ""),
+            (
+                "do you live near where she lived ?",
+                NEITHER,
+                "A plain follow-up question that neither reacts to nor ignores an emotion: "
+                "no label.",
+            ),
+        ],
+    ),
+    _training_conversation(
+        "demo-train-new-job",
+        "seq2seq-baseline",
+        [
+            ("i finally got the job i wanted !!", HUMAN, ""),
+            (
+                "i don ' t know .",
+                LACKING,
+                "The user is delighted and the bot does not react to it at all: lack of empathy.",
+            ),
+            ("i ' m so excited , i start on monday", HUMAN, ""),
+            (
+                "that is great news , congratulations ! you must be thrilled .",
+                EMPATHETIC,
+                "The bot shares the user's joy: empathetic.",
+            ),
+            ("thanks ! a bit nervous too", HUMAN, ""),
+            (
+                "what is the weather like there ?",
+                LACKING,
+                "The user says they are nervous and the bot changes the subject: lack of empathy.",
+            ),
+        ],
+    ),
+    _training_conversation(
+        "demo-train-sick-cat",
+        "persona-bot",
+        [
+            ("my cat is sick and i can ' t afford the vet", HUMAN, ""),
+            (
+                "that sounds really stressful . i hope your cat feels better soon .",
+                EMPATHETIC,
+                "The bot names the user's worry and responds kindly: empathetic.",
+            ),
+            ("thanks , i ' m trying to find a cheaper clinic", HUMAN, ""),
+            (
+                "some cities have charity clinics for pets ; a local shelter will know .",
+                NEITHER,
+                "Useful advice, but about the problem rather than the user's feelings: no label.",
+            ),
+            ("good idea , i ' ll call them tomorrow", HUMAN, ""),
+            (
+                "ha , cats are boring anyway , dogs are better .",
+                LACKING,
+                "Belittling the pet the user is worried about is an inappropriate reaction: "
+                "lack of empathy.",
+            ),
+        ],
+    ),
+]
+
+
+def _training_specs(kind, config: dict) -> list:
+    """The training items with their gold, in the order of EMPATHY_TRAINING."""
+    ids = [t["conversation"]["id"] for t in EMPATHY_TRAINING]
+    conversations = Conversation.objects.filter(external_id__in=ids).prefetch_related(
+        "speakers__system", "turns"
+    )
+    by_id = {c.external_id: c for c in conversations}
+    specs = kind.build_from_conversations([by_id[i] for i in ids], config, random.Random(7))
+    return [
+        with_gold(spec, training["labels"], training["explanations"])
+        for spec, training in zip(specs, EMPATHY_TRAINING, strict=True)
+    ]
 
 
 def _ab_pairs():
@@ -97,7 +220,8 @@ def _specs(spec: dict, kind, config: dict, rng: random.Random):
 @transaction.atomic
 def load_annotation_demo(owner) -> list[Campaign]:
     """Import the demo conversations and open the demo campaigns; idempotent."""
-    data = "\n".join(json.dumps(c) for c in DEMO_CONVERSATIONS).encode()
+    conversations = DEMO_CONVERSATIONS + [t["conversation"] for t in EMPATHY_TRAINING]
+    data = "\n".join(json.dumps(c) for c in conversations).encode()
     import_conversations(data=data, filename="demo-conversations.jsonl", user=owner)
     campaigns = []
     for spec in DEMO_CAMPAIGNS:
@@ -118,8 +242,14 @@ def load_annotation_demo(owner) -> list[Campaign]:
             max_batches_per_worker=3,
             status=Campaign.Status.LIVE,
             provider=Campaign.Provider.LOCAL,
+            # The demo is tried out with `?worker=<any name>` on its start links.
+            allow_worker_param=True,
             owner=owner,
+            requires_training=spec.get("requires_training", False),
         )
-        add_items(campaign, _specs(spec, kind, config, random.Random(7)))
+        specs = _specs(spec, kind, config, random.Random(7))
+        if campaign.requires_training:
+            specs += _training_specs(kind, config)
+        add_items(campaign, specs)
         campaigns.append(campaign)
     return campaigns

@@ -4,28 +4,30 @@ import json
 
 from django import forms
 
+from evalhub.declared import declare_fields, describe
 from evalhub.importers.problems import InvalidUpload
 from evalhub.models import PromptSet, System
 from evalhub.services import read_upload
+from evalhub.slugs import ProposedSlugForm
 
+from .campaign_settings import CampaignSettings, settings_errors
 from .campaigns import (
     ConversationFiles,
     ResponsePairs,
     available_kinds,
     builds_from_responses,
-    problem_messages,
 )
 from .crowd import PROVIDERS
+from .kinds import get_kind
+from .kinds.base import ConfigInvalid
 from .models import Campaign
-from .tasks import get_kind
-from .tasks.base import ConfigInvalid
 
 # Path segments under manage/campaigns/ that a campaign slug would shadow.
 RESERVED_SLUGS = {"new"}
-PROVIDERS_PENDING = (
-    "Prolific and Amazon Mechanical Turk are listed for what is coming: they arrive with the "
-    "MTurk/Prolific issue. Until then a campaign is run through its shareable link (which "
-    "also accepts Prolific's PROLIFIC_PID, STUDY_ID and SESSION_ID parameters)."
+PROVIDERS_HELP = (
+    "A Prolific or Amazon Mechanical Turk campaign is estimated, launched (with a "
+    "confirmation, since it pays real money), synced and paid with `manage.py crowd`; its "
+    "shareable link keeps working beside the platform."
 )
 
 
@@ -39,7 +41,8 @@ class ProviderSelect(forms.Select):
         return option
 
 
-class CampaignForm(forms.ModelForm):
+class CampaignForm(ProposedSlugForm, forms.ModelForm):
+    slug_from = "title"
     task_config = forms.CharField(
         label="Task config (JSON)",
         required=False,
@@ -80,12 +83,8 @@ class CampaignForm(forms.ModelForm):
         help_text='Optional .jsonl: the same lines plus "role": "gold" or "training" and a '
         '"gold" object with the answer.',
     )
-    gold_per_batch = forms.IntegerField(
-        label="Gold items per batch",
-        min_value=0,
-        initial=1,
-        help_text="Checks mixed into every batch when there are gold items.",
-    )
+    # Its range and help come from CampaignSettings, like the other settings'.
+    gold_per_batch = forms.IntegerField(label="Gold items per batch", initial=1)
 
     class Meta:
         model = Campaign
@@ -97,18 +96,23 @@ class CampaignForm(forms.ModelForm):
             "redundancy",
             "batch_size",
             "reward_per_batch",
+            "budget",
             "max_batches_per_worker",
             "time_limit_minutes",
             "provider",
             "completion_redirect_url",
+            "allow_worker_param",
             "requires_training",
             "training_threshold",
         ]
-        labels = {"task_kind": "Task kind", "time_limit_minutes": "Time limit (minutes)"}
+        labels = {
+            "task_kind": "Task kind",
+            "time_limit_minutes": "Time limit (minutes)",
+            "allow_worker_param": "Take any ?worker= id",
+        }
         help_texts = {
             "slug": "Lowercase letters, digits and hyphens; the start link is /work/<slug>/.",
-            "reward_per_batch": "Paid for each submitted batch, in the provider's currency.",
-            "provider": PROVIDERS_PENDING,
+            "provider": PROVIDERS_HELP,
         }
         widgets = {
             "instructions": forms.Textarea(attrs={"rows": 5}),
@@ -124,10 +128,12 @@ class CampaignForm(forms.ModelForm):
                 "redundancy",
                 "batch_size",
                 "reward_per_batch",
+                "budget",
                 "max_batches_per_worker",
                 "time_limit_minutes",
                 "provider",
                 "completion_redirect_url",
+                "allow_worker_param",
             ),
         ),
         ("Training and screening", ("requires_training", "training_threshold")),
@@ -138,6 +144,7 @@ class CampaignForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["task_kind"].choices = available_kinds()
+        declare_fields(self.fields, CampaignSettings)
         self.source = None
 
     def fieldsets(self) -> list[tuple[str, list]]:
@@ -158,9 +165,7 @@ class CampaignForm(forms.ModelForm):
     def clean_provider(self):
         provider = self.cleaned_data["provider"]
         if provider not in PROVIDERS:
-            raise forms.ValidationError(
-                "This provider arrives with the MTurk/Prolific issue; use the shareable link."
-            )
+            raise forms.ValidationError("This provider is not installed; use the shareable link.")
         return provider
 
     def clean_task_config(self):
@@ -177,6 +182,8 @@ class CampaignForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
+        for name, message in settings_errors(cleaned).items():
+            self.add_error(name if name in self.fields else None, message)
         key = cleaned.get("task_kind")
         if not key:
             return cleaned
@@ -219,13 +226,14 @@ class CampaignForm(forms.ModelForm):
         try:
             return read_upload(upload)
         except InvalidUpload as invalid:
-            for message in problem_messages(invalid):
+            for message in invalid.messages():
                 self.add_error(field, message)
             return None
 
 
 def kind_summaries() -> list[dict]:
-    """Label, item source and default config (as JSON) of every available kind."""
+    """Label, item source, default config (as JSON) and the declared config keys (name,
+    description, default, range) of every available kind."""
     summaries = []
     for key, label in available_kinds():
         kind = get_kind(key)
@@ -235,6 +243,7 @@ def kind_summaries() -> list[dict]:
                 "label": label,
                 "from_responses": builds_from_responses(kind),
                 "config": json.dumps(kind.default_config(), indent=2),
+                "keys": describe(kind.config_schema),
             }
         )
     return summaries

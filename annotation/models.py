@@ -13,18 +13,45 @@ import uuid
 from decimal import Decimal
 
 from django.conf import settings
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+from evalhub.declared import range_constraint, range_validators
 from evalhub.models import Conversation, Prompt, Response
+from evalhub.slugs import validate_slug
 
-from .tasks import KIND_CHOICES
+from .campaign_settings import CampaignSettings
+from .kinds import KIND_CHOICES
 
 
 def completion_code() -> str:
     return secrets.token_hex(4).upper()
+
+
+class Study(models.Model):
+    """A published study imported as finished campaigns (`campaigns`): one per task kind,
+    and for ABC-Eval one per behaviour task, each judged by workers of provider "imported".
+    An analysis of the study reads its campaigns by kind like any live campaign's."""
+
+    class Source(models.TextChoices):
+        ABC_EVAL = "abc-eval", "ABC-Eval (Finch et al., 2023)"
+
+    slug = models.SlugField(max_length=80, unique=True, validators=[validate_slug])
+    name = models.CharField(max_length=200)
+    source = models.CharField(max_length=20, choices=Source.choices)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "studies"
+
+    def __str__(self):
+        return self.name
 
 
 class Campaign(models.Model):
@@ -39,21 +66,41 @@ class Campaign(models.Model):
         PROLIFIC = "prolific", "Prolific"
         MTURK = "mturk", "Amazon Mechanical Turk"
 
-    slug = models.SlugField(max_length=80, unique=True)
+    slug = models.SlugField(max_length=80, unique=True, validators=[validate_slug])
     title = models.CharField(max_length=200)
     task_kind = models.CharField(max_length=30, choices=KIND_CHOICES)
     task_config = models.JSONField(default=dict, blank=True)
     instructions = models.TextField(blank=True)
+    # Ranges come from CampaignSettings (annotation/campaign_settings.py): one source.
     redundancy = models.PositiveSmallIntegerField(
-        default=3, validators=[MinValueValidator(1)], help_text="Judgments wanted per item."
+        default=3,
+        validators=range_validators(CampaignSettings, "redundancy"),
+        help_text="Judgments wanted per item.",
     )
-    batch_size = models.PositiveSmallIntegerField(default=10, validators=[MinValueValidator(1)])
-    reward_per_batch = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0"))
+    batch_size = models.PositiveSmallIntegerField(
+        default=10, validators=range_validators(CampaignSettings, "batch_size")
+    )
+    reward_per_batch = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        default=Decimal("0"),
+        validators=range_validators(CampaignSettings, "reward_per_batch"),
+    )
+    budget = models.DecimalField(
+        max_digits=10,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("10000000"))],
+        help_text="What the campaign may spend in all (0 to 10,000,000); empty: no budget.",
+    )
     max_batches_per_worker = models.PositiveSmallIntegerField(
-        default=3, validators=[MinValueValidator(1)]
+        default=3, validators=range_validators(CampaignSettings, "max_batches_per_worker")
     )
     time_limit_minutes = models.PositiveIntegerField(
-        default=60, help_text="An assignment not submitted in this time expires."
+        default=60,
+        validators=range_validators(CampaignSettings, "time_limit_minutes"),
+        help_text="An assignment not submitted in this time expires.",
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     provider = models.CharField(max_length=10, choices=Provider.choices, default=Provider.LOCAL)
@@ -65,17 +112,44 @@ class Campaign(models.Model):
     training_threshold = models.PositiveSmallIntegerField(
         null=True,
         blank=True,
+        validators=range_validators(CampaignSettings, "training_threshold"),
         help_text="Qualify with fewer mistaken turns than this; empty: the task kind's default.",
     )
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
+    study = models.ForeignKey(
+        Study,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="campaigns",
+        help_text="The imported study this campaign holds a part of; empty for live campaigns.",
+    )
     created = models.DateTimeField(auto_now_add=True)
     launched_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The platform side (annotation/crowd/): which environment, and the platform's id for
+    # the whole campaign (an MTurk HIT type id, a Prolific study id).
+    platform_sandbox = models.BooleanField(
+        default=True, help_text="MTurk: use the sandbox (no money moves)."
+    )
+    platform_ref = models.CharField(max_length=200, blank=True)
+    # Off by default: anyone can invent ids for `?worker=`, so a campaign that takes them
+    # trusts whoever holds its link (the start link's new-identity limits still apply).
+    allow_worker_param = models.BooleanField(
+        default=False,
+        help_text="Let anyone start with ?worker=<any id> on the start link (a shared link "
+        "for a trusted group). Off: participants arrive through the crowd platform, an "
+        "invitation link or their account.",
+    )
 
     class Meta:
         ordering = ["-created"]
+        constraints = [
+            range_constraint(CampaignSettings, name, prefix="campaign")
+            for name in CampaignSettings.STORED
+        ]
 
     def __str__(self):
         return self.title
@@ -88,7 +162,7 @@ class Campaign(models.Model):
 
     @property
     def kind(self):
-        from .tasks import get_kind
+        from .kinds import get_kind
 
         return get_kind(self.task_kind)
 
@@ -96,10 +170,19 @@ class Campaign(models.Model):
     def is_live(self) -> bool:
         return self.status == self.Status.LIVE
 
+    def is_public(self) -> bool:
+        """Anybody may see it listed (annotation/visibility.py decides)."""
+        from .visibility import is_public
+
+        return is_public(self)
+
 
 class Batch(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="batches")
     position = models.PositiveIntegerField()
+    platform_ref = models.CharField(
+        max_length=200, blank=True, help_text="The platform's id for this batch (an MTurk HIT id)."
+    )
 
     class Meta:
         ordering = ["campaign", "position"]
@@ -317,3 +400,135 @@ class TrainingAnswer(models.Model):
 
     def __str__(self):
         return f"{self.worker} training on {self.item} (attempt {self.attempt})"
+
+
+class CrowdAction(models.Model):
+    """One call to a crowd platform that moves people or money, kept for the record.
+
+    `idempotency_key` is unique: a call whose key already succeeded is never sent again
+    (a retried launch or bonus never pays twice), and a call left `pending` (the process
+    died while the platform was answering) is refused until someone checks the platform.
+    """
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Sent, answer not recorded"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="crowd_actions")
+    provider = models.CharField(max_length=10, choices=Campaign.Provider.choices)
+    action = models.CharField(max_length=40)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        help_text="Who asked for it; empty for the periodic sync.",
+    )
+    assignment = models.ForeignKey(
+        "Assignment", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    worker = models.ForeignKey(
+        Worker, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    amount = models.DecimalField(
+        max_digits=10,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="Money this call spends, fees included, in the platform's currency.",
+    )
+    idempotency_key = models.CharField(max_length=200, unique=True)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    request = models.JSONField(default=dict, help_text="What was asked (no credentials).")
+    response = models.JSONField(null=True, blank=True, help_text="What the platform answered.")
+    error = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["campaign", "action"])]
+
+    def __str__(self):
+        return f"{self.provider} {self.action} ({self.state})"
+
+
+def invitation_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class Invitation(models.Model):
+    """A single-use start link: the first browser to open it becomes its worker, and only
+    that worker, in that browser session, may come back through it."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="invitations")
+    token = models.CharField(max_length=64, unique=True, default=invitation_token, editable=False)
+    created = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    worker = models.OneToOneField(
+        Worker, null=True, blank=True, on_delete=models.SET_NULL, related_name="invitation"
+    )
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["pk"]
+
+    def __str__(self):
+        return f"invitation {self.pk} to {self.campaign.slug}"
+
+    def get_absolute_url(self):
+        return f"{self.campaign.start_url()}?invite={self.token}"
+
+
+class LaunchRequest(models.Model):
+    """A researcher's request to launch a campaign that pays crowdworkers, and staff's
+    decision (annotation/campaigns.py: request_launch, decide_launch). The request names
+    the platform and pay it was made for: an approval holds only while they are unchanged."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Waiting for staff"
+        APPROVED = "approved", "Approved"
+        DECLINED = "declined", "Declined"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="launch_requests")
+    provider = models.CharField(max_length=10, choices=Campaign.Provider.choices)
+    platform_sandbox = models.BooleanField()
+    reward_per_batch = models.DecimalField(max_digits=8, decimal_places=2)
+    places = models.PositiveIntegerField(help_text="Paid submissions: batches x redundancy.")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    requested_at = models.DateTimeField(auto_now_add=True)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    reason = models.TextField(blank=True, help_text="Why it was declined (shown to the owner).")
+
+    class Meta:
+        ordering = ["-requested_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign"],
+                condition=Q(state="pending"),
+                name="one_pending_launch_request",
+            ),
+            models.CheckConstraint(
+                condition=~Q(state="declined") | ~Q(reason=""),
+                name="declined_launch_has_reason",
+            ),
+        ]
+
+    def __str__(self):
+        return f"launch of {self.campaign.slug} on {self.provider} ({self.state})"

@@ -10,10 +10,13 @@
   speaker labels "human", over all the worker's speaker labels there. A careful worker
   who cannot tell is "unsure", which counts against them: on a control, every speaker
   is a person.
-- `agreement`: on task items, the worker's judgments whose canonical answer (see
-  `canonical_answer`) equals the majority answer of the item's other annotators, over the
-  judgments for which the others have a majority: a judgment is not counted when it has no
-  other annotator, or when the others' most frequent answers are tied.
+- `agreement`: on task items, each part of the worker's answer (see `answer_parts`: for
+  Spot The Bot each speaker's label and each feature choice, for A/B the choice) that
+  equals the majority value of that part among the item's other annotators, over the
+  parts for which the others have a majority: a part is not counted when it has no other
+  annotator, or when the others' most frequent values are tied. Comparing whole answers
+  made every Spot The Bot worker score near zero (two speakers and three features must all
+  match), so careless workers could not be told from careful ones.
 - `median_seconds`: median time per item (`Judgment.seconds`: the browser's measure, else
   the server's).
 
@@ -31,7 +34,7 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 
-from .models import Assignment, Campaign, Item, Judgment, Worker
+from .models import Assignment, Campaign, Item, Judgment, Qualification, Worker
 
 # Payload keys that say how the item was shown, not what the worker answered: `left` is
 # the side on which the randomised first response or dialogue appeared (ab, comparative).
@@ -45,6 +48,27 @@ def canonical_answer(payload: dict) -> str:
     e.g. for Spot The Bot when every speaker label and every feature preference match."""
     answer = {k: v for k, v in payload.items() if k not in VOLATILE_KEYS}
     return json.dumps(answer, sort_keys=True, separators=(",", ":"))
+
+
+def answer_parts(payload: dict) -> list[tuple[str, str]]:
+    """The parts of an answer, each compared on its own: (path, value as JSON) for every
+    leaf of the payload without `VOLATILE_KEYS`, e.g. Spot The Bot's
+    `{"labels": ["human", "bot"], "better": {"fluency": 0}}` gives `labels[0]`, `labels[1]`
+    and `better.fluency`; an A/B answer has the one part `choice`."""
+    parts: list[tuple[str, str]] = []
+
+    def walk(value, path: str) -> None:
+        if isinstance(value, dict):
+            for key in sorted(value):
+                walk(value[key], f"{path}.{key}" if path else str(key))
+        elif isinstance(value, list):
+            for index, element in enumerate(value):
+                walk(element, f"{path}[{index}]")
+        else:
+            parts.append((path, json.dumps(value)))
+
+    walk({k: v for k, v in payload.items() if k not in VOLATILE_KEYS}, "")
+    return parts
 
 
 @dataclass(frozen=True)
@@ -68,6 +92,9 @@ class WorkerFigures:
     controls: Rate
     agreement: Rate
     median_seconds: float | None
+    # Training on the campaign's task ("" when its kind has none): attempts begun, outcome.
+    training_attempts: int = 0
+    training: str = ""
 
 
 def _is_control(speakers) -> bool:
@@ -77,7 +104,8 @@ def _is_control(speakers) -> bool:
 def agreement_rates(rows) -> dict[int, Rate]:
     """Agreement with the other annotators' majority, per worker.
 
-    `rows` are (worker id, item id, canonical answer), one per judgment.
+    `rows` are (worker id, unit, answer), one per judgment of a unit: a unit is an item, or
+    one part of an item's answer ((item id, part path) in `worker_figures`).
     """
     by_item: dict[int, list[tuple[int, str]]] = defaultdict(list)
     for worker_id, item_id, answer in rows:
@@ -138,7 +166,9 @@ def worker_figures(campaign: Campaign) -> list[WorkerFigures]:
             control_totals[worker_id] += len(labels)
             control_hits[worker_id] += sum(label == HUMAN for label in labels)
         if role == Item.Role.TASK:
-            answers.append((worker_id, item_id, canonical_answer(payload)))
+            answers.extend(
+                (worker_id, (item_id, part), value) for part, value in answer_parts(payload)
+            )
     agreement = agreement_rates(answers)
     workers = (
         Worker.objects.filter(assignments__campaign=campaign)
@@ -149,6 +179,7 @@ def worker_figures(campaign: Campaign) -> list[WorkerFigures]:
         )
         .order_by("pk")
     )
+    training = _training(campaign, [w.pk for w in workers])
     return [
         WorkerFigures(
             worker=w,
@@ -158,9 +189,41 @@ def worker_figures(campaign: Campaign) -> list[WorkerFigures]:
             controls=Rate(control_hits[w.pk], control_totals[w.pk]),
             agreement=agreement.get(w.pk, Rate()),
             median_seconds=float(np.median(seconds[w.pk])) if seconds[w.pk] else None,
+            **training.get(w.pk, {}),
         )
         for w in workers
     ]
+
+
+def _training(campaign: Campaign, worker_ids: list[int]) -> dict[int, dict]:
+    """Per worker, the attempts and outcome of the training on the campaign's task, in one
+    query: "passed", "failed" (graded, not passed), "in training" (an attempt not yet
+    graded) or "not trained". Empty when the task kind has no training."""
+    kind = campaign.kind
+    key = kind.training_key(kind.clean_config(campaign.task_config))
+    if key is None:
+        return {}
+    # Joined on the campaign rather than a list of ids: one short query for any number.
+    found = {
+        q.worker_id: q
+        for q in Qualification.objects.filter(key=key, worker__assignments__campaign=campaign)
+        .distinct()
+        .only("worker_id", "attempts", "passed", "last_mistakes")
+    }
+    training = {}
+    for worker_id in worker_ids:
+        q = found.get(worker_id)
+        if q is None or (q.attempts == 0 and not q.passed):
+            outcome = "not trained"
+        elif q.passed:
+            outcome = "passed"
+        elif q.last_mistakes is not None:
+            outcome = "failed"
+        else:
+            outcome = "in training"
+        attempts = q.attempts if q else 0
+        training[worker_id] = {"training_attempts": attempts, "training": outcome}
+    return training
 
 
 SORT_KEYS = {

@@ -1,14 +1,41 @@
 """Building a campaign's items and batches, and storing judgments."""
 
+import logging
+import random
 from dataclasses import fields, replace
 from datetime import datetime
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from evalhub.errors import UserInputError
+
+from .kinds.base import ItemSpec
 from .models import Assignment, Batch, Campaign, Item, Judgment, completion_code
 from .packing import pack_batches
-from .tasks.base import ItemSpec
+
+logger = logging.getLogger(__name__)
+
+
+class TooMuchWork(UserInputError, ValueError):
+    """A campaign that would open more assignments than the settings allow."""
+
+
+def check_assignments(batches: int, redundancy: int) -> int:
+    """The number of assignments `batches` batches open; TooMuchWork above
+    settings.EVALHUB_MAX_ASSIGNMENTS_PER_CAMPAIGN, before anything is written."""
+    assignments = batches * redundancy
+    most = settings.EVALHUB_MAX_ASSIGNMENTS_PER_CAMPAIGN
+    if assignments > most:
+        raise TooMuchWork(
+            f"This campaign would open {assignments:,} assignments ({batches:,} batches × "
+            f"{redundancy} judgments each); at most {most:,} are allowed "
+            "(EVALHUB_MAX_ASSIGNMENTS_PER_CAMPAIGN). Use larger batches, fewer judgments "
+            "per item or fewer items.",
+            field="batch_size",
+        )
+    return assignments
 
 
 def _item(campaign: Campaign, position: int, spec: ItemSpec, **extra) -> Item:
@@ -20,15 +47,18 @@ def _item(campaign: Campaign, position: int, spec: ItemSpec, **extra) -> Item:
 
 @transaction.atomic
 def add_items(
-    campaign: Campaign, specs: list[ItemSpec], gold_per_batch: int = 1, pack=None
+    campaign: Campaign, specs: list[ItemSpec], gold_per_batch: int = 1, pack=None, rng=None
 ) -> dict:
     """Store items, pack the shown ones into batches with gold mixed in, open the slots.
 
     Items with an `auto_payload` are stored without a batch (they are never shown).
     Gold specs are copied into batches round-robin, `gold_per_batch` per batch (at most
     one copy of each spec), each copy keyed to its gold spec so that a worker never meets
-    the same check twice. Training
-    specs are stored without a batch. Returns counts.
+    the same check twice. A batch holds `campaign.batch_size` items gold included, and
+    its checks sit at random positions (`rng`, default the system's): neither a batch's
+    length nor a position tells a worker which item is a check. Training specs are stored
+    without a batch. Refuses (TooMuchWork) before writing anything when the campaign would
+    open more assignments than the settings allow. Returns counts.
     """
     if campaign.batches.exists():
         raise ValueError("This campaign already has batches; create a new campaign instead.")
@@ -37,11 +67,19 @@ def add_items(
     gold = [s for s in specs if s.role == Item.Role.GOLD]
     training = [s for s in specs if s.role == Item.Role.TRAINING]
 
-    # `pack(task_specs, batch_size) -> [[index, ...], ...]` may replace the generic packer
-    # (Spot The Bot also mixes systems and segment lengths within each batch).
-    packed = (pack or _pack_by_group)(task, campaign.batch_size)
     # More copies per batch than there are gold specs would put one check twice in a batch.
     gold_per_batch = min(gold_per_batch, len(gold))
+    if gold_per_batch >= campaign.batch_size:
+        raise TooMuchWork(
+            f"gold_per_batch ({gold_per_batch}) must be less than batch_size "
+            f"({campaign.batch_size}): a batch holds its checks among its items.",
+            field="gold_per_batch",
+        )
+    # `pack(task_specs, slots) -> [[index, ...], ...]` may replace the generic packer
+    # (Spot The Bot also mixes systems and segment lengths within each batch).
+    packed = (pack or _pack_by_group)(task, campaign.batch_size - gold_per_batch)
+    check_assignments(len(packed), campaign.redundancy)
+    rng = rng or random.SystemRandom()
     items: list[Item] = []
     batches = Batch.objects.bulk_create(
         Batch(campaign=campaign, position=i) for i in range(len(packed))
@@ -52,8 +90,9 @@ def add_items(
         for g in range(gold_per_batch):
             n = (batch_index * gold_per_batch + g) % len(gold)
             spec = gold[n]
+            # Uniform over the len(members) + 1 gaps: each check's final position is uniform.
             members.insert(
-                (len(members) * (g + 1)) // (gold_per_batch + 1),
+                rng.randint(0, len(members)),
                 replace(spec, group_key=spec.group_key or f"gold:{n}"),
             )
         for order, spec in enumerate(members):
@@ -85,8 +124,14 @@ def _pack_by_group(specs: list[ItemSpec], batch_size: int) -> list[list[int]]:
     return pack_batches([s.group_key for s in specs], batch_size)
 
 
-def batch_items(assignment: Assignment) -> list[Item]:
-    return list(assignment.batch.items.order_by("order_in_batch"))
+def safe_score(campaign: Campaign, item: Item, payload: dict):
+    """The kind's GoldResult, or None when the stored gold cannot be scored: a malformed
+    gold answer is logged and the item left unscored, never an error in front of a worker."""
+    try:
+        return campaign.kind.score_gold(item, payload)
+    except Exception:
+        logger.exception("Gold of item %s (campaign %s) cannot be scored", item.pk, campaign.slug)
+        return None
 
 
 def record_judgment(
@@ -101,8 +146,7 @@ def record_judgment(
 
     Returns (judgment, created). Gold is scored on the server; nothing of it has been sent.
     """
-    kind = assignment.campaign.kind
-    gold = kind.score_gold(item, payload) if item.role == Item.Role.GOLD else None
+    gold = safe_score(assignment.campaign, item, payload) if item.role == Item.Role.GOLD else None
     try:
         with transaction.atomic():
             judgment, created = Judgment.objects.get_or_create(
@@ -125,7 +169,9 @@ def record_judgment(
 
 
 def submit_if_complete(assignment: Assignment, n_items: int) -> bool:
-    """Close the assignment with a completion code once every item has a judgment."""
+    """Close the assignment with a completion code once every item has a judgment; the
+    campaign is then finished if this was its last open slot (after the commit, in a task:
+    the crowd platform's finish hook is a network call)."""
     if assignment.judgments.count() < n_items:
         return False
     updated = Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.STARTED).update(
@@ -134,4 +180,14 @@ def submit_if_complete(assignment: Assignment, n_items: int) -> bool:
         completion_code=completion_code(),
     )
     assignment.refresh_from_db()
+    if updated:
+        _finish_campaign_later(assignment.campaign_id)
     return bool(updated) or assignment.status in Assignment.DONE
+
+
+def _finish_campaign_later(campaign_id: int) -> None:
+    from evalhub.queueing import enqueue
+
+    from .tasks import finish_campaign_if_complete
+
+    transaction.on_commit(lambda: enqueue(finish_campaign_if_complete, campaign_id))

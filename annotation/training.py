@@ -13,6 +13,10 @@ one the attempt is graded on that last conversation alone, as the paper screens 
 third: the worker qualifies with fewer mistakes than `campaign.training_threshold`, or the
 kind's default. Otherwise they see why and may begin a new attempt.
 
+Retries. Attempt n goes through the same training items starting at the n-th (wrapping
+round), so it is graded on another conversation than every earlier attempt as long as the
+campaign has one (`retry_order`); with as many failed attempts as items, the order repeats.
+
 Attempts. `Qualification.attempts` counts the attempts begun; answers are stored per
 attempt (`TrainingAnswer`). An attempt is one session on one campaign's training items: if
 the worker's latest attempt was answered in another campaign of the same key, this
@@ -23,11 +27,16 @@ Every function here runs a fixed number of queries, whatever the campaign's size
 
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
+from evalhub.errors import UserInputError
+
+from .kinds.base import GoldResult
 from .models import Campaign, Item, Qualification, TrainingAnswer, Worker
-from .tasks.base import GoldResult
+from .services import safe_score
+from .tasks import training_passed
 
 
 class TrainingStatus:
@@ -39,7 +48,7 @@ class TrainingStatus:
     FAILED = "failed"
 
 
-class TrainingClosed(Exception):
+class TrainingClosed(UserInputError):
     """An answer for an item that is not the next one of an open attempt."""
 
 
@@ -94,6 +103,12 @@ class TrainingState:
         return TrainingStatus.IN_PROGRESS
 
     @property
+    def attempts_left(self) -> int:
+        """Attempts this worker may still begin (settings.EVALHUB_TRAINING_MAX_ATTEMPTS)."""
+        used = self.qualification.attempts if self.qualification else 0
+        return max(settings.EVALHUB_TRAINING_MAX_ATTEMPTS - used, 0)
+
+    @property
     def next_item(self) -> Item | None:
         if self.attempt == 0:
             return None
@@ -128,12 +143,18 @@ def training_state(campaign: Campaign, worker: Worker) -> TrainingState:
         here = {a.item_id: a for a in answers.filter(item__in=[i.pk for i in state.items])}
         if here or not answers.exists():
             state.attempt, state.answers = attempt, here
+            state.items = retry_order(state.items, attempt)
     return state
 
 
-def next_training_item(campaign: Campaign, worker: Worker) -> Item | None:
-    """The training item the worker annotates next, or None when no attempt is open here."""
-    return training_state(campaign, worker).next_item
+def retry_order(items: list[Item], attempt: int) -> list[Item]:
+    """The session of attempt n starts at training item n (then wraps round), so that each
+    retry is graded on a conversation no earlier attempt was graded on, while the campaign
+    has one; after the last, the first order comes back."""
+    if not items:
+        return items
+    shift = (attempt - 1) % len(items)
+    return items[shift:] + items[:shift]
 
 
 @transaction.atomic
@@ -141,6 +162,8 @@ def begin_attempt(campaign: Campaign, worker: Worker) -> TrainingState:
     """Open a new attempt when none is open here (first visit, or after failing)."""
     state = training_state(campaign, worker)
     if state.status not in (TrainingStatus.NOT_STARTED, TrainingStatus.FAILED):
+        return state
+    if state.attempts_left == 0:  # the page says that no attempt is left
         return state
     qualification = state.qualification
     if qualification is None:
@@ -167,6 +190,8 @@ def grade_attempt(campaign: Campaign, worker: Worker, attempt: int) -> Qualifica
     if passed:  # failing later never takes a passed qualification away
         changes["passed"] = True
     Qualification.objects.filter(pk=state.qualification.pk).update(**changes)
+    if passed:
+        training_passed(campaign, worker)
     state.qualification.refresh_from_db()
     return state.qualification
 
@@ -185,7 +210,7 @@ def record_training_answer(
         return state.answers[item.pk]
     if state.status != TrainingStatus.IN_PROGRESS or state.next_item != item:
         raise TrainingClosed("This training conversation is not the next one.")
-    result = campaign.kind.score_gold(item, payload) or GoldResult(True, 0, [])
+    result = safe_score(campaign, item, payload) or GoldResult(True, 0, [])
     try:
         with transaction.atomic():
             answer = TrainingAnswer.objects.create(

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import manage, quality, training, worker
+from .views import invitations, manage, quality, review, training, worker
 
 app_name = "annotation"
 
@@ -64,9 +64,39 @@ urlpatterns = [
         name="manage-campaign-export-csv",
     ),
     path(
+        "manage/campaigns/<slug:slug>/invitations/",
+        invitations.create,
+        name="manage-campaign-invitations",
+    ),
+    path(
+        "manage/campaigns/<slug:slug>/invitations.txt",
+        invitations.download,
+        name="manage-campaign-invitations-download",
+    ),
+    path(
+        "manage/campaigns/<slug:slug>/judgments/",
+        manage.campaign_judgments,
+        name="manage-campaign-judgments",
+    ),
+    path(
         "manage/campaigns/<slug:slug>/workers/",
         quality.campaign_workers,
         name="quality-workers",
+    ),
+    path(
+        "manage/campaigns/<slug:slug>/review/",
+        review.campaign_review,
+        name="manage-campaign-review",
+    ),
+    path(
+        "manage/campaigns/<slug:slug>/launch-request/",
+        manage.launch_request,
+        name="manage-campaign-launch-request",
+    ),
+    path(
+        "manage/campaigns/<slug:slug>/launch-decision/",
+        manage.launch_decision,
+        name="manage-campaign-launch-decision",
     ),
     path(
         "manage/workers/<uuid:public_id>/block/",

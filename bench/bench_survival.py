@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python bench/bench_survival.py``
 
 Data: 6 systems x 900 judgments, segment lengths 2, 3, 5 (PersonaChat-sized). Compares
-Turnbull's NPMLE on the aggregated intervals (analysis.stats.survival.turnbull_npmle) with
+Turnbull's NPMLE on the aggregated intervals (analysis.stats.turnbull.turnbull_npmle) with
 lifelines' ``KaplanMeierFitter().fit_interval_censoring`` on the expanded per-judgment
 intervals, then times the 6-sample generalized log-rank test and the 15 pairwise tests.
 Prints median wall times over repeats and their ratios.
@@ -22,13 +22,13 @@ from lifelines import KaplanMeierFitter
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis.stats.pairwise import BOT, HUMAN, UNSURE  # noqa: E402
-from analysis.stats.survival import (  # noqa: E402
+from analysis.stats.interval_logrank import (  # noqa: E402
     interval_logrank_test,
     pairwise_interval_logrank,
-    spot_the_bot_intervals,
-    turnbull_npmle,
 )
+from analysis.stats.intervals import spot_the_bot_intervals  # noqa: E402
+from analysis.stats.pairwise import BOT, HUMAN, UNSURE  # noqa: E402
+from analysis.stats.turnbull import turnbull_npmle  # noqa: E402
 
 N_SYSTEMS = 6
 JUDGMENTS_PER_SYSTEM = 900

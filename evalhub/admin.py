@@ -4,7 +4,18 @@ from django.shortcuts import redirect, render
 from django.urls import path
 
 from .importers.problems import InvalidUpload
-from .models import Conversation, Prompt, PromptSet, Response, Speaker, Submission, System, Turn
+from .models import (
+    Conversation,
+    Notice,
+    NoticePreference,
+    Prompt,
+    PromptSet,
+    Response,
+    Speaker,
+    Submission,
+    System,
+    Turn,
+)
 from .services import create_prompt_set, import_conversations, queue_metrics, read_upload
 
 
@@ -21,6 +32,7 @@ class SystemAdmin(admin.ModelAdmin):
     ]
     list_filter = ["is_baseline", "visibility", "created"]
     search_fields = ["name", "slug", "description", "owner__username"]
+    list_select_related = ["owner"]
     prepopulated_fields = {"slug": ["name"]}
     raw_id_fields = ["owner"]
 
@@ -123,6 +135,8 @@ class PromptAdmin(admin.ModelAdmin):
     list_display = ["__str__", "prompt_set", "position", "external_id"]
     list_filter = ["prompt_set"]
     search_fields = ["external_id", "context"]
+    list_select_related = ["prompt_set"]
+    raw_id_fields = ["prompt_set"]
 
 
 @admin.register(Submission)
@@ -132,6 +146,7 @@ class SubmissionAdmin(admin.ModelAdmin):
     search_fields = ["system__slug", "system__name", "original_filename", "public_id"]
     readonly_fields = ["public_id", "metrics", "error_report", "created", "scored_at"]
     raw_id_fields = ["system", "submitted_by"]
+    list_select_related = ["system", "prompt_set"]
     filter_horizontal = ["baselines"]
     actions = ["recompute_metrics"]
 
@@ -148,6 +163,7 @@ class ResponseAdmin(admin.ModelAdmin):
     list_filter = ["submission__prompt_set"]
     search_fields = ["text", "submission__system__slug"]
     raw_id_fields = ["submission", "prompt"]
+    list_select_related = ["submission__system", "submission__prompt_set", "prompt__prompt_set"]
 
 
 class SpeakerInline(admin.TabularInline):
@@ -196,3 +212,30 @@ class TurnAdmin(admin.ModelAdmin):
     list_display = ["conversation", "position", "speaker", "text"]
     search_fields = ["text", "conversation__external_id"]
     raw_id_fields = ["conversation"]
+    list_select_related = ["conversation"]
+
+
+@admin.register(Speaker)
+class SpeakerAdmin(admin.ModelAdmin):
+    list_display = ["conversation", "index", "__str__"]
+    list_filter = ["conversation__source", "conversation__domain"]
+    search_fields = ["conversation__external_id", "system__slug"]
+    raw_id_fields = ["conversation", "system"]
+    list_select_related = ["conversation", "system"]
+
+
+@admin.register(Notice)
+class NoticeAdmin(admin.ModelAdmin):
+    list_display = ["created", "user", "kind", "text", "read_at"]
+    list_filter = ["kind"]
+    list_select_related = ["user"]
+    search_fields = ["user__username", "text"]
+    raw_id_fields = ["user"]
+
+
+@admin.register(NoticePreference)
+class NoticePreferenceAdmin(admin.ModelAdmin):
+    list_display = ["user", "kind", "on_site", "by_email"]
+    list_filter = ["kind"]
+    list_select_related = ["user"]
+    raw_id_fields = ["user"]

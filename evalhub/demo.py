@@ -5,10 +5,10 @@ metrics and, later, their human evaluations differ in a way a newcomer can see.
 """
 
 import json
-import secrets
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.utils.crypto import salted_hmac
 
 from .models import PromptSet, Submission, System
 from .services import create_prompt_set, submit_responses
@@ -176,16 +176,40 @@ def _ensure_prompt_sets(admin: User) -> list[PromptSet]:
     return list(PromptSet.objects.filter(slug__in=["demo-daily", "demo-multi-turn"]))
 
 
-def _user(username: str, *, staff: bool) -> tuple[User, str]:
-    """The demo user with a fresh password, which load_demo prints (demo accounts only)."""
-    user, _ = User.objects.get_or_create(
+DEMO_ACCOUNTS = {"admin": True, "researcher": False}  # username: staff
+
+
+def demo_password(username: str) -> str:
+    """The demo account's password: derived from this installation's SECRET_KEY, so that it
+    can be printed again without being stored, and differs between installations."""
+    return salted_hmac("evalhub.demo.accounts", username).hexdigest()[:16]
+
+
+def _user(username: str, *, staff: bool) -> User:
+    """The demo user; a password is set only when the account is created, so a password
+    its owner changed (or a second `load_demo`) is never overwritten."""
+    user, created = User.objects.get_or_create(
         username=username, defaults={"email": f"{username}@example.org"}
     )
-    password = secrets.token_urlsafe(12)
-    user.set_password(password)
+    if created:
+        user.set_password(demo_password(username))
     user.is_staff = user.is_superuser = staff
     user.save()
-    return user, password
+    return user
+
+
+def demo_accounts(*, reset: bool = False) -> list[tuple[str, str | None]]:
+    """The demo accounts with their demo password, or None for an account whose password
+    was changed since (or that does not exist). `reset` sets the demo passwords again."""
+    accounts = []
+    for username in DEMO_ACCOUNTS:
+        user = User.objects.filter(username=username).first()
+        if user is not None and reset:
+            user.set_password(demo_password(username))
+            user.save(update_fields=["password"])
+        valid = user is not None and user.check_password(demo_password(username))
+        accounts.append((username, demo_password(username) if valid else None))
+    return accounts
 
 
 SYSTEMS = [
@@ -236,11 +260,15 @@ def answer(style: str, context: list[str], reference: str | None, i: int) -> str
     return persona_response(prompt, i)
 
 
-def load_demo() -> dict:
-    """Create the demo catalog if it is missing; safe to run any number of times."""
+def load_catalog_demo() -> dict:
+    """Create the demo catalog if it is missing; safe to run any number of times.
+
+    Returns the demo accounts: ``{"admin", "researcher"}`` (``demo_accounts()`` tells their
+    passwords). The other apps' demo parts (``demo.loader``) build on this catalog.
+    """
     with transaction.atomic():
-        admin, admin_password = _user("admin", staff=True)
-        researcher, researcher_password = _user("researcher", staff=False)
+        admin = _user("admin", staff=DEMO_ACCOUNTS["admin"])
+        researcher = _user("researcher", staff=DEMO_ACCOUNTS["researcher"])
         owners = {"admin": admin, "researcher": researcher}
         prompt_sets = _ensure_prompt_sets(admin)
         for slug, name, description, baseline, owner, style in SYSTEMS:
@@ -268,16 +296,4 @@ def load_demo() -> dict:
                     filename=f"{slug}--{prompt_set.slug}.txt",
                     user=owners[owner],
                 )
-        # The annotation demo needs the catalog above: its A/B campaign compares submissions.
-        from annotation.demo import load_annotation_demo
-
-        load_annotation_demo(admin)
-    # A finished Spot The Bot tournament and an A/B experiment, simulated from a known model
-    # and analysed now, so that the leaderboards have something to show on the first run.
-    from analysis.simulation import load_analysis_demo
-
-    load_analysis_demo(admin)
-    return {
-        "admin_password": admin_password,
-        "researcher_password": researcher_password,
-    }
+    return {"admin": admin, "researcher": researcher}

@@ -3,6 +3,7 @@ from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 
 from .models import PromptSet, Submission, System
+from .slugs import ProposedSlugForm
 
 
 class SignupForm(UserCreationForm):
@@ -13,7 +14,7 @@ class SignupForm(UserCreationForm):
         fields = ("username", "email")
 
 
-class SystemForm(forms.ModelForm):
+class SystemForm(ProposedSlugForm, forms.ModelForm):
     paper_url = forms.URLField(label="Paper URL", required=False, assume_scheme="https")
     code_url = forms.URLField(label="Code URL", required=False, assume_scheme="https")
     weights_url = forms.URLField(label="Weights URL", required=False, assume_scheme="https")
@@ -34,7 +35,6 @@ class SystemForm(forms.ModelForm):
             "description": forms.Textarea(attrs={"rows": 4}),
             "embargo_until": forms.DateTimeInput(attrs={"type": "datetime-local"}),
         }
-        help_texts = {"slug": "Lowercase letters, digits and hyphens; used in URLs and the API."}
 
 
 class SubmissionForm(forms.Form):

@@ -9,29 +9,27 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from . import permissions
+from .slugs import validate_slug
+
 
 class SystemQuerySet(models.QuerySet):
-    def public(self, now=None):
+    @staticmethod
+    def public_q(now=None) -> Q:
         """Systems anybody may see: public, and past any embargo."""
         now = now or timezone.now()
-        return self.filter(visibility=System.Visibility.PUBLIC).filter(
+        return Q(visibility=System.Visibility.PUBLIC) & (
             Q(embargo_until__isnull=True) | Q(embargo_until__lte=now)
         )
 
+    def public(self, now=None):
+        return self.filter(self.public_q(now))
+
     def visible_to(self, user, now=None):
-        if user.is_authenticated and user.is_staff:
-            return self.all()
-        public = self.public(now)
-        if not user.is_authenticated:
-            return public
-        return self.filter(Q(pk__in=public.values("pk")) | Q(owner=user))
+        return permissions.visible_to(self, user, public=self.public_q(now))
 
     def editable_by(self, user):
-        if not user.is_authenticated:
-            return self.none()
-        if user.is_staff:
-            return self.all()
-        return self.filter(owner=user)
+        return permissions.managed_by(self, user)
 
 
 class System(models.Model):
@@ -41,7 +39,7 @@ class System(models.Model):
         PUBLIC = "public", "Public"
         PRIVATE = "private", "Private"
 
-    slug = models.SlugField(max_length=80, unique=True)
+    slug = models.SlugField(max_length=80, unique=True, validators=[validate_slug])
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     paper_url = models.URLField("paper URL", blank=True)
@@ -85,18 +83,16 @@ class System(models.Model):
         return self.visibility == self.Visibility.PUBLIC and not embargoed
 
     def is_visible_to(self, user) -> bool:
-        return self.is_public() or self.is_editable_by(user)
+        return permissions.may_see(user, self)
 
     def is_editable_by(self, user) -> bool:
-        if not user.is_authenticated:
-            return False
-        return user.is_staff or (self.owner_id is not None and self.owner_id == user.pk)
+        return permissions.may_manage(user, self)
 
 
 class PromptSet(models.Model):
     """An ordered list of prompts that systems answer, e.g. ChatEval's NCM set."""
 
-    slug = models.SlugField(max_length=80, unique=True)
+    slug = models.SlugField(max_length=80, unique=True, validators=[validate_slug])
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     source = models.CharField(max_length=300, blank=True, help_text="Where the prompts come from.")
@@ -183,6 +179,11 @@ class Submission(models.Model):
     )
     metrics = models.JSONField(null=True, blank=True)
     error_report = models.JSONField(default=list, blank=True)
+    warnings = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="What was accepted but deserves a look, e.g. empty responses: {line, message}.",
+    )
     created = models.DateTimeField(auto_now_add=True)
     scored_at = models.DateTimeField(null=True, blank=True)
 
@@ -230,10 +231,42 @@ class Conversation(models.Model):
     domain = models.CharField(max_length=100, blank=True, db_index=True)
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.IMPORTED)
     metadata = models.JSONField(default=dict, blank=True)
+    seed_turns = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='The opening given to both speakers before they spoke, [{"speaker", '
+        '"text"}, ...] (a collected conversation\'s seed exchange, from a human-human '
+        "conversation): no speaker's turn, attributed to no system, not counted in its "
+        "exchanges.",
+    )
+    # The user's own rating of the conversation (Alexa Prize style), on the scale the file
+    # declared: all three set, or none.
+    user_rating = models.FloatField(null=True, blank=True)
+    user_rating_min = models.FloatField(null=True, blank=True)
+    user_rating_max = models.FloatField(null=True, blank=True)
+    text_available = models.BooleanField(
+        default=True,
+        help_text="False for a dialogue a published study judged without releasing its text: "
+        "it has its speakers and no turns.",
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["external_id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(user_rating__isnull=True, user_rating_min__isnull=True)
+                    & Q(user_rating_max__isnull=True)
+                )
+                | Q(
+                    user_rating_min__lt=models.F("user_rating_max"),
+                    user_rating__gte=models.F("user_rating_min"),
+                    user_rating__lte=models.F("user_rating_max"),
+                ),
+                name="user_rating_on_its_scale",
+            )
+        ]
 
     def __str__(self):
         return self.external_id
@@ -269,6 +302,8 @@ class Turn(models.Model):
     position = models.PositiveIntegerField()
     speaker = models.PositiveSmallIntegerField(help_text="Index into the conversation's speakers.")
     text = models.TextField()
+    timestamp = models.DateTimeField(null=True, blank=True, help_text="When it was said.")
+    topic = models.CharField(max_length=60, blank=True, help_text="The turn's topic label.")
 
     class Meta:
         ordering = ["conversation", "position"]
@@ -278,3 +313,63 @@ class Turn(models.Model):
 
     def __str__(self):
         return f"{self.conversation_id}:{self.position}"
+
+
+class NoticeKind(models.TextChoices):
+    """What a user may be told about (evalhub.notifications.notify)."""
+
+    SUBMISSION_SCORED = "submission_scored", "A submission of mine was scored"
+    SUBMISSION_FAILED = "submission_failed", "A submission of mine failed"
+    CAMPAIGN_COMPLETE = "campaign_complete", "A campaign of mine is complete"
+    TOURNAMENT_RESULTS = "tournament_results", "A tournament's results are ready"
+    LAUNCH_REQUESTED = "launch_requested", "A campaign launch was requested (staff)"
+    LAUNCH_DECIDED = "launch_decided", "My launch request was approved or declined"
+
+
+class Notice(models.Model):
+    """One thing a user was told, shown on their notices page until they read it."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notices"
+    )
+    kind = models.CharField(max_length=30, choices=NoticeKind.choices)
+    text = models.CharField(max_length=500)
+    url = models.CharField(max_length=500, blank=True, help_text="A path on this site.")
+    once_key = models.CharField(
+        max_length=200, blank=True, help_text="Set: the same event notifies the user once."
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-pk"]
+        indexes = [models.Index(fields=["user", "read_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "once_key"],
+                condition=~Q(once_key=""),
+                name="notice_once_per_user",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.user} · {self.kind}: {self.text[:40]}"
+
+
+class NoticePreference(models.Model):
+    """A user's choice for one kind of notice; without a row, both channels are on."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notice_preferences"
+    )
+    kind = models.CharField(max_length=30, choices=NoticeKind.choices)
+    on_site = models.BooleanField(default=True)
+    by_email = models.BooleanField(default=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "kind"], name="notice_preference_per_kind")
+        ]
+
+    def __str__(self):
+        return f"{self.user} · {self.kind}"

@@ -1,16 +1,21 @@
 """Catalog operations shared by the web forms, the REST API, the admin and the commands."""
 
+import logging
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 
+from .importers.conversations import HUMAN as HUMAN_SPEAKER
 from .importers.conversations import ParsedConversation, parse_conversations
 from .importers.problems import InvalidUpload, Problem
 from .importers.prompts import parse_prompts
 from .importers.responses import PromptRef, parse_responses
 from .models import Conversation, Prompt, PromptSet, Response, Speaker, Submission, System, Turn
+from .queueing import enqueue
+
+logger = logging.getLogger(__name__)
 
 
 def read_upload(uploaded_file) -> bytes:
@@ -39,14 +44,16 @@ def submit_responses(
 ) -> Submission:
     """Validate a whole response file, then store it in one transaction.
 
-    Raises InvalidUpload (nothing written) when the file has any problem. The metrics task
-    is queued only once the transaction has committed.
+    Raises InvalidUpload (nothing written) when the file has any problem. Empty responses
+    are not problems: they are stored and listed in the submission's `warnings`. The file
+    is written, and the metrics task queued, only once the transaction has committed: a
+    rolled-back upload (here or in a caller's transaction) leaves no file behind.
     """
     prompts = list(
         prompt_set.prompts.order_by("position").values_list("id", "position", "external_id")
     )
     refs = [PromptRef(position, external_id) for _, position, external_id in prompts]
-    texts = parse_responses(data, fmt, filename, refs, settings.EVALHUB_MAX_UPLOAD_BYTES)
+    parsed = parse_responses(data, fmt, filename, refs, settings.EVALHUB_MAX_UPLOAD_BYTES)
     prompt_ids = {position: pk for pk, position, _ in prompts}
     fmt = fmt or filename.rsplit(".", 1)[-1].lower()
     with transaction.atomic():
@@ -57,23 +64,41 @@ def submit_responses(
             status=Submission.Status.VALIDATED,
             format=fmt,
             original_filename=filename[:255],
+            warnings=[warning.as_dict() for warning in parsed.warnings],
         )
-        submission.file.save(filename, ContentFile(data), save=False)
         submission.save()
         Response.objects.bulk_create(
             Response(submission=submission, prompt_id=prompt_ids[position], text=text)
-            for position, text in texts.items()
+            for position, text in parsed.texts.items()
         )
         if baselines:
             submission.baselines.set(baselines)
-        transaction.on_commit(lambda: queue_metrics(submission.pk))
+        transaction.on_commit(lambda: _after_commit(submission, filename, data))
     return submission
 
 
-def queue_metrics(submission_id: int) -> None:
+def _after_commit(submission: Submission, filename: str, data: bytes) -> None:
+    store_file(submission, filename, data)
+    queue_metrics(submission.pk)
+
+
+def store_file(submission: Submission, filename: str, data: bytes) -> None:
+    """Keep the uploaded file as it was, beside the rows parsed from it. The responses are
+    what every page and metric reads, so a disk that refuses the copy loses nothing."""
+    try:
+        submission.file.save(filename, ContentFile(data), save=False)
+    except OSError:
+        logger.exception("could not keep the file of submission %s", submission.pk)
+        return
+    Submission.objects.filter(pk=submission.pk).update(file=submission.file.name)
+
+
+def queue_metrics(submission_id: int) -> bool:
+    """Queue the metrics; with the broker down the submission stays validated (shown as
+    queued) and the periodic re-queue sends it again."""
     from .tasks import compute_submission_metrics
 
-    compute_submission_metrics.delay(submission_id)
+    return enqueue(compute_submission_metrics, submission_id)
 
 
 def create_prompt_set(
@@ -131,6 +156,31 @@ def import_conversations(
     return store_conversations(parsed, user=user, source=source)
 
 
+def import_seed_conversations(*, data: bytes, filename: str, user) -> ConversationImport:
+    """A researcher's own seed conversations: human-human only (every speaker "human", no
+    other source), so that an upload never puts words in a system's mouth. Validated whole
+    like any conversations file; InvalidUpload names each refused line."""
+    parsed = parse_conversations(data, filename, settings.EVALHUB_MAX_UPLOAD_BYTES)
+    human_human = Conversation.Source.HUMAN_HUMAN
+    refused = [
+        Problem(
+            c.line,
+            'seed conversations are human-human: every speaker must be "human", not '
+            + ", ".join(sorted({repr(s) for s in c.speakers if s != HUMAN_SPEAKER}))
+            + ".",
+        )
+        for c in parsed
+        if not c.all_human
+    ] + [
+        Problem(c.line, f'seed conversations are human-human; this line says source "{c.source}".')
+        for c in parsed
+        if c.all_human and c.source not in (None, human_human)
+    ]
+    if refused:
+        raise InvalidUpload(sorted(refused, key=lambda p: p.line))
+    return store_conversations(parsed, user=user, source=human_human)
+
+
 def store_conversations(
     parsed: list[ParsedConversation], *, user=None, source: str | None = None
 ) -> ConversationImport:
@@ -151,66 +201,96 @@ def store_conversations(
         )
     owner = user if user is not None and user.is_authenticated else None
     with transaction.atomic():
-        stored = _stored_conversations([c.external_id for c in parsed])
-        problems, new = [], []
-        for conversation in parsed:
-            wanted = _comparable(conversation, _source_of(conversation, source))
-            if conversation.external_id not in stored:
-                new.append(conversation)
-                continue
-            differing = [
-                key
-                for key, value in wanted.items()
-                if stored[conversation.external_id][key] != value
-            ]
-            if differing:
-                problems.append(
-                    Problem(
-                        conversation.line,
-                        f"conversation '{conversation.external_id}' is already in the catalog with "
-                        f"different {', '.join(differing)}; give a changed conversation a new id.",
-                    )
-                )
-        if problems:
-            raise InvalidUpload(problems)
-        slugs = {s for c in new for s in c.speakers if s != "human"}
-        known = set(System.objects.filter(slug__in=slugs).values_list("slug", flat=True))
-        systems_created = sorted(slugs - known)
-        System.objects.bulk_create(
-            System(slug=slug, name=slug, owner=owner) for slug in systems_created
-        )
-        system_ids = dict(System.objects.filter(slug__in=slugs).values_list("slug", "pk"))
-        rows = Conversation.objects.bulk_create(
-            (
-                Conversation(
-                    external_id=c.external_id,
-                    domain=c.domain,
-                    source=_source_of(c, source),
-                    metadata=c.metadata,
-                )
-                for c in new
-            ),
-            batch_size=500,
-        )
-        Speaker.objects.bulk_create(
-            (
-                Speaker(conversation=row, index=index, system_id=system_ids.get(slug))
-                for row, c in zip(rows, new, strict=True)
-                for index, slug in enumerate(c.speakers)
-            ),
-            batch_size=2000,
-        )
-        Turn.objects.bulk_create(
-            (
-                Turn(conversation=row, position=position, speaker=speaker, text=text)
-                for row, c in zip(rows, new, strict=True)
-                for position, (speaker, text) in enumerate(c.turns)
-            ),
-            batch_size=2000,
-        )
+        new = _conversations_to_add(parsed, source)
+        systems_created, system_ids = _speaking_systems(new, owner)
+        _write_conversations(new, source, system_ids)
     return ConversationImport(
         created=len(new), unchanged=len(parsed) - len(new), systems_created=systems_created
     )
+
+
+def _conversations_to_add(
+    parsed: list[ParsedConversation], source: str | None
+) -> list[ParsedConversation]:
+    """The conversations not yet in the catalog; InvalidUpload if a stored one differs."""
+    stored = _stored_conversations([c.external_id for c in parsed])
+    problems, new = [], []
+    for conversation in parsed:
+        wanted = _comparable(conversation, _source_of(conversation, source))
+        if conversation.external_id not in stored:
+            new.append(conversation)
+            continue
+        differing = [
+            key for key, value in wanted.items() if stored[conversation.external_id][key] != value
+        ]
+        if differing:
+            problems.append(
+                Problem(
+                    conversation.line,
+                    f"conversation '{conversation.external_id}' is already in the catalog with "
+                    f"different {', '.join(differing)}; give a changed conversation a new id.",
+                )
+            )
+    if problems:
+        raise InvalidUpload(problems)
+    return new
+
+
+def _speaking_systems(new: list[ParsedConversation], owner) -> tuple[list[str], dict[str, int]]:
+    """The slugs of the systems created for speakers not in the catalog (owned by
+    ``owner``), and every speaking system's pk by slug."""
+    slugs = {s for c in new for s in c.speakers if s != "human"}
+    known = set(System.objects.filter(slug__in=slugs).values_list("slug", flat=True))
+    systems_created = sorted(slugs - known)
+    System.objects.bulk_create(
+        System(slug=slug, name=slug, owner=owner) for slug in systems_created
+    )
+    return systems_created, dict(System.objects.filter(slug__in=slugs).values_list("slug", "pk"))
+
+
+def _write_conversations(new: list[ParsedConversation], source, system_ids) -> None:
+    rows = Conversation.objects.bulk_create(
+        (
+            Conversation(
+                external_id=c.external_id,
+                domain=c.domain,
+                source=_source_of(c, source),
+                metadata=c.metadata,
+                seed_turns=[{"speaker": speaker, "text": text} for speaker, text in c.seed],
+                **_user_rating_fields(c.user_rating),
+            )
+            for c in new
+        ),
+        batch_size=500,
+    )
+    Speaker.objects.bulk_create(
+        (
+            Speaker(conversation=row, index=index, system_id=system_ids.get(slug))
+            for row, c in zip(rows, new, strict=True)
+            for index, slug in enumerate(c.speakers)
+        ),
+        batch_size=2000,
+    )
+    Turn.objects.bulk_create(
+        (
+            Turn(
+                conversation=row,
+                position=position,
+                speaker=speaker,
+                text=text,
+                timestamp=c.turn_timestamp(position),
+                topic=c.turn_topic(position),
+            )
+            for row, c in zip(rows, new, strict=True)
+            for position, (speaker, text) in enumerate(c.turns)
+        ),
+        batch_size=2000,
+    )
+
+
+def _user_rating_fields(rating: tuple[float, float, float] | None) -> dict:
+    value, low, high = rating if rating is not None else (None, None, None)
+    return {"user_rating": value, "user_rating_min": low, "user_rating_max": high}
 
 
 def _source_of(conversation: ParsedConversation, source: str | None) -> str:
@@ -229,7 +309,12 @@ def _comparable(conversation: ParsedConversation, source: str) -> dict:
         "source": source,
         "metadata": conversation.metadata,
         "speakers": list(conversation.speakers),
-        "turns": [list(turn) for turn in conversation.turns],
+        "turns": [
+            [speaker, text, conversation.turn_timestamp(n), conversation.turn_topic(n)]
+            for n, (speaker, text) in enumerate(conversation.turns)
+        ],
+        "user_rating": conversation.user_rating,
+        "seed": [{"speaker": speaker, "text": text} for speaker, text in conversation.seed],
     }
 
 
@@ -239,8 +324,16 @@ def _stored_conversations(external_ids: list[str], chunk: int = 500) -> dict[str
     for start in range(0, len(external_ids), chunk):
         rows = Conversation.objects.filter(external_id__in=external_ids[start : start + chunk])
         by_pk = {}
-        for pk, external_id, domain, source, metadata in rows.values_list(
-            "pk", "external_id", "domain", "source", "metadata"
+        for pk, external_id, domain, source, metadata, seed, *rating in rows.values_list(
+            "pk",
+            "external_id",
+            "domain",
+            "source",
+            "metadata",
+            "seed_turns",
+            "user_rating",
+            "user_rating_min",
+            "user_rating_max",
         ):
             by_pk[pk] = stored[external_id] = {
                 "domain": domain,
@@ -248,6 +341,8 @@ def _stored_conversations(external_ids: list[str], chunk: int = 500) -> dict[str
                 "metadata": metadata,
                 "speakers": [],
                 "turns": [],
+                "user_rating": tuple(rating) if rating[0] is not None else None,
+                "seed": seed,
             }
         if not by_pk:
             continue
@@ -257,8 +352,8 @@ def _stored_conversations(external_ids: list[str], chunk: int = 500) -> dict[str
         for conversation_id, slug in speakers.values_list("conversation_id", "system__slug"):
             by_pk[conversation_id]["speakers"].append(slug or "human")
         turns = Turn.objects.filter(conversation_id__in=by_pk).order_by("conversation", "position")
-        for conversation_id, speaker, text in turns.values_list(
-            "conversation_id", "speaker", "text"
+        for conversation_id, *turn in turns.values_list(
+            "conversation_id", "speaker", "text", "timestamp", "topic"
         ):
-            by_pk[conversation_id]["turns"].append([speaker, text])
+            by_pk[conversation_id]["turns"].append(turn)
     return stored

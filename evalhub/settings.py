@@ -11,6 +11,8 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
+from csp import constants as csp_constants
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -39,8 +41,16 @@ def local_secret_key(path: Path) -> str:
     return key
 
 
-DEBUG = env_bool("DEBUG", True)
-SECRET_KEY = os.environ.get("SECRET_KEY") or local_secret_key(BASE_DIR / ".secret_key")
+# Off unless set: `make run` and the tests set DEBUG=1 for the embedded mode.
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. With DEBUG off EvalHub refuses to start without one: "
+            "set SECRET_KEY to a long random string (or DEBUG=1 for a local embedded run)."
+        )
+    SECRET_KEY = local_secret_key(BASE_DIR / ".secret_key")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -57,10 +67,15 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_filters",
+    "axes",
+    "csp",
     "evalhub",
     "annotation",
     "tournaments",
     "analysis",
+    "portability",  # export_all/import_all: reads and writes every app's tables
+    "demo",  # above every layer: assembles each app's demo part
 ]
 
 MIDDLEWARE = [
@@ -72,6 +87,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its lockout response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "evalhub.urls"
@@ -87,6 +105,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "evalhub.notifications.context",
             ],
         },
     },
@@ -96,6 +115,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         conn_max_age=int(os.environ.get("EVALHUB_CONN_MAX_AGE", "0")),
+        # A persistent connection is checked before each request reuses it, so a database
+        # restart costs no request an error.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -122,6 +144,8 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Uploads are never served from a URL of their own: evalhub.views.systems.submission_file
+# hands a file out under its system's visibility. MEDIA_URL has no route.
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(os.environ.get("EVALHUB_MEDIA_ROOT") or BASE_DIR / "media")
 STORAGES = {
@@ -144,8 +168,11 @@ if not DEBUG:
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = int(os.environ.get("EVALHUB_HSTS_SECONDS", "31536000"))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = env_bool("EVALHUB_HSTS_PRELOAD", True)
     SECURE_SSL_REDIRECT = env_bool("EVALHUB_SSL_REDIRECT", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # Container healthchecks ask over plain HTTP from inside.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
@@ -155,11 +182,81 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
+# A message is acknowledged when its task ends, and handed back if the worker process dies,
+# so a killed worker's task is delivered again (the tasks are idempotent).
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A worker child is replaced after this many tasks, so a leak cannot grow for ever.
+CELERY_WORKER_MAX_TASKS_PER_CHILD = int(os.environ.get("EVALHUB_WORKER_MAX_TASKS_PER_CHILD", "100"))
+# Default limits; tasks that need other ones set theirs (see evalhub/celery.py).
+CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("EVALHUB_TASK_SOFT_TIME_LIMIT", "600"))
+CELERY_TASK_TIME_LIMIT = int(os.environ.get("EVALHUB_TASK_TIME_LIMIT", "660"))
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A request must not hang when the broker is down: give up quickly and let beat re-queue.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Work left pending (broker down) or abandoned (worker died) is re-queued this often.
+EVALHUB_MAINTENANCE_INTERVAL_SECONDS = int(
+    os.environ.get("EVALHUB_MAINTENANCE_INTERVAL_SECONDS", "300")
+)
+
+# Caches: Redis in production (login lockouts and rate limits shared by every web process),
+# local memory embedded.
+CACHE_URL = os.environ.get("CACHE_URL", "")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
+# Accounts: django-axes locks out an address after repeated failed logins (pages, admin
+# and the API token endpoint); `manage.py axes_reset` lifts every lockout.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("EVALHUB_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = float(os.environ.get("EVALHUB_LOGIN_COOLOFF_HOURS", "1"))
+AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_RESET_ON_SUCCESS = True
+# Behind the proxy of docker-compose the client's address is in X-Forwarded-For.
+AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
+# Sign-ups per client address and hour (evalhub/ratelimit.py).
+EVALHUB_SIGNUPS_PER_HOUR = int(os.environ.get("EVALHUB_SIGNUPS_PER_HOUR", "5"))
+# Seed-conversation uploads per researcher and hour (evalhub/seed_uploads.py).
+EVALHUB_SEED_UPLOADS_PER_HOUR = int(os.environ.get("EVALHUB_SEED_UPLOADS_PER_HOUR", "20"))
+# New crowd identities on a campaign's start link (annotation/entry.py): per client address
+# and hour, over all campaigns; per campaign and minute, over all addresses. One script
+# cannot invent hundreds of workers and drain a campaign.
+EVALHUB_NEW_WORKERS_PER_ADDRESS_PER_HOUR = int(
+    os.environ.get("EVALHUB_NEW_WORKERS_PER_ADDRESS_PER_HOUR", "10")
+)
+EVALHUB_NEW_WORKERS_PER_CAMPAIGN_PER_MINUTE = int(
+    os.environ.get("EVALHUB_NEW_WORKERS_PER_CAMPAIGN_PER_MINUTE", "60")
+)
+
+# A Content-Security-Policy on every response (django-csp): only this site's scripts,
+# styles, images and fonts; inline <style> blocks carry the request's nonce.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [csp_constants.SELF],
+        "script-src": [csp_constants.SELF, csp_constants.NONCE],
+        "style-src": [csp_constants.SELF, csp_constants.NONCE],
+        "img-src": [csp_constants.SELF, "data:"],
+        "font-src": [csp_constants.SELF],
+        "connect-src": [csp_constants.SELF],
+        "object-src": [csp_constants.NONE],
+        "base-uri": [csp_constants.SELF],
+        "form-action": [csp_constants.SELF],
+        "frame-ancestors": [csp_constants.NONE],
+    }
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -170,6 +267,14 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # ?search=, ?ordering= and per-field filters (django-filter) on the API's lists.
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.SearchFilter",
+        "rest_framework.filters.OrderingFilter",
+    ],
+    # Input errors answer {"errors": [{"line"|"field", "message"}], "error_count"} (evalhub/errors.py).
+    "EXCEPTION_HANDLER": "evalhub.api.exceptions.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "EvalHub API",
@@ -180,6 +285,17 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Several models have a "status": each choice set gets its own component name.
+    "ENUM_NAME_OVERRIDES": {
+        "CampaignStatusEnum": "annotation.models.Campaign.Status",
+        "CampaignProviderEnum": "annotation.models.Campaign.Provider",
+        "WorkerProviderEnum": "annotation.models.Worker.PROVIDERS",
+        "CrowdPlatformEnum": "annotation.api.crowd.PLATFORM_CHOICES",
+        "SubmissionStatusEnum": "evalhub.models.Submission.Status",
+        "TournamentStatusEnum": "tournaments.models.Tournament.Status",
+        "AnalysisRunStatusEnum": "analysis.models.AnalysisRun.Status",
+        "ReportKindEnum": ["spot_the_bot", "ab"],
+    },
 }
 
 # Uploads larger than this are refused with a message before they are parsed.
@@ -189,13 +305,61 @@ EVALHUB_MAX_UPLOAD_BYTES = int(os.environ.get("EVALHUB_MAX_UPLOAD_BYTES", str(20
 DATA_UPLOAD_MAX_MEMORY_SIZE = EVALHUB_MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
-# Live dialogue collection (tournaments/bot_client.py): retries, reply size, slot waits.
+# Bounded work: a plan's size is computed arithmetically and refused above these
+# (a tournament's planned conversations; a campaign's assignments, i.e. batches x redundancy).
+EVALHUB_MAX_PLANNED_CONVERSATIONS = int(
+    os.environ.get("EVALHUB_MAX_PLANNED_CONVERSATIONS", "100000")
+)
+EVALHUB_MAX_ASSIGNMENTS_PER_CAMPAIGN = int(
+    os.environ.get("EVALHUB_MAX_ASSIGNMENTS_PER_CAMPAIGN", "100000")
+)
+# Training attempts a worker may begin per qualification key (annotation/training.py).
+EVALHUB_TRAINING_MAX_ATTEMPTS = int(os.environ.get("EVALHUB_TRAINING_MAX_ATTEMPTS", "2"))
+
+# Bot endpoints and live dialogue collection (tournaments/bot_client.py, collection.py).
+# Defaults for new endpoints: total seconds per request, requests in flight, requests a day.
+EVALHUB_BOT_TIMEOUT_SECONDS = float(os.environ.get("EVALHUB_BOT_TIMEOUT_SECONDS", "30"))
+EVALHUB_BOT_MAX_CONCURRENCY = int(os.environ.get("EVALHUB_BOT_MAX_CONCURRENCY", "2"))
+EVALHUB_BOT_DAILY_BUDGET = int(os.environ.get("EVALHUB_BOT_DAILY_BUDGET", "5000"))
+# Retries of transient failures; a Retry-After longer than the cap ends the retries.
 EVALHUB_BOT_RETRY_ATTEMPTS = int(os.environ.get("EVALHUB_BOT_RETRY_ATTEMPTS", "3"))
 EVALHUB_BOT_RETRY_BASE_DELAY = float(os.environ.get("EVALHUB_BOT_RETRY_BASE_DELAY", "0.5"))
 EVALHUB_BOT_RETRY_MAX_DELAY = float(os.environ.get("EVALHUB_BOT_RETRY_MAX_DELAY", "8"))
+EVALHUB_BOT_RETRY_AFTER_MAX_SECONDS = float(
+    os.environ.get("EVALHUB_BOT_RETRY_AFTER_MAX_SECONDS", "60")
+)
 EVALHUB_BOT_MAX_REPLY_CHARS = int(os.environ.get("EVALHUB_BOT_MAX_REPLY_CHARS", "4000"))
 EVALHUB_BOT_SLOT_WAIT_SECONDS = float(os.environ.get("EVALHUB_BOT_SLOT_WAIT_SECONDS", "300"))
+# A concurrency slot's lease outlives the request's total deadline by this much.
+EVALHUB_BOT_LEASE_MARGIN_SECONDS = float(os.environ.get("EVALHUB_BOT_LEASE_MARGIN_SECONDS", "5"))
+# Outbound requests refuse loopback, private, link-local, multicast and reserved addresses
+# (after DNS resolution) unless this is set: tests and on-premises deployments.
+EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = env_bool("EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES", False)
 EVALHUB_COLLECTION_STALE_SECONDS = float(os.environ.get("EVALHUB_COLLECTION_STALE_SECONDS", "3600"))
+# An analysis run "running" for longer than this lost its worker and may be claimed again.
+EVALHUB_ANALYSIS_STALE_SECONDS = float(os.environ.get("EVALHUB_ANALYSIS_STALE_SECONDS", "3600"))
+
+# Crowd platforms (annotation/crowd/). Task URLs given to platforms are built from
+# EVALHUB_PUBLIC_URL, the HTTPS address workers reach. AWS credentials come the usual boto3
+# way (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ~/.aws). The endpoint
+# settings let a local test double stand in for either platform.
+EVALHUB_PUBLIC_URL = os.environ.get("EVALHUB_PUBLIC_URL", "").rstrip("/")
+EVALHUB_PROLIFIC_TOKEN = os.environ.get("EVALHUB_PROLIFIC_TOKEN", "")
+EVALHUB_PROLIFIC_API_URL = os.environ.get(
+    "EVALHUB_PROLIFIC_API_URL", "https://api.prolific.com/api/v1/"
+)
+# Prolific's service fee as a fraction of rewards and bonuses (check your account's rate).
+EVALHUB_PROLIFIC_SERVICE_FEE = float(os.environ.get("EVALHUB_PROLIFIC_SERVICE_FEE", "0.429"))
+EVALHUB_PROLIFIC_TIMEOUT = float(os.environ.get("EVALHUB_PROLIFIC_TIMEOUT", "30"))
+EVALHUB_MTURK_ENDPOINT_URL = os.environ.get("EVALHUB_MTURK_ENDPOINT_URL", "")
+# Where a finished MTurk assignment may be posted back (turkSubmitTo is checked against it).
+EVALHUB_MTURK_SUBMIT_ORIGINS = env_list(
+    "EVALHUB_MTURK_SUBMIT_ORIGINS", ["https://www.mturk.com", "https://workersandbox.mturk.com"]
+)
+EVALHUB_CROWD_RETRY_ATTEMPTS = int(os.environ.get("EVALHUB_CROWD_RETRY_ATTEMPTS", "5"))
+EVALHUB_CROWD_RETRY_BASE_DELAY = float(os.environ.get("EVALHUB_CROWD_RETRY_BASE_DELAY", "1"))
+# How often the periodic task syncs live campaigns with their platform.
+EVALHUB_CROWD_SYNC_SECONDS = int(os.environ.get("EVALHUB_CROWD_SYNC_SECONDS", "300"))
 
 LOGGING = {
     "version": 1,

@@ -1,14 +1,19 @@
 """Background jobs of the catalog."""
 
 import logging
+from datetime import timedelta
+from importlib import import_module
 
 from celery import shared_task
+from django.conf import settings
 from django.db import OperationalError, transaction
 from django.utils import timezone
 
 from analysis.stats.text_metrics import compute_text_metrics
 
-from .models import Submission
+from .models import NoticeKind, Submission
+from .notifications import notify
+from .queueing import enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +48,7 @@ def compute_submission_metrics(submission_id: int) -> dict | None:
             status=Submission.Status.FAILED,
             error_report=[{"line": None, "message": f"Computing metrics failed: {error}"}],
         )
+        _tell_owner(submission, NoticeKind.SUBMISSION_FAILED, f"failed: {error}")
         raise
     with transaction.atomic():
         Submission.objects.filter(pk=submission_id).update(
@@ -51,4 +57,35 @@ def compute_submission_metrics(submission_id: int) -> dict | None:
             error_report=[],
             scored_at=timezone.now(),
         )
+        _tell_owner(submission, NoticeKind.SUBMISSION_SCORED, "was scored")
     return metrics
+
+
+def _tell_owner(submission: Submission, kind: str, what: str) -> None:
+    system = submission.system
+    text = f"Your submission of {system.name} on {submission.prompt_set.name} {what}."
+    # Once per submission and outcome: a retried task does not tell twice.
+    key = f"{kind}:{submission.public_id}"
+    notify(system.owner, kind, text, submission.get_absolute_url(), once_key=key)
+
+
+def _pending_before():
+    """Work older than one maintenance interval lost its message (or its worker)."""
+    return timezone.now() - timedelta(seconds=settings.EVALHUB_MAINTENANCE_INTERVAL_SECONDS)
+
+
+@shared_task
+def requeue_pending_submissions() -> int:
+    """Queue again the metrics of submissions still waiting (the broker was down when they
+    were uploaded, or their worker died); how many were queued."""
+    ids = Submission.objects.filter(
+        status=Submission.Status.VALIDATED, created__lt=_pending_before()
+    ).values_list("pk", flat=True)
+    return sum(enqueue(compute_submission_metrics, pk) for pk in ids)
+
+
+@shared_task
+def clear_expired_sessions() -> None:
+    """What `manage.py clearsessions` does, on beat's schedule."""
+    engine = import_module(settings.SESSION_ENGINE)
+    engine.SessionStore.clear_expired()

@@ -1,32 +1,51 @@
-from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
-from .views import accounts, compare, pages, systems
+from .views import accounts, compare, health, notices, pages, seeds, systems
 
 urlpatterns = [
     path("", pages.home, name="home"),
+    path("healthz", health.healthz, name="healthz"),
     path("prompt-sets/", pages.promptset_list, name="promptset-list"),
     path("prompt-sets/<slug:slug>/", pages.promptset_detail, name="promptset-detail"),
+    path(
+        "prompt-sets/<slug:slug>/prompts.jsonl",
+        pages.promptset_download,
+        {"fmt": "jsonl"},
+        name="promptset-download-jsonl",
+    ),
+    path(
+        "prompt-sets/<slug:slug>/prompts.txt",
+        pages.promptset_download,
+        {"fmt": "txt"},
+        name="promptset-download-txt",
+    ),
     path("systems/", pages.system_list, name="system-list"),
     path("systems/new/", systems.system_create, name="system-create"),
     path("systems/<slug:slug>/", systems.system_detail, name="system-detail"),
     path("systems/<slug:slug>/edit/", systems.system_edit, name="system-edit"),
     path("systems/<slug:slug>/submit/", systems.system_submit, name="system-submit"),
+    path("systems/<slug:slug>/endpoint/", include("tournaments.endpoint_urls")),
+    # Uploaded files are served only here, under their system's visibility; MEDIA_ROOT
+    # has no URL in any mode.
+    path("submissions/<uuid:public_id>/file/", systems.submission_file, name="submission-file"),
     path("compare/", compare.compare, name="compare"),
+    path("conversations/seeds/upload/", seeds.seed_upload, name="seed-upload"),
     path("accounts/signup/", accounts.signup, name="signup"),
     path("accounts/profile/", accounts.account, name="account"),
     path("accounts/token/", accounts.regenerate_token, name="regenerate-token"),
+    path("accounts/notices/", notices.notice_preferences, name="notice-preferences"),
+    path("notices/", notices.notice_list, name="notices"),
+    path("notices/read/", notices.notices_read, name="notices-read"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("annotation.urls")),
     path("tournaments/", include("tournaments.urls")),
     path("leaderboards/", include("analysis.urls")),
+    path("", include("analysis.results_urls")),
     path("admin/", admin.site.urls),
+    # The REST API: each app's api/urls.py, all under /api/.
+    path("api/", include("analysis.api.urls")),
     path("api/", include("evalhub.api.urls")),
+    path("api/", include("annotation.api.urls")),
+    path("api/", include("tournaments.api.urls")),
 ]
-
-if settings.DEBUG:
-    from django.conf.urls.static import static
-
-    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
-

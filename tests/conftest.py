@@ -12,6 +12,7 @@
 import os
 
 import pytest
+from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connection
 from hypothesis import settings as hypothesis_settings
@@ -43,6 +44,18 @@ def _fast_test_settings(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     # Real hashing costs a quarter of a second per user; tests create hundreds.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # Fake bots, judges and crowd platforms listen on 127.0.0.1; the address-policy tests
+    # turn this off again.
+    settings.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = True
+    # The test client's login() authenticates without a request, which django-axes refuses;
+    # the lockout tests (tests/evalhub/test_health_and_headers.py) turn it back on.
+    settings.AXES_ENABLED = False
+    # Tests start many workers from one address (127.0.0.1); the tests of these limits
+    # (tests/annotation/test_entry.py) set their own.
+    settings.EVALHUB_NEW_WORKERS_PER_ADDRESS_PER_HOUR = 10_000
+    settings.EVALHUB_NEW_WORKERS_PER_CAMPAIGN_PER_MINUTE = 10_000
+    # Rate-limit counters live in the cache; each test starts with none.
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)

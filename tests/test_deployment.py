@@ -12,13 +12,16 @@ def compose():
     return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 
 
+APP_SERVICES = ("migrate", "web", "worker-collection", "worker-analysis", "beat")
+
+
 def test_compose_has_the_production_services():
-    assert set(compose()["services"]) == {"web", "worker", "beat", "postgres", "redis"}
+    assert set(compose()["services"]) == {*APP_SERVICES, "postgres", "redis"}
 
 
 def test_app_services_share_the_image_and_point_at_the_real_services():
     services = compose()["services"]
-    for name in ("web", "worker", "beat"):
+    for name in APP_SERVICES:
         service = services[name]
         env = service["environment"]
         assert service["build"] == "." and service["image"] == "evalhub:latest"
@@ -36,9 +39,48 @@ def test_app_services_share_the_image_and_point_at_the_real_services():
 def test_commands_run_gunicorn_and_celery_on_the_project():
     services = compose()["services"]
     assert "gunicorn evalhub.wsgi:application" in services["web"]["command"]
-    assert "migrate" in services["web"]["command"]
-    assert services["worker"]["command"].startswith("celery -A evalhub worker")
+    assert "migrate" not in services["web"]["command"]
+    assert services["migrate"]["command"] == "python manage.py migrate --noinput"
+    assert services["worker-collection"]["command"].startswith("celery -A evalhub worker")
+    assert services["worker-analysis"]["command"].startswith("celery -A evalhub worker")
     assert services["beat"]["command"].startswith("celery -A evalhub beat")
+
+
+def test_migrations_run_once_before_web_and_workers():
+    services = compose()["services"]
+    assert services["migrate"]["restart"] == "no"
+    assert "migrate" not in services["migrate"]["depends_on"]
+    for name in ("web", "worker-collection", "worker-analysis", "beat"):
+        condition = services[name]["depends_on"]["migrate"]["condition"]
+        assert condition == "service_completed_successfully", name
+
+
+def test_each_queue_has_its_own_worker():
+    services = compose()["services"]
+    assert "--queues=collection,celery" in services["worker-collection"]["command"]
+    assert "--queues=analysis" in services["worker-analysis"]["command"]
+    from evalhub.celery import app
+
+    queues = {route["queue"] for route in app.conf.task_routes.values()}
+    assert queues == {"collection", "analysis"}
+    assert "--queues=celery,collection,analysis" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_web_and_workers_have_healthchecks():
+    services = compose()["services"]
+    assert "/healthz" in " ".join(services["web"]["healthcheck"]["test"])
+    for name in ("worker-collection", "worker-analysis"):
+        assert "inspect ping" in " ".join(services[name]["healthcheck"]["test"])
+
+
+def test_no_default_database_password_or_secret_key():
+    text = (ROOT / "docker-compose.yml").read_text()
+    assert "POSTGRES_PASSWORD:-" not in text
+    assert text.count("${POSTGRES_PASSWORD:?") == 2
+    assert "${SECRET_KEY:?" in text
+    assert compose()["services"]["postgres"]["environment"]["POSTGRES_PASSWORD"].startswith(
+        "${POSTGRES_PASSWORD:?"
+    )
 
 
 def test_data_services_have_healthchecks_and_volumes():

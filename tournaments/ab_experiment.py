@@ -10,13 +10,13 @@ import random
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db import transaction
-
+from annotation.kinds import get_kind
 from annotation.models import Campaign
-from annotation.services import add_items
-from annotation.tasks import get_kind
+from annotation.services import TooMuchWork, add_items, check_assignments
 from evalhub.comparison import latest_submission
+from evalhub.errors import UserInputError
 from evalhub.models import Response
+from evalhub.uniqueness import SlugTaken, unique_slug
 
 from .models import Tournament
 
@@ -27,7 +27,7 @@ INSTRUCTIONS = (
 )
 
 
-class ExperimentInvalid(ValueError):
+class ExperimentInvalid(UserInputError, ValueError):
     pass
 
 
@@ -37,6 +37,7 @@ class ABPlan:
     shown_items: int
     automatic_ties: int
     batches: int
+    assignments: int
     judgments: int
     cost: Decimal
 
@@ -79,28 +80,53 @@ def comparison_pairs(tournament: Tournament) -> list[tuple]:
 def plan(tournament: Tournament) -> ABPlan:
     pairs = comparison_pairs(tournament)
     specs = get_kind("ab").build_from_responses(pairs, random.Random(tournament.seed))
+    return _plan_of(tournament, specs)
+
+
+def _plan_of(tournament: Tournament, specs) -> ABPlan:
+    """The plan's figures by arithmetic; ExperimentInvalid when it opens more assignments
+    than settings.EVALHUB_MAX_ASSIGNMENTS_PER_CAMPAIGN allows."""
     shown = sum(1 for s in specs if s.auto_payload is None)
     batches = -(-shown // tournament.prompts_per_batch)
     judgments = shown * tournament.judgments_per_prompt
+    try:
+        assignments = check_assignments(batches, tournament.judgments_per_prompt)
+    except TooMuchWork as too_much:
+        raise ExperimentInvalid(str(too_much)) from None
     return ABPlan(
         baselines=sorted(tournament.baselines.values_list("slug", flat=True)),
         shown_items=shown,
         automatic_ties=len(specs) - shown,
         batches=batches,
+        assignments=assignments,
         judgments=judgments,
         cost=(Decimal(judgments) * tournament.reward_per_judgment).quantize(Decimal("0.01")),
     )
 
 
-@transaction.atomic
 def build_campaign(tournament: Tournament) -> Campaign:
-    """Create the tournament's A/B campaign (a draft, to be launched by an admin)."""
-    if tournament.campaign_id:
+    """Create the tournament's A/B campaign (a draft, to be launched by an admin).
+
+    Two "Generate" clicks at once: the tournament's row is locked (PostgreSQL), and where
+    rows cannot be locked the campaign's unique slug stops the second; either way it gets
+    ExperimentInvalid."""
+    slug = f"{tournament.slug}-ab"[:80]
+    try:
+        with unique_slug(Campaign, slug):
+            return _build_campaign(tournament, slug)
+    except SlugTaken:
+        raise ExperimentInvalid("This tournament already has its campaign.") from None
+
+
+def _build_campaign(tournament: Tournament, slug: str) -> Campaign:
+    locked = Tournament.objects.select_for_update().get(pk=tournament.pk)
+    if locked.campaign_id:
         raise ExperimentInvalid("This tournament already has its campaign.")
     pairs = comparison_pairs(tournament)
     specs = get_kind("ab").build_from_responses(pairs, random.Random(tournament.seed))
+    _plan_of(tournament, specs)  # refuses a plan too large before anything is written
     campaign = Campaign.objects.create(
-        slug=f"{tournament.slug}-ab"[:80],
+        slug=slug,
         title=f"{tournament.name}: which response is better?",
         task_kind="ab",
         instructions=INSTRUCTIONS,

@@ -1,57 +1,64 @@
-"""The client side of the bot endpoint protocol.
+"""The client side of the bot endpoint protocols.
 
-EvalHub POSTs JSON to a system's registered endpoint (BotEndpoint):
+An endpoint (BotEndpoint) speaks EvalHub's protocol or the OpenAI-compatible chat
+completions protocol (tournaments/bot_protocols.py says what is sent and read). EvalHub
+POSTs JSON with `Content-Type: application/json` and, when the endpoint has a token,
+`Authorization: Bearer <token>`, and expects `200` with a non-empty text of at most
+`max_reply_chars` characters. The whole history is sent every time, so a bot can be
+stateless; a retried conversation starts again from the seed under the same conversation
+id. Redirects are not followed: register the final URL. Where requests may go, and their
+total deadline (`timeout`, from connecting to the last byte), is tournaments/outbound.py's
+job: connections are reused (one httpx client per process).
 
-    {"conversation_id": "<planned key>", "turns": [{"speaker": 0, "text": "..."}, ...],
-     "speaker": <index of the speaker whose turn it is>}
+Errors are typed (BotTimeout, BotUnreachable, BotRefused, BotHTTPError, BotBadJSON,
+BotBadReply, BotBusy, BudgetExhausted, LimiterUnavailable), each with `transient` saying
+whether trying again may help. Transient errors are retried (tenacity) with exponential
+backoff (RetryPolicy), or after the `Retry-After` a 429 or 503 gives when it is at most
+EVALHUB_BOT_RETRY_AFTER_MAX_SECONDS; the request is repeated with the same history, so the
+turns already collected are kept.
 
-with `Content-Type: application/json` and, when the endpoint has a token,
-`Authorization: Bearer <token>`, and expects `200` with `{"text": "..."}`: a non-empty
-string of at most `max_reply_chars` characters. The whole history is sent every time, so a
-bot can be stateless; a retried conversation starts again from the seed under the same
-conversation_id. Redirects are not followed: register the final URL.
-
-Errors are typed (BotTimeout, BotUnreachable, BotHTTPError, BotBadJSON, BotBadReply,
-BotBusy, LimiterUnavailable), each with `transient` saying whether trying again may help.
-Transient errors are retried with exponential backoff (RetryPolicy); the request is
-repeated with the same history, so the turns already collected are kept.
+Budget. An endpoint with a daily budget is charged one request per HTTP request, retries
+included, before it is sent (tournaments/endpoint_budget.py); a spent budget is
+BudgetExhausted and nothing is sent.
 
 Concurrency. An endpoint sees at most `max_concurrency` requests in flight from EvalHub.
 When the Celery broker is Redis (production), the limit is a Redis semaphore shared by
 every worker process: a sorted set per endpoint whose members are leases that expire, so a
-worker killed mid-request frees its slot after the lease (3 × timeout + 5 s) instead of
-holding it forever. Time comes from the Redis server, so workers' clocks do not matter.
-Without a Redis broker (embedded mode: one process, eager tasks) a process-local
-semaphore does the same job. A slot is held only while the request is in flight, not
-during the backoff between attempts.
+worker killed mid-request frees its slot after the lease (the request's total deadline +
+EVALHUB_BOT_LEASE_MARGIN_SECONDS) instead of holding it forever; since a request cannot
+outlive its deadline, it cannot outlive its lease. Time comes from the Redis server, so
+workers' clocks do not matter. Without a Redis broker (embedded mode: one process, eager
+tasks) a process-local semaphore does the same job. A slot is held only while the request
+is in flight, not during the backoff between attempts.
 """
 
 from __future__ import annotations
 
-import http.client
+import email.utils
 import json
 import logging
 import random
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Protocol
 
+import httpx
+import tenacity
 from django.conf import settings
+
+from . import outbound
+from .bot_protocols import PROTOCOLS, ReplyShapeError, Sampling
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_REPLY_CHARS = 4000
 # Bytes read from a reply at most; a bot that streams more is cut off and refused.
 MAX_REPLY_BYTES = 256 * 1024
-DEFAULT_SLOT_WAIT_SECONDS = 300.0
-USER_AGENT = "EvalHub-bot-client/1"
 
 
 # Errors ---------------------------------------------------------------------------------
@@ -84,10 +91,15 @@ class BotUnreachable(BotError):
     transient = True
 
 
+class BotRefused(BotError):
+    """The endpoint's address is refused by the address policy (tournaments/outbound.py)."""
+
+
 class BotHTTPError(BotError):
-    def __init__(self, message: str, *, url: str = "", status: int):
+    def __init__(self, message: str, *, url: str = "", status: int, retry_after=None):
         super().__init__(message, url=url)
         self.status = status
+        self.retry_after: float | None = retry_after  # seconds, from a 429 or 503
         # Server errors and "slow down" may pass; a 4xx (bad token, wrong URL) will not.
         self.transient = status >= 500 or status in {408, 425, 429}
 
@@ -110,6 +122,10 @@ class BotBusy(BotError):
     transient = True
 
 
+class BudgetExhausted(BotError):
+    """The endpoint's requests for today are spent; nothing was sent. Not retried today."""
+
+
 class LimiterUnavailable(BotError):
     """The Redis semaphore could not be reached; the bot was not asked."""
 
@@ -123,18 +139,26 @@ class LimiterUnavailable(BotError):
 class RetryPolicy:
     """`attempts` requests at most; the n-th retry waits base_delay × 2^(n-1), capped at
     max_delay, scaled by a random factor in [0.5, 1] when `jitter` is on so that many
-    dialogues failing together do not come back in lockstep."""
+    dialogues failing together do not come back in lockstep. A Retry-After of at most
+    `max_retry_after` seconds (None: EVALHUB_BOT_RETRY_AFTER_MAX_SECONDS) replaces the
+    backoff; a longer one ends the retries."""
 
-    attempts: int = 3
-    base_delay: float = 0.5
-    max_delay: float = 8.0
+    attempts: int
+    base_delay: float
+    max_delay: float
     jitter: bool = True
+    max_retry_after: float | None = None
 
     def __post_init__(self):
         if self.attempts < 1:
             raise ValueError("at least one attempt is needed")
-        if self.base_delay < 0 or self.max_delay < 0:
+        if self.base_delay < 0 or self.max_delay < 0 or (self.max_retry_after or 0) < 0:
             raise ValueError("delays cannot be negative")
+
+    def retry_after_cap(self) -> float:
+        if self.max_retry_after is not None:
+            return self.max_retry_after
+        return settings.EVALHUB_BOT_RETRY_AFTER_MAX_SECONDS
 
     def delay(self, retry: int) -> float:
         """Seconds to wait before retry number `retry` (1 for the first retry)."""
@@ -144,10 +168,27 @@ class RetryPolicy:
     @classmethod
     def from_settings(cls) -> RetryPolicy:
         return cls(
-            attempts=getattr(settings, "EVALHUB_BOT_RETRY_ATTEMPTS", cls.attempts),
-            base_delay=getattr(settings, "EVALHUB_BOT_RETRY_BASE_DELAY", cls.base_delay),
-            max_delay=getattr(settings, "EVALHUB_BOT_RETRY_MAX_DELAY", cls.max_delay),
+            attempts=settings.EVALHUB_BOT_RETRY_ATTEMPTS,
+            base_delay=settings.EVALHUB_BOT_RETRY_BASE_DELAY,
+            max_delay=settings.EVALHUB_BOT_RETRY_MAX_DELAY,
+            max_retry_after=settings.EVALHUB_BOT_RETRY_AFTER_MAX_SECONDS,
         )
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 # Concurrency limits ---------------------------------------------------------------------
@@ -257,13 +298,19 @@ def default_limiter() -> Limiter:
 
 @dataclass(frozen=True)
 class Endpoint:
-    """What the client needs of a BotEndpoint; `key` names it for the concurrency limit."""
+    """What the client needs of a BotEndpoint; `key` names it for the concurrency limit.
+    A timeout or concurrency of None takes the settings' default; a daily budget is
+    enforced only for an endpoint stored in the database (`endpoint_id`)."""
 
     key: str
     url: str
-    auth_token: str = ""
-    timeout: float = 15.0
-    max_concurrency: int = 2
+    auth_token: str = field(default="", repr=False)  # never in logs
+    timeout: float | None = None
+    max_concurrency: int | None = None
+    protocol: str = "evalhub"
+    sampling: Sampling = field(default_factory=Sampling)
+    endpoint_id: int | None = None
+    daily_budget: int | None = None
 
     @classmethod
     def from_model(cls, endpoint) -> Endpoint:
@@ -273,20 +320,47 @@ class Endpoint:
             auth_token=endpoint.auth_token,
             timeout=endpoint.timeout_seconds,
             max_concurrency=endpoint.max_concurrency,
+            protocol=endpoint.protocol,
+            sampling=Sampling(
+                model=endpoint.model_name,
+                system_prompt=endpoint.system_prompt,
+                temperature=endpoint.temperature,
+                top_p=endpoint.top_p,
+                max_tokens=endpoint.max_tokens,
+                stop=tuple(endpoint.stop or ()),
+            ),
+            endpoint_id=endpoint.pk,
+            daily_budget=endpoint.daily_budget,
         )
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    # urllib would turn a redirected POST into a GET without the body; refuse instead.
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        return None
+_http_clients: dict[bool, httpx.Client] = {}
+_http_lock = threading.Lock()
 
 
-_opener = urllib.request.build_opener(_NoRedirects)
+def http_client(*, allow_private: bool) -> httpx.Client:
+    """The process's shared httpx client for this address policy (connection reuse)."""
+    with _http_lock:
+        if allow_private not in _http_clients:
+            _http_clients[allow_private] = outbound.make_client(allow_private=allow_private)
+        return _http_clients[allow_private]
+
+
+def database_budget(endpoint: Endpoint) -> None:
+    """Charge one request to a stored endpoint's budget (BudgetExhausted when spent)."""
+    if endpoint.endpoint_id is None or endpoint.daily_budget is None:
+        return
+    from .endpoint_budget import spend  # the ORM only when there is something to charge
+
+    if not spend(endpoint.endpoint_id, endpoint.daily_budget):
+        raise BudgetExhausted(
+            f"the daily budget of {endpoint.daily_budget} requests is spent; "
+            "it renews at midnight UTC"
+        )
 
 
 class BotClient:
-    """Asks one endpoint for turns, with retries and the endpoint's concurrency limit."""
+    """Asks one endpoint for turns, with retries, its budget and its concurrency limit."""
 
     def __init__(
         self,
@@ -297,107 +371,153 @@ class BotClient:
         max_reply_chars: int | None = None,
         slot_wait: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        budget: Callable[[Endpoint], None] | None = database_budget,
+        allow_private: bool | None = None,
     ):
         scheme = urllib.parse.urlsplit(endpoint.url).scheme
         if scheme not in {"http", "https"}:
             raise BotError(f"only http and https endpoints are supported, not {scheme!r}")
+        if endpoint.protocol not in PROTOCOLS:
+            raise BotError(f"unknown protocol {endpoint.protocol!r}")
         self.endpoint = endpoint
+        self.protocol = PROTOCOLS[endpoint.protocol]
+        self.url = self.protocol.url(endpoint.url)
+        self.timeout = endpoint.timeout or settings.EVALHUB_BOT_TIMEOUT_SECONDS
+        self.max_concurrency = endpoint.max_concurrency or settings.EVALHUB_BOT_MAX_CONCURRENCY
         self.retry = retry or RetryPolicy.from_settings()
         self.limiter = limiter or default_limiter()
-        self.max_reply_chars = max_reply_chars or getattr(
-            settings, "EVALHUB_BOT_MAX_REPLY_CHARS", DEFAULT_MAX_REPLY_CHARS
-        )
+        self.max_reply_chars = max_reply_chars or settings.EVALHUB_BOT_MAX_REPLY_CHARS
         self.slot_wait = (
-            slot_wait
-            if slot_wait is not None
-            else getattr(settings, "EVALHUB_BOT_SLOT_WAIT_SECONDS", DEFAULT_SLOT_WAIT_SECONDS)
+            slot_wait if slot_wait is not None else settings.EVALHUB_BOT_SLOT_WAIT_SECONDS
         )
         self.sleep = sleep
+        self.budget = budget
+        if allow_private is None:
+            allow_private = settings.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES
+        self.http = http_client(allow_private=allow_private)
 
     def reply(self, conversation_id: str, turns: Sequence[dict], speaker: int) -> str:
         """The bot's next turn as `speaker`, after `turns` ([{"speaker", "text"}, ...])."""
         body = json.dumps(
-            {
-                "conversation_id": conversation_id,
-                "turns": [{"speaker": t["speaker"], "text": t["text"]} for t in turns],
-                "speaker": speaker,
-            }
+            self.protocol.body(conversation_id, turns, speaker, self.endpoint.sampling)
         ).encode()
-        for attempt in range(1, self.retry.attempts + 1):
-            try:
-                with self.limiter.slot(
-                    self.endpoint.key,
-                    self.endpoint.max_concurrency,
-                    wait=self.slot_wait,
-                    lease=3 * self.endpoint.timeout + 5,
-                ):
-                    raw = self._post(body)
-                return self._parse(raw)
-            except BotError as error:
-                error.url = error.url or self.endpoint.url
-                if not error.transient or attempt == self.retry.attempts or _no_retry(error):
-                    error.attempts = attempt
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.retry.attempts),
+            retry=tenacity.retry_if_exception(self._retryable),
+            wait=self._wait,
+            sleep=self.sleep,
+            before_sleep=self._log_retry,
+            reraise=True,
+        )
+        for attempt in retrying:
+            with attempt:
+                try:
+                    return self._parse(self._attempt(body))
+                except BotError as error:
+                    error.url = error.url or self.url
+                    error.attempts = attempt.retry_state.attempt_number
                     raise
-                delay = self.retry.delay(attempt)
-                logger.info("Retrying %s in %.2f s: %s", self.endpoint.url, delay, error)
-                self.sleep(delay)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
+    def _retryable(self, error: BaseException) -> bool:
+        if not isinstance(error, BotError) or not error.transient:
+            return False
+        if isinstance(error, BotBusy):
+            # Waiting out a full slot wait again would only double a delay already long.
+            return False
+        retry_after = getattr(error, "retry_after", None)
+        return retry_after is None or retry_after <= self.retry.retry_after_cap()
+
+    def _wait(self, state: tenacity.RetryCallState) -> float:
+        retry_after = getattr(state.outcome.exception(), "retry_after", None)
+        if retry_after is not None:
+            return retry_after
+        return self.retry.delay(state.attempt_number)
+
+    def _log_retry(self, state: tenacity.RetryCallState) -> None:
+        logger.info(
+            "Retrying %s in %.2f s: %s", self.url, state.upcoming_sleep, state.outcome.exception()
+        )
+
+    def _attempt(self, body: bytes) -> bytes:
+        if self.budget is not None:
+            self.budget(self.endpoint)
+        lease = self.timeout + settings.EVALHUB_BOT_LEASE_MARGIN_SECONDS
+        with self.limiter.slot(
+            self.endpoint.key, self.max_concurrency, wait=self.slot_wait, lease=lease
+        ):
+            return self._post(body)
+
     def _post(self, body: bytes) -> bytes:
-        url, timeout = self.endpoint.url, self.endpoint.timeout
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": USER_AGENT,
-        }
+        url, timeout = self.url, self.timeout
+        headers = {"Content-Type": "application/json"}
         if self.endpoint.auth_token:
             headers["Authorization"] = f"Bearer {self.endpoint.auth_token}"
-        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
         try:
-            with _opener.open(request, timeout=timeout) as response:
-                return response.read(MAX_REPLY_BYTES + 1)
-        except urllib.error.HTTPError as error:
-            with error:
-                snippet = _snippet(error.read(300))
-            if 300 <= error.code < 400:
-                message = f"answered HTTP {error.code} (redirects are not followed)"
-            else:
-                message = f"answered HTTP {error.code}" + (f": {snippet}" if snippet else "")
-            raise BotHTTPError(message, url=url, status=error.code) from None
-        except urllib.error.URLError as error:
-            if isinstance(error.reason, TimeoutError):
-                raise BotTimeout(f"no connection within {timeout:g} s", url=url) from None
-            raise BotUnreachable(f"cannot connect: {error.reason}", url=url) from None
-        except TimeoutError:
+            with (
+                outbound.deadline(timeout),
+                self.http.stream(
+                    "POST", url, content=body, headers=headers, timeout=timeout
+                ) as response,
+            ):
+                if response.status_code != 200:
+                    raise self._http_error(response)
+                raw = bytearray()
+                for chunk in response.iter_bytes():
+                    raw += chunk
+                    if len(raw) > MAX_REPLY_BYTES:
+                        break
+                return bytes(raw)
+        except httpx.ConnectTimeout:
+            raise BotTimeout(f"no connection within {timeout:g} s", url=url) from None
+        except httpx.TimeoutException:
             raise BotTimeout(f"no reply within {timeout:g} s", url=url) from None
-        except (http.client.HTTPException, OSError) as error:
+        except httpx.ConnectError as error:
+            if isinstance(error.__cause__, outbound.AddressRefused):
+                raise BotRefused(str(error), url=url) from None
+            raise BotUnreachable(f"cannot connect: {error}", url=url) from None
+        except httpx.HTTPError as error:
             raise BotUnreachable(f"connection broken: {error!r}", url=url) from None
 
+    def _http_error(self, response: httpx.Response) -> BotHTTPError:
+        status = response.status_code
+        if 300 <= status < 400:
+            message = f"answered HTTP {status} (redirects are not followed)"
+        else:
+            snippet = b""
+            for chunk in response.iter_bytes():
+                snippet += chunk
+                if len(snippet) >= 300:
+                    break
+            snippet = _snippet(snippet[:300])
+            message = f"answered HTTP {status}" + (f": {snippet}" if snippet else "")
+        retry_after = None
+        if status in (429, 503):
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            if retry_after is not None:
+                message += f" (Retry-After {retry_after:g} s)"
+        return BotHTTPError(message, url=self.url, status=status, retry_after=retry_after)
+
     def _parse(self, raw: bytes) -> str:
+        field_name = self.protocol.field
         if len(raw) > MAX_REPLY_BYTES:
             raise BotBadReply(f"the reply is larger than {MAX_REPLY_BYTES} bytes")
         try:
             data = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
             raise BotBadJSON(f"the reply is not JSON: {_snippet(raw)!r}") from None
-        if not isinstance(data, dict) or "text" not in data:
-            raise BotBadReply(f'the reply has no "text": {_snippet(raw)!r}')
-        text = data["text"]
-        if not isinstance(text, str):
-            raise BotBadReply(f'"text" must be a string, not {type(text).__name__}')
+        try:
+            text = self.protocol.text(data)
+        except ReplyShapeError as error:
+            raise BotBadReply(f"{error}: {_snippet(raw)!r}") from None
         text = text.strip()
         if not text:
-            raise BotBadReply('"text" is empty')
+            raise BotBadReply(f"{field_name} is empty")
         if len(text) > self.max_reply_chars:
             raise BotBadReply(
-                f'"text" has {len(text)} characters; the limit is {self.max_reply_chars}'
+                f"{field_name} has {len(text)} characters; the limit is {self.max_reply_chars}"
             )
         return text
-
-
-def _no_retry(error: BotError) -> bool:
-    # Waiting out a full slot wait again would only double a delay that is already long.
-    return isinstance(error, BotBusy)
 
 
 def _snippet(raw: bytes, size: int = 120) -> str:

@@ -1,18 +1,20 @@
 """Live collection of one planned dialogue between two bots over the endpoint protocol.
 
 Shape of a collected conversation (as in Spot The Bot and bipartite-play):
-- turns 0 and 1 are the seed exchange: the first two turns of a human-human conversation
-  of the tournament's domain, picked with random.Random(planned.seed) among that domain's
-  conversations with at least two turns (ordered by external id, so the pick is
-  reproducible);
-- then `tournament.exchanges` exchanges, each speaker 0 then speaker 1, so turn p is
-  spoken by speaker p % 2 and the conversation has 2 + 2 × exchanges turns;
+- the seed exchange, the first two turns of a human-human conversation of the tournament's
+  domain (picked with random.Random(planned.seed) among that domain's conversations with
+  at least two turns, ordered by external id, so the pick is reproducible), is given to
+  both bots as the conversation so far and stored as `Conversation.seed_turns`: it is no
+  bot's turn, credited to no system and not one of the conversation's exchanges;
+- then `tournament.exchanges` exchanges, each speaker 0 then speaker 1: the Turn rows,
+  turn p spoken by speaker p % 2, 2 × exchanges of them ("each dialog system produced k
+  outputs" in a segment of k exchanges);
 - speaker i is the system planned.speakers[i]; the first speaker (the evaluation target
   in bipartite-play) replies to the seed first.
 
 The Conversation is written in one transaction only when every turn is in hand; nothing
 partial is ever stored. External id: "<tournament slug>/<planned key>"; source: the
-schedule; metadata: tournament, planned key, seed conversation, seed turns, attempt.
+schedule; metadata: tournament, planned key, seed conversation, plan seed, attempt.
 
 States of a PlannedDialogue: pending → running → complete, or running → failed (with the
 error and the attempt count), and failed → running again on a retry, which starts the
@@ -32,6 +34,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from evalhub.errors import UserInputError
 from evalhub.models import Conversation, Speaker, System, Turn
 
 from .bot_client import BotClient, BotError, Endpoint
@@ -40,11 +43,10 @@ from .models import BotEndpoint, PlannedDialogue, Tournament
 logger = logging.getLogger(__name__)
 
 SEED_TURNS = 2
-DEFAULT_STALE_SECONDS = 3600
 Status = PlannedDialogue.Status
 
 
-class CollectionError(Exception):
+class CollectionError(UserInputError):
     """A dialogue cannot be collected; the message says why."""
 
 
@@ -108,11 +110,10 @@ def pick_seed(domain: str, seed: int) -> tuple[str, list[str]]:
 
 
 def stale_before():
-    seconds = getattr(settings, "EVALHUB_COLLECTION_STALE_SECONDS", DEFAULT_STALE_SECONDS)
-    return timezone.now() - timedelta(seconds=seconds)
+    return timezone.now() - timedelta(seconds=settings.EVALHUB_COLLECTION_STALE_SECONDS)
 
 
-def _claim(pk: int) -> int | None:
+def _claim_dialogue(pk: int) -> int | None:
     """Take the row for this worker; its new attempt number, or None if not claimable."""
     row = PlannedDialogue.objects.filter(pk=pk).values("status", "attempts", "updated").first()
     if row is None:
@@ -148,7 +149,9 @@ def _heartbeat(pk: int, attempt: int) -> None:
 # Collection -----------------------------------------------------------------------------
 
 
-def clients_for(speakers: list[str]) -> list[BotClient]:
+def clients_for(tournament: Tournament, speakers: list[str]) -> list[BotClient]:
+    """A client per speaker; refused when a speaker has no endpoint or its owner does not
+    let this tournament call it (checked at every dialogue: the owner may change it)."""
     endpoints = {
         e.system.slug: e
         for e in BotEndpoint.objects.filter(system__slug__in=speakers).select_related("system")
@@ -156,6 +159,12 @@ def clients_for(speakers: list[str]) -> list[BotClient]:
     missing = sorted(set(speakers) - set(endpoints))
     if missing:
         raise CollectionError(f"no bot endpoint for {', '.join(missing)}")
+    refused = sorted(slug for slug, e in endpoints.items() if not e.may_serve(tournament))
+    if refused:
+        raise CollectionError(
+            f"the owners of {', '.join(refused)} do not let other owners' tournaments call "
+            "their bot endpoints"
+        )
     return [BotClient(Endpoint.from_model(endpoints[slug])) for slug in speakers]
 
 
@@ -166,7 +175,7 @@ def collect_dialogue(planned: PlannedDialogue) -> Conversation | None:
     Raises DialogueFailed, after recording the failure on the row, when a bot fails for
     good or the dialogue cannot be seeded; other errors (database) are recorded when
     possible and propagate unchanged."""
-    attempt = _claim(planned.pk)
+    attempt = _claim_dialogue(planned.pk)
     if attempt is None:
         return None
     planned = _load(planned.pk)
@@ -200,8 +209,9 @@ def _record_failure(planned: PlannedDialogue, attempt: int, message: str) -> Non
 def _collect(planned: PlannedDialogue, attempt: int) -> Conversation:
     tournament = planned.tournament
     seed_id, seed_texts = pick_seed(tournament.domain, planned.seed)
-    clients = clients_for(planned.speakers)
-    turns = [{"speaker": i, "text": text} for i, text in enumerate(seed_texts)]
+    clients = clients_for(tournament, planned.speakers)
+    seed = [{"speaker": i, "text": text} for i, text in enumerate(seed_texts)]
+    turns = list(seed)  # what the bots are sent: the seed, then what they said
     for _ in range(tournament.exchanges):
         for speaker in (0, 1):
             try:
@@ -211,14 +221,14 @@ def _collect(planned: PlannedDialogue, attempt: int) -> Conversation:
                 raise _TurnFailed(f"{who}: {type(error).__name__}: {error}", error) from error
             turns.append({"speaker": speaker, "text": text})
             _heartbeat(planned.pk, attempt)
-    return _store(planned, attempt, seed_id, turns)
+    return _store(planned, attempt, seed_id, seed, turns[len(seed) :])
 
 
 def external_id(tournament: Tournament, planned: PlannedDialogue) -> str:
     return f"{tournament.slug}/{planned.key}"
 
 
-def _store(planned: PlannedDialogue, attempt: int, seed_id: str, turns: list[dict]):
+def _store(planned: PlannedDialogue, attempt: int, seed_id: str, seed: list[dict], turns):
     tournament = planned.tournament
     systems = {s.slug: s for s in System.objects.filter(slug__in=planned.speakers)}
     missing = sorted(set(planned.speakers) - set(systems))
@@ -232,11 +242,11 @@ def _store(planned: PlannedDialogue, attempt: int, seed_id: str, turns: list[dic
             external_id=ext_id,
             domain=tournament.domain,
             source=tournament.schedule,
+            seed_turns=seed,
             metadata={
                 "tournament": tournament.slug,
                 "planned_key": planned.key,
                 "seed_conversation": seed_id,
-                "seed_turns": SEED_TURNS,
                 "plan_seed": planned.seed,
                 "attempt": attempt,
             },

@@ -30,7 +30,7 @@ from annotation.models import Item
 from evalhub.models import Conversation, System
 
 from .models import Tournament
-from .spot_the_bot import bot_conversations
+from .spot_the_bot_campaign import bot_conversations
 
 CHUNK = 500
 
@@ -46,6 +46,8 @@ def conversation_line(conversation: Conversation) -> dict:
         "turns": [{"speaker": t.speaker, "text": t.text} for t in turns],
         "source": conversation.source,
     }
+    if conversation.seed_turns:
+        line["seed"] = conversation.seed_turns  # the opening given to both, no one's turn
     if conversation.metadata:
         line["metadata"] = conversation.metadata
     return line

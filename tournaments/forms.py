@@ -7,30 +7,27 @@ tournaments with the same messages.
 
 from django import forms
 
-from annotation.tasks import get_kind
-from annotation.tasks.base import ConfigInvalid
 from evalhub.comparison import latest_submission
+from evalhub.declared import Declared, declare_fields
 from evalhub.models import Submission, System
+from evalhub.slugs import ProposedSlugForm
 
 from .models import PartnerSet, Tournament
+from .tournament_settings import ABSettings, SpotTheBotSettings, settings_errors
 
-SPOT_THE_BOT = get_kind("spot_the_bot")
 Schedule = Tournament.Schedule
 
 
 def spot_the_bot_errors(
-    *, systems, schedule, partner_set, segment_lengths, features
+    *, systems, schedule, partner_set, segment_lengths, features, settings=None
 ) -> dict[str, str]:
-    """{field: message} for a Spot The Bot tournament's settings; empty when they are fine."""
-    errors = {}
-    try:
-        SPOT_THE_BOT.clean_config({"segment_lengths": segment_lengths})
-    except ConfigInvalid as invalid:
-        errors["segment_lengths"] = str(invalid)
-    try:
-        SPOT_THE_BOT.clean_config({"features": features})
-    except ConfigInvalid as invalid:
-        errors["features"] = str(invalid)
+    """{field: message} for a Spot The Bot tournament's settings; empty when they are fine.
+
+    `settings` holds the other declared settings (tournament_settings.SpotTheBotSettings)."""
+    errors = settings_errors(
+        "spot_the_bot",
+        {**(settings or {}), "segment_lengths": segment_lengths, "features": features},
+    )
     systems = list(systems or [])
     if not systems:
         errors["systems"] = "Choose the systems of the pool."
@@ -53,9 +50,11 @@ def spot_the_bot_errors(
     return errors
 
 
-def ab_errors(*, submission, baselines) -> dict[str, str]:
-    """{field: message} for an A/B experiment of `submission` against `baselines`."""
-    errors = {}
+def ab_errors(*, submission, baselines, settings=None) -> dict[str, str]:
+    """{field: message} for an A/B experiment of `submission` against `baselines`.
+
+    `settings` holds the declared settings (tournament_settings.ABSettings)."""
+    errors = settings_errors("ab", settings or {})
     baselines = list(baselines or [])
     if not baselines:
         errors["baselines"] = "Choose at least one baseline."
@@ -105,6 +104,7 @@ SPOT_THE_BOT_FIELDS = [
     "batch_size",
     "max_batches_per_worker",
     "judgments_per_segment",
+    "show_seed",
 ]
 AB_FIELDS = [
     "submission",
@@ -150,10 +150,16 @@ class NameListField(forms.CharField):
         return [part.strip() for part in value.split(",") if part.strip()]
 
 
-class TournamentForm(forms.ModelForm):
+class TournamentForm(ProposedSlugForm, forms.ModelForm):
+    settings_schema: type[Declared]
+
     def __init__(self, *args, user, **kwargs):
         self.user = user
         super().__init__(*args, **kwargs)
+        declare_fields(self.fields, self.settings_schema)
+
+    def declared_settings(self, cleaned) -> dict:
+        return {name: cleaned.get(name) for name in self.settings_schema.model_fields}
 
     def _add_errors(self, errors: dict[str, str]) -> None:
         for field, message in errors.items():
@@ -161,6 +167,7 @@ class TournamentForm(forms.ModelForm):
 
 
 class SpotTheBotForm(TournamentForm):
+    settings_schema = SpotTheBotSettings
     systems = forms.ModelMultipleChoiceField(
         queryset=System.objects.none(),
         to_field_name="slug",
@@ -168,26 +175,28 @@ class SpotTheBotForm(TournamentForm):
         label="Pool of systems",
         help_text="Their bot-bot conversations are segmented into the items.",
     )
-    segment_lengths = IntegerListField(
-        initial="2, 3, 5", help_text="Exchanges per segment, e.g. 2, 3, 5."
-    )
-    features = NameListField(
-        initial="sensibleness, specificity, fluency",
-        help_text="Qualities rated by preference; lowercase names separated by commas.",
-    )
+    # Help texts, defaults and ranges of the settings: tournament_settings.py.
+    segment_lengths = IntegerListField(initial="2, 3, 5")
+    features = NameListField(initial="sensibleness, specificity, fluency")
     partner_set = forms.ModelChoiceField(
-        queryset=PartnerSet.objects.none(), required=False, help_text="For bipartite-play."
+        queryset=PartnerSet.objects.none(),
+        required=False,
+        help_text="For bipartite-play; a new one can be made on the partner set page.",
     )
 
     class Meta:
         model = Tournament
         fields = ["name", "slug", "description", *SPOT_THE_BOT_FIELDS, "published"]
-        widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 3}),
+            "domain": forms.TextInput(attrs={"list": "seed-domains"}),
+        }
         help_texts = {
             "slug": "Lowercase letters, digits and hyphens; used in URLs and the API.",
-            "domain": "Conversations of this domain are used, e.g. personachat.",
+            "domain": "Conversations of this domain are used, e.g. personachat. Collected "
+            "dialogues start from a human-human conversation of the domain: the list offers "
+            "the domains that have some.",
             "schedule": "How the bot-bot conversations come about.",
-            "human_share": "Share of human-human control segments among the items (0 to 0.9).",
             "published": "Anyone may see a published tournament; otherwise only you and staff.",
         }
 
@@ -206,6 +215,7 @@ class SpotTheBotForm(TournamentForm):
                 partner_set=cleaned.get("partner_set"),
                 segment_lengths=cleaned.get("segment_lengths", [2]),
                 features=cleaned.get("features", ["sensibleness"]),
+                settings=self.declared_settings(cleaned),
             )
         )
         return cleaned
@@ -217,6 +227,7 @@ class SpotTheBotForm(TournamentForm):
 
 
 class ABForm(TournamentForm):
+    settings_schema = ABSettings
     submission = forms.ModelChoiceField(
         queryset=Submission.objects.none(),
         to_field_name="public_id",
@@ -235,8 +246,6 @@ class ABForm(TournamentForm):
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
         help_texts = {
             "slug": "Lowercase letters, digits and hyphens; used in URLs and the API.",
-            "judgments_per_prompt": "Different workers judge each comparison this many times.",
-            "reward_per_judgment": "What a worker earns per judgment; the cost is shown before launch.",
             "published": "Anyone may see a published tournament; otherwise only you and staff.",
         }
 
@@ -252,7 +261,11 @@ class ABForm(TournamentForm):
         cleaned = super().clean()
         if "submission" in cleaned:
             self._add_errors(
-                ab_errors(submission=cleaned["submission"], baselines=cleaned.get("baselines"))
+                ab_errors(
+                    submission=cleaned["submission"],
+                    baselines=cleaned.get("baselines"),
+                    settings=self.declared_settings(cleaned),
+                )
             )
         return cleaned
 
@@ -266,3 +279,22 @@ class ABForm(TournamentForm):
             pool = [self.cleaned_data["submission"].system, *self.cleaned_data["baselines"]]
             tournament.systems.set(pool)
         return tournament
+
+
+class PartnerSetForm(forms.Form):
+    """A new partner set; `researcher_flow.create_partner_set` checks and stores it."""
+
+    name = forms.CharField(max_length=200)
+    slug = forms.SlugField(max_length=80, help_text="Lowercase letters, digits and hyphens.")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    systems = forms.ModelMultipleChoiceField(
+        queryset=System.objects.none(),
+        to_field_name="slug",
+        widget=forms.CheckboxSelectMultiple,
+        label="Partner systems",
+        help_text="Every target of a bipartite-play tournament talks with each of them.",
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["systems"].queryset = System.objects.visible_to(user).order_by("name")

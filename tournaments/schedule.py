@@ -70,3 +70,25 @@ def bipartite_play(
     if overlap:
         raise ValueError(f"partners must be separate from the targets: {sorted(overlap)}")
     return _plan([(t, p) for t in targets for p in partners], per_pairing, seed)
+
+
+def pairing_count(kind: str, targets: list[str], partners: list[str] | None = None) -> int:
+    """How many pairings `kind` makes, with the same checks as the schedule itself but
+    without listing them: the size of a plan is known before anything is built."""
+    _check(targets, "targets")
+    if kind == "self-play":
+        return len(targets)
+    if kind == "all-play-all":
+        if len(targets) < 2:
+            raise ValueError("all-play-all needs at least two targets")
+        return len(targets) * (len(targets) - 1)
+    if kind == "bipartite-play":
+        partners = partners or []
+        _check(partners, "partners")
+        if not partners:
+            raise ValueError("bipartite-play needs at least one partner")
+        overlap = set(targets) & set(partners)
+        if overlap:
+            raise ValueError(f"partners must be separate from the targets: {sorted(overlap)}")
+        return len(targets) * len(partners)
+    raise ValueError(f"unknown schedule {kind!r}")

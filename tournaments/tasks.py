@@ -19,6 +19,8 @@ import logging
 from celery import shared_task
 from django.db import OperationalError
 
+from evalhub.queueing import enqueue
+
 from .collection import (
     DialogueFailed,
     check_collectable,
@@ -27,6 +29,7 @@ from .collection import (
     dialogues_to_collect,
     mark_collecting,
     mark_ready_if_complete,
+    stale_before,
 )
 from .models import PlannedDialogue, Tournament
 from .plan import make_plan
@@ -68,6 +71,21 @@ def collect_tournament(tournament_id: int, retry_failed: bool = False) -> dict:
         check_seed_pool(tournament.domain)
     mark_collecting(tournament)
     for planned_id in ids:
-        collect_planned_dialogue.delay(planned_id)
+        enqueue(collect_planned_dialogue, planned_id)
     mark_ready_if_complete(tournament.pk)
     return {"planned": planned, "enqueued": len(ids)}
+
+
+@shared_task
+def reclaim_stale_dialogues() -> int:
+    """Queue again the dialogues of collecting tournaments whose lease ran out (running
+    with no heartbeat for EVALHUB_COLLECTION_STALE_SECONDS: the worker died) or that are
+    still pending after that long (their message was never sent); how many were queued.
+    Collecting a dialogue claims it first, so one that is alive after all is not touched."""
+    stale = stale_before()
+    ids = PlannedDialogue.objects.filter(
+        tournament__status=Tournament.Status.COLLECTING,
+        status__in=[PlannedDialogue.Status.RUNNING, PlannedDialogue.Status.PENDING],
+        updated__lt=stale,
+    ).values_list("pk", flat=True)
+    return sum(enqueue(collect_planned_dialogue, pk) for pk in ids)

@@ -7,19 +7,24 @@ on a tournament (collect, generate, launch); others who can see it get 403.
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import progress
-from annotation.campaigns import TransitionRefused, change_status
+from annotation.campaigns import TransitionRefused
+from annotation.services import TooMuchWork
+from evalhub.errors import UserInputError, show_on_page
+from evalhub.listing import list_page
+from evalhub.permissions import manageable_or_403, may_manage
+from evalhub.uniqueness import SlugTaken, unique_slug
 
-from . import ab_experiment, spot_the_bot
+from . import ab_experiment, spot_the_bot_campaign
 from .collection import CollectionError
-from .forms import ABForm, SpotTheBotForm
+from .forms import ABForm, PartnerSetForm, SpotTheBotForm
 from .models import Tournament
-from .plan import PlanInvalid, planned_conversations
+from .plan import PlanInvalid, plan_size
+from .researcher_flow import create_partner_set, request_tournament_launch, seed_domains
+from .sorting import TOURNAMENT_SORTS
 
 
 def visible_tournament_or_404(request, slug) -> Tournament:
@@ -31,30 +36,38 @@ def visible_tournament_or_404(request, slug) -> Tournament:
 
 def managed_tournament(request, slug) -> Tournament:
     tournament = visible_tournament_or_404(request, slug)
-    if not tournament.is_managed_by(request.user):
-        raise PermissionDenied("Only the owner of a tournament and staff can change it.")
-    return tournament
+    return manageable_or_403(
+        request.user, tournament, "Only the owner of a tournament and staff can change it."
+    )
 
 
 @require_GET
 def tournament_list(request):
-    tournaments = (
-        Tournament.objects.visible_to(request.user)
-        .select_related("owner", "campaign")
-        .order_by("-created")
+    tournaments = Tournament.objects.visible_to(request.user).select_related("owner", "campaign")
+    context = list_page(
+        request,
+        tournaments,
+        search=["name", "slug", "description", "domain", "owner__username"],
+        sorts=TOURNAMENT_SORTS,
+        default="-created",
     )
-    return render(request, "tournaments/list.html", {"tournaments": tournaments})
+    return render(request, "tournaments/list.html", context)
 
 
 def _create(request, form_class, title):
     form = form_class(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
-        with transaction.atomic():
-            tournament = form.save()
-        messages.success(request, f"Created {tournament.name}.")
-        return redirect(tournament)
+        try:
+            with unique_slug(Tournament, form.cleaned_data.get("slug", "")):
+                tournament = form.save()
+        except SlugTaken as taken:
+            form.add_error("slug", str(taken))
+        else:
+            messages.success(request, f"Created {tournament.name}.")
+            return redirect(tournament)
     status = 400 if request.method == "POST" else 200
-    return render(request, "tournaments/form.html", {"form": form, "title": title}, status=status)
+    context = {"form": form, "title": title, "seed_domains": seed_domains()}
+    return render(request, "tournaments/form.html", context, status=status)
 
 
 @login_required
@@ -69,18 +82,42 @@ def create_ab(request):
     return _create(request, ABForm, "New A/B experiment")
 
 
+@login_required
+@require_http_methods(["GET", "POST"])
+def create_partner_set_page(request):
+    form = PartnerSetForm(request.POST or None, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            partner_set = create_partner_set(
+                user=request.user,
+                name=data["name"],
+                slug=data["slug"],
+                description=data["description"],
+                systems=[s.slug for s in data["systems"]],
+            )
+        except UserInputError as invalid:
+            show_on_page(request, invalid, form)
+        else:
+            messages.success(request, f"Created the partner set {partner_set}.")
+            return redirect("tournaments:create-spot-the-bot")
+    status = 400 if request.method == "POST" else 200
+    context = {"form": form, "title": "New partner set", "seed_domains": []}
+    return render(request, "tournaments/form.html", context, status=status)
+
+
 def _plan_summary(tournament: Tournament) -> dict:
     """What the detail page says about the plan of a Spot The Bot tournament."""
     summary = {"planned": None, "pairings": None, "problem": None}
     if tournament.schedule == Tournament.Schedule.IMPORTED:
         return summary
     try:
-        planned = planned_conversations(tournament)
+        size = plan_size(tournament)  # arithmetic: the plan is never listed in a request
     except PlanInvalid as invalid:
         summary["problem"] = str(invalid)
         return summary
-    summary["planned"] = len(planned)
-    summary["pairings"] = len({p.speakers for p in planned})
+    summary["planned"] = size.conversations
+    summary["pairings"] = size.pairings
     return summary
 
 
@@ -97,7 +134,7 @@ def tournament_detail(request, slug):
     campaign = tournament.campaign
     context = {
         "tournament": tournament,
-        "can_manage": tournament.is_managed_by(request.user),
+        "can_manage": may_manage(request.user, tournament),
         "systems": list(tournament.systems.order_by("slug")),
         "campaign": campaign,
     }
@@ -106,9 +143,10 @@ def tournament_detail(request, slug):
         context["progress"] = progress.progress(campaign)
     if tournament.kind == Tournament.Kind.SPOT_THE_BOT:
         context["plan"] = _plan_summary(tournament)
-        context["collection"] = spot_the_bot.collection_progress(tournament)
+        context["collection"] = spot_the_bot_campaign.collection_progress(tournament)
+        context["retryable"] = spot_the_bot_campaign.retryable(tournament)
         if campaign is None:
-            context["available"] = spot_the_bot.available(tournament)
+            context["available"] = spot_the_bot_campaign.available(tournament)
     else:
         context["baselines"] = list(tournament.baselines.order_by("slug"))
         # The cost is shown until the campaign is launched, when it is spent.
@@ -122,11 +160,25 @@ def tournament_detail(request, slug):
 def collect(request, slug):
     tournament = managed_tournament(request, slug)
     try:
-        spot_the_bot.start_collection(tournament)
+        spot_the_bot_campaign.start_collection(tournament)
     except (PlanInvalid, CollectionError) as problem:
-        messages.error(request, str(problem))
+        show_on_page(request, problem)
     else:
         messages.success(request, "Collection started: conversations appear as bots finish them.")
+    return redirect(tournament)
+
+
+@login_required
+@require_POST
+def retry(request, slug):
+    """Collect again the failed dialogues and those whose worker died (owner or staff)."""
+    tournament = managed_tournament(request, slug)
+    try:
+        spot_the_bot_campaign.start_collection(tournament, retry_failed=True)
+    except (PlanInvalid, CollectionError) as problem:
+        show_on_page(request, problem)
+    else:
+        messages.success(request, "Failed and stalled dialogues are being collected again.")
     return redirect(tournament)
 
 
@@ -136,7 +188,7 @@ def generate(request, slug):
     tournament = managed_tournament(request, slug)
     try:
         if tournament.kind == Tournament.Kind.SPOT_THE_BOT:
-            result = spot_the_bot.generate_campaign(tournament)
+            result = spot_the_bot_campaign.generate_campaign(tournament)
             lengths = ", ".join(f"{n} of {k}" for k, n in result.segments.items())
             summary = (
                 f"Campaign generated: {result.conversations} conversations gave segments "
@@ -152,32 +204,28 @@ def generate(request, slug):
         else:
             campaign = ab_experiment.build_campaign(tournament)
             summary = f"Campaign generated: {campaign.batches.count()} batches."
-    except (spot_the_bot.GenerationInvalid, ab_experiment.ExperimentInvalid) as problem:
-        messages.error(request, str(problem))
+    except (
+        spot_the_bot_campaign.GenerationInvalid,
+        ab_experiment.ExperimentInvalid,
+        TooMuchWork,
+    ) as problem:
+        show_on_page(request, problem)
     else:
         messages.success(request, summary)
     return redirect(tournament)
-
-
-def launch_campaign(tournament: Tournament):
-    """Set the tournament's campaign live through its crowd provider's launch hook."""
-    with transaction.atomic():
-        campaign = change_status(tournament.campaign, "launch")
-        Tournament.objects.filter(pk=tournament.pk).update(status=Tournament.Status.ANNOTATING)
-    return campaign
 
 
 @login_required
 @require_POST
 def launch(request, slug):
     tournament = managed_tournament(request, slug)
-    if tournament.campaign is None:
-        messages.error(request, "Generate the campaign before launching it.")
-        return redirect(tournament)
     try:
-        launch_campaign(tournament)
+        outcome = request_tournament_launch(tournament, request.user)
     except TransitionRefused as refused:
-        messages.error(request, str(refused))
+        show_on_page(request, refused)
     else:
-        messages.success(request, "The campaign is live: share its link with participants.")
+        if outcome.launched:
+            messages.success(request, "The campaign is live: share its link with participants.")
+        else:
+            messages.info(request, "Launch requested: staff approve it before it goes live.")
     return redirect(tournament)

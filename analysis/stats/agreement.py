@@ -432,10 +432,30 @@ def _resampled_alpha_statistic(unit_coincidences: np.ndarray, values: np.ndarray
     return alpha_of_units
 
 
+def _cluster_coincidences(
+    data: np.ndarray, clusters: Sequence[Hashable], unit_contributions: np.ndarray
+) -> np.ndarray:
+    """Sum the pairable units' coincidence contributions per cluster, shape (clusters, V, V)."""
+    labels = list(clusters)
+    if len(labels) != data.shape[1]:
+        raise ValueError(f"clusters has {len(labels)} labels for {data.shape[1]} units")
+    pairable = (~np.isnan(data)).sum(axis=0) >= 2
+    index: dict[Hashable, int] = {}
+    owner = [
+        index.setdefault(label, len(index))
+        for label, keep in zip(labels, pairable, strict=True)
+        if keep
+    ]
+    summed = np.zeros((len(index),) + unit_contributions.shape[1:])
+    np.add.at(summed, np.asarray(owner, dtype=int), unit_contributions)
+    return summed
+
+
 def krippendorff_alpha_bca(
     reliability_data: npt.ArrayLike,
     level: Level = "nominal",
     *,
+    clusters: Sequence[Hashable] | None = None,
     confidence_level: float = 0.95,
     n_resamples: int = 10_000,
     rng: int | np.random.Generator = 0,
@@ -450,15 +470,30 @@ def krippendorff_alpha_bca(
     cannot form a pair are dropped first, as they never enter alpha. This is the "case
     resampling" interval of ABC-Eval, not Krippendorff's (2004) pair-resampling bootstrap.
 
+    ``clusters`` (one label per column) resamples whole clusters instead of units, e.g. the
+    conversations whose turns are the units, since turns of one conversation are not
+    independent: a resample's alpha counts every unit of a drawn cluster, with multiplicity.
+    ``n_units`` of the result is then the number of clusters with a pairable unit.
+
     ``rng`` seeds the resampling (default 0, so stored results are reproducible). Raises
-    ValueError with fewer than two pairable units.
+    ValueError with fewer than two pairable units (or clusters). When alpha itself is
+    undefined (no variation at all) the bounds are NaN and no resampling is done.
     """
     _check_level(level)
-    values, counts = _pairable_value_counts(_as_reliability_matrix(reliability_data))
-    n_units = counts.shape[0]
+    data = _as_reliability_matrix(reliability_data)
+    values, counts = _pairable_value_counts(data)
+    contributions = _unit_coincidences(counts)
+    if clusters is not None:
+        contributions = _cluster_coincidences(data, clusters, contributions)
+    n_units = contributions.shape[0]
     if n_units < 2:
         raise ValueError(f"the bootstrap needs at least two pairable units, got {n_units}")
-    statistic = _resampled_alpha_statistic(_unit_coincidences(counts), values, level)
+    statistic = _resampled_alpha_statistic(contributions, values, level)
+    alpha = float(statistic(np.arange(n_units)))
+    if math.isnan(alpha):
+        return AlphaBootstrapResult(
+            alpha, math.nan, math.nan, confidence_level, n_resamples, n_units, n_resamples, math.nan
+        )
     result = stats.bootstrap(
         (np.arange(n_units),),
         statistic,
@@ -471,7 +506,7 @@ def krippendorff_alpha_bca(
     )
     distribution = result.bootstrap_distribution
     return AlphaBootstrapResult(
-        statistic=float(statistic(np.arange(n_units))),
+        statistic=alpha,
         low=float(result.confidence_interval.low),
         high=float(result.confidence_interval.high),
         confidence_level=confidence_level,

@@ -14,6 +14,10 @@ Evaluation of Conversational Dialogue Systems", section 3.2 "Ranking"):
   goodness-of-fit test is its large-sample approximation) and correct for the number of
   pairs with Holm's step-down procedure (the paper corrects its survival comparisons for
   multiple comparisons; the same need applies to b (b - 1) / 2 pairwise win rates).
+  ``test="chi-square-2x2"`` is what the released code computes
+  (``segment_analysis/win_significance.py``): ``scipy.stats.chi2_contingency`` with Yates'
+  correction on the table ``[[w, l], [n - w, n - l]]``, n the pair's judgments ties included
+  (:func:`contingency_pvalues`).
 
 A/B preference judgments (ACUTE-Eval style, ABC-Eval's comparative metrics) use the same
 machinery: each judgment is an outcome code ``A_WINS``, ``B_WINS`` or ``TIE``.
@@ -47,6 +51,7 @@ __all__ = [
     "adjust_pvalues",
     "binomial_pvalues",
     "chi_square_pvalues",
+    "contingency_pvalues",
     "encode_labels",
     "feature_win_rates",
     "pairwise_comparison",
@@ -64,7 +69,7 @@ LABEL_CODES: Mapping[str, int] = {"bot": BOT, "unsure": UNSURE, "human": HUMAN}
 # "preferred" codes of feature annotations (0 -> a, 1 -> b, -1 -> no difference).
 A_WINS, B_WINS, TIE = 0, 1, -1
 
-PairTest = Literal["binomial", "chi-square"]
+PairTest = Literal["binomial", "chi-square", "chi-square-2x2"]
 Correction = Literal["holm", "bonferroni", "none"]
 
 
@@ -203,6 +208,29 @@ def chi_square_pvalues(wins_a: ArrayLike, wins_b: ArrayLike) -> np.ndarray:
     return stats.chi2.sf(statistic, df=1)
 
 
+def contingency_pvalues(wins_a: ArrayLike, wins_b: ArrayLike, ties: ArrayLike) -> np.ndarray:
+    """The released Spot The Bot code's pair test: a chi-square test of independence, with
+    Yates' continuity correction, on the 2x2 table ``[[w, l], [n - w, n - l]]``.
+
+    ``w = wins_a``, ``l = wins_b`` and ``n = w + l + ties`` (every judgment of the pair),
+    i.e. ``scipy.stats.chi2_contingency(table)`` with its default ``correction=True``. The
+    table compares a's share of wins with b's share among the same n judgments, so ties
+    dilute both. NaN where the pair has no decisive outcome (the table has an empty row).
+    """
+    a = np.asarray(wins_a, dtype=np.int64)
+    b = np.asarray(wins_b, dtype=np.int64)
+    t = np.asarray(ties, dtype=np.int64)
+    flat = []
+    for won, lost, tie in zip(a.ravel(), b.ravel(), t.ravel(), strict=True):
+        n = won + lost + tie
+        if won + lost == 0:
+            flat.append(np.nan)
+            continue
+        table = np.array([[won, lost], [n - won, n - lost]])
+        flat.append(float(stats.chi2_contingency(table, correction=True).pvalue))
+    return np.asarray(flat, dtype=float).reshape(a.shape)
+
+
 def adjust_pvalues(pvalues: ArrayLike, method: Correction = "holm") -> np.ndarray:
     """Family-wise error correction of a family of p-values.
 
@@ -264,7 +292,8 @@ class PairwiseResult:
     system_win_rate_ci : ConfidenceInterval of arrays, shape (n,)
         Wilson score interval of ``system_win_rate``.
     test, correction : str
-        The pair test (``"binomial"`` or ``"chi-square"``) and correction used.
+        The pair test (``"binomial"``, ``"chi-square"`` or ``"chi-square-2x2"``) and
+        correction used.
     """
 
     n_systems: int
@@ -310,12 +339,16 @@ def _none_if_nan(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
-def _pair_pvalues(wins_a: np.ndarray, wins_b: np.ndarray, test: PairTest) -> np.ndarray:
+def _pair_pvalues(
+    wins_a: np.ndarray, wins_b: np.ndarray, ties: np.ndarray, test: PairTest
+) -> np.ndarray:
     if test == "binomial":
         return binomial_pvalues(wins_a, wins_b)
     if test == "chi-square":
         return chi_square_pvalues(wins_a, wins_b)
-    raise ValueError(f"unknown test {test!r}; use 'binomial' or 'chi-square'")
+    if test == "chi-square-2x2":
+        return contingency_pvalues(wins_a, wins_b, ties)
+    raise ValueError(f"unknown test {test!r}; use 'binomial', 'chi-square' or 'chi-square-2x2'")
 
 
 def pairwise_comparison(
@@ -339,7 +372,7 @@ def pairwise_comparison(
     n = wins.shape[0]
     rows, cols = np.triu_indices(n, k=1)
     wins_a, wins_b = wins[rows, cols], wins[cols, rows]
-    p_value = _pair_pvalues(wins_a, wins_b, test)
+    p_value = _pair_pvalues(wins_a, wins_b, ties_matrix[rows, cols], test)
     pair_ci = wilson_interval(wins_a, wins_a + wins_b, confidence).confidence_interval
     system_wins = wins.sum(axis=1)
     system_losses = wins.sum(axis=0)

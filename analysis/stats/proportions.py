@@ -18,6 +18,7 @@ Conventions
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -32,12 +33,14 @@ __all__ = [
     "ProportionInterval",
     "SignTestResult",
     "TwoProportionZTestResult",
+    "TwoSampleTTestResult",
     "ZTestResult",
     "mean_t_interval",
     "one_proportion_ztest",
     "sign_test",
     "sign_test_from_counts",
     "two_proportion_ztest",
+    "two_sample_t_test",
     "wald_interval",
     "wilson_interval",
 ]
@@ -111,6 +114,28 @@ class MeanInterval:
     df: int
     confidence_interval: ConfidenceInterval
     confidence_level: float
+
+
+@dataclass(frozen=True)
+class TwoSampleTTestResult:
+    """Two-sample t-test of ``H0: mean_a = mean_b``; ``statistic`` is t for ``a - b``.
+
+    ``confidence_interval`` bounds ``mean_a - mean_b`` (two-sided, whatever ``alternative``);
+    ``equal_var`` tells whether the pooled (Student) or Welch test was used, ``df`` its
+    (possibly fractional, Welch-Satterthwaite) degrees of freedom.
+    """
+
+    statistic: float
+    pvalue: float
+    df: float
+    mean_a: float
+    mean_b: float
+    mean_difference: float
+    standard_error: float
+    confidence_interval: ConfidenceInterval
+    confidence_level: float
+    equal_var: bool
+    alternative: str
 
 
 @dataclass(frozen=True)
@@ -360,6 +385,78 @@ def mean_t_interval(values: ArrayLike, confidence: float = 0.95) -> MeanInterval
         df=df,
         confidence_interval=ConfidenceInterval(mean - half_width, mean + half_width),
         confidence_level=confidence,
+    )
+
+
+def _finite_sample(values: ArrayLike, name: str) -> np.ndarray:
+    sample = np.asarray(values, dtype=float).ravel()
+    if sample.size < 2:
+        raise ValueError(f"{name} needs at least two values, got {sample.size}")
+    if not np.all(np.isfinite(sample)):
+        raise ValueError(f"{name} values must be finite")
+    return sample
+
+
+def two_sample_t_test(
+    a: ArrayLike,
+    b: ArrayLike,
+    *,
+    equal_var: bool = True,
+    alternative: Alternative = "two-sided",
+    confidence: float = 0.95,
+) -> TwoSampleTTestResult:
+    """Two-sample t-test of independent samples (ABC-Eval's Likert comparisons, Table 5).
+
+    Pooled (Student): ``se = s_p sqrt(1/n_a + 1/n_b)`` with ``df = n_a + n_b - 2``;
+    ``equal_var=False`` gives Welch's test, ``se = sqrt(s_a^2/n_a + s_b^2/n_b)`` with the
+    Welch-Satterthwaite ``df``. Same as ``scipy.stats.ttest_ind`` and statsmodels'
+    ``ttest_ind(usevar="pooled" | "unequal")``. When both samples have zero variance the test
+    is undefined: statistic and p-value are NaN (as in scipy).
+
+    Source: B. L. Welch (1947), "The generalization of 'Student's' problem when several
+    different population variances are involved", Biometrika 34.
+    """
+    _check_alternative(alternative)
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    x, y = _finite_sample(a, "sample a"), _finite_sample(b, "sample b")
+    n_a, n_b = x.size, y.size
+    var_a, var_b = x.var(ddof=1), y.var(ddof=1)
+    if equal_var:
+        df = float(n_a + n_b - 2)
+        pooled = ((n_a - 1) * var_a + (n_b - 1) * var_b) / df
+        standard_error = float(np.sqrt(pooled * (1.0 / n_a + 1.0 / n_b)))
+    else:
+        share_a, share_b = var_a / n_a, var_b / n_b
+        standard_error = float(np.sqrt(share_a + share_b))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            df = float((share_a + share_b) ** 2 / (share_a**2 / (n_a - 1) + share_b**2 / (n_b - 1)))
+    difference = float(x.mean() - y.mean())
+    if standard_error == 0.0:
+        statistic = pvalue = math.nan
+        low = high = difference
+    else:
+        statistic = difference / standard_error
+        if alternative == "two-sided":
+            pvalue = float(2.0 * stats.t.sf(abs(statistic), df))
+        elif alternative == "greater":
+            pvalue = float(stats.t.sf(statistic, df))
+        else:
+            pvalue = float(stats.t.cdf(statistic, df))
+        half_width = float(stats.t.ppf(0.5 + 0.5 * confidence, df)) * standard_error
+        low, high = difference - half_width, difference + half_width
+    return TwoSampleTTestResult(
+        statistic=float(statistic),
+        pvalue=float(pvalue),
+        df=df,
+        mean_a=float(x.mean()),
+        mean_b=float(y.mean()),
+        mean_difference=difference,
+        standard_error=standard_error,
+        confidence_interval=ConfidenceInterval(low, high),
+        confidence_level=confidence,
+        equal_var=equal_var,
+        alternative=alternative,
     )
 
 

@@ -12,6 +12,8 @@ We add the average response length and the number of empty and duplicated respon
 make degenerate submissions (all blank, one canned answer) visible at a glance.
 
 Responses and references are pre-tokenised: tokens are whitespace-separated (``str.split()``).
+An empty response is kept and has zero tokens, as in ChatEval: it adds nothing to either side
+of distinct-n, counts as length 0 in the mean length, and is counted in ``n_empty``.
 All functions are pure: no I/O, no Django.
 """
 

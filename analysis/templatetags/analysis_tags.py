@@ -2,9 +2,15 @@
 
 - ``{% system_results system %}``: the system's rank and survival curve in every tournament
   it entered whose results the viewer may see (the system profile page);
+- ``{% system_report_card system %}``: every evaluation the system took part in that the
+  viewer may see, with its strengths and weaknesses and links to the evidence;
 - ``{% tournament_results tournament %}``: a tournament's latest results (the tournament
   page's ``results`` block), or a note that there are none yet;
-- ``value|stat:digits``: a number with that many decimals, or a dash for null (NaN).
+- ``{% campaign_results_links campaign %}``: links to a campaign's results page and its
+  study's page (the staff campaign page);
+- ``value|stat:digits``: a number with that many decimals, or a dash for null (NaN);
+- ``p|pvalue``: a p-value with 4 decimals, "< 0.0001" below that, a dash for null;
+  ``p|p_is`` the same inside a sentence ("p = 0.0123", "p < 0.0001").
 """
 
 from django import template
@@ -15,6 +21,9 @@ from analysis.leaderboards import (
     results_context,
     results_for_system,
 )
+from analysis.report_card import evaluations
+from analysis.results import RESULT_KINDS
+from evalhub.permissions import may_manage
 
 register = template.Library()
 
@@ -22,6 +31,11 @@ register = template.Library()
 @register.inclusion_tag("analysis/_system_results.html", takes_context=True)
 def system_results(context, system):
     return {"entries": results_for_system(system, context["request"].user), "system": system}
+
+
+@register.inclusion_tag("analysis/_report_card.html", takes_context=True)
+def system_report_card(context, system):
+    return {"evaluations": evaluations(system, context["request"].user), "system": system}
 
 
 @register.inclusion_tag("analysis/_tournament_results.html", takes_context=True)
@@ -45,6 +59,26 @@ def stat(value, digits=3):
     return f"{number:.{int(digits)}f}"
 
 
+P_FLOOR = 0.0001
+
+
+@register.filter
+def pvalue(value, digits=4):
+    """A p-value to ``digits`` decimals; below 0.0001, "< 0.0001" rather than "0.0000"."""
+    try:
+        tiny = float(value) < P_FLOOR  # False for NaN, which `stat` shows as a dash
+    except (TypeError, ValueError):
+        tiny = False
+    return f"< {P_FLOOR:.4f}" if tiny else stat(value, digits)
+
+
+@register.filter
+def p_is(value):
+    """A p-value inside a sentence: "p = 0.0123", or "p < 0.0001" for a smaller one."""
+    shown = str(pvalue(value))
+    return f"p {shown}" if shown.startswith("<") else f"p = {shown}"
+
+
 @register.filter
 def percent(value, digits=0):
     """A share in [0, 1] as a percentage, a dash when missing."""
@@ -57,3 +91,15 @@ def percent(value, digits=0):
 def plot_src(run, name):
     """URL of one of the run's stored plots."""
     return plot_url(run, name)
+
+
+@register.inclusion_tag("analysis/_campaign_results_links.html", takes_context=True)
+def campaign_results_links(context, campaign):
+    """Links from a campaign's page to its results and its study's, for those who may see
+    them (``{% campaign_results_links campaign %}``)."""
+    user = context["request"].user
+    return {
+        "campaign": campaign,
+        "has_results": campaign.task_kind in RESULT_KINDS and may_manage(user, campaign),
+        "study": campaign.study if campaign.study_id and may_manage(user, campaign.study) else None,
+    }

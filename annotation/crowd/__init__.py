@@ -2,8 +2,14 @@
 
 from .base import Arrival, CrowdProvider
 from .local import LocalProvider
+from .mturk import MTurkProvider
+from .prolific import ProlificProvider
 
-PROVIDERS: dict[str, CrowdProvider] = {"local": LocalProvider()}
+PROVIDERS: dict[str, CrowdProvider] = {
+    "local": LocalProvider(),
+    "mturk": MTurkProvider(),
+    "prolific": ProlificProvider(),
+}
 
 
 def get_provider(key: str) -> CrowdProvider:

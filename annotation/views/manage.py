@@ -1,37 +1,106 @@
-"""Staff pages for campaigns: list, create, detail with launch/pause/finish, preview, export."""
+"""Campaign pages: list and create (staff); detail with launch/pause/finish, preview and
+export (staff and the campaign's owner); launch requests and staff's decisions."""
 
 import json
+from dataclasses import replace
+from functools import wraps
 
 from django.contrib import messages
-from django.core.paginator import Paginator
+from django.contrib.auth.views import redirect_to_login
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from evalhub.errors import UserInputError, show_on_page
+from evalhub.listing import Sort, list_page
+from evalhub.permissions import is_staff, manageable_or_403, staff_required
+
 from .. import export, progress
 from ..campaigns import (
     ACTIONS,
+    PLATFORMS,
     SetupInvalid,
     TransitionRefused,
     allowed_actions,
     change_status,
     create_campaign,
+    decide_launch,
+    launch_campaign,
+    may_launch,
+    pays_crowdworkers,
+    request_launch,
 )
-from ..crowd import PROVIDERS
+from ..costs import amount_paid, campaign_costs, campaign_figures
+from ..crowd import PROVIDERS, get_provider
+from ..crowd.base import CrowdError
 from ..forms import CampaignForm, kind_summaries
-from ..models import Campaign, Item
-from ..tasks.base import PayloadInvalid
-from .access import staff_required
+from ..invitations import invitation_counts
+from ..kinds.base import PayloadInvalid
+from ..models import Campaign, Item, Judgment
+from ..oversight import confirm_context, oversight, preview_nav
+from ..services import safe_score
+from ..visibility import is_public
 from .worker import task_page_context
+
+CAMPAIGN_SORTS = {
+    "created": Sort("Created", ("created",)),
+    "title": Sort("Title", ("title",)),
+    "status": Sort("Status", ("status",)),
+    "judgments": Sort("Judgments", ("n_judgments",)),
+}
+
+JUDGMENT_SORTS = {
+    "submitted": Sort("Submitted", ("submitted_at",)),
+    "worker": Sort("Worker", ("worker__external_id",)),
+    "position": Sort("Item", ("item__position",)),
+    "gold": Sort("Gold correct", ("gold_correct",)),
+}
+
+
+def campaign_manager_required(view):
+    """Staff, or the campaign's owner (a researcher running their own campaign); anonymous
+    visitors go to the login page, others get 403. The view receives the campaign."""
+
+    @wraps(view)
+    def wrapper(request, slug, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        campaign = get_object_or_404(Campaign.objects.select_related("owner"), slug=slug)
+        manageable_or_403(request.user, campaign, "Only staff and the campaign's owner may.")
+        return view(request, campaign, *args, **kwargs)
+
+    return wrapper
 
 
 @staff_required
 @require_GET
 def campaign_list(request):
-    campaigns = progress.with_progress(Campaign.objects.order_by("-created"))
-    page = Paginator(campaigns, 50).get_page(request.GET.get("page"))
-    return render(request, "annotation/manage/campaign_list.html", {"page": page})
+    context = list_page(
+        request,
+        progress.with_progress(Campaign.objects.all()),
+        search=["title", "slug", "task_kind", "status"],
+        sorts=CAMPAIGN_SORTS,
+        default="-created",
+    )
+    return render(request, "annotation/manage/campaign_list.html", context)
+
+
+@campaign_manager_required
+@require_GET
+def campaign_judgments(request, campaign):
+    """The campaign's judgments, searchable by worker id and item position; one query for
+    the page's rows whatever the campaign's size."""
+    judgments = Judgment.objects.filter(campaign=campaign).select_related("worker", "item")
+    context = list_page(
+        request,
+        judgments,
+        search=["worker__external_id", "item__position"],
+        sorts=JUDGMENT_SORTS,
+        default="-submitted",
+    )
+    context["campaign"] = campaign
+    return render(request, "annotation/manage/judgments.html", context)
 
 
 @staff_required
@@ -51,9 +120,7 @@ def campaign_create(request):
                 user=request.user,
             )
         except SetupInvalid as invalid:
-            for field, problems in invalid.errors.items():
-                for problem in problems:
-                    form.add_error(field if field in form.fields else None, problem)
+            show_on_page(request, invalid, form)
         else:
             messages.success(request, _summary(setup))
             return redirect(setup.campaign)
@@ -89,50 +156,89 @@ def _summary(setup) -> str:
     return ", ".join(parts) + f". Cost when every slot is paid: {setup.cost:.2f}."
 
 
-@staff_required
+def _platform_estimate(campaign, user):
+    """The cost on the campaign's platform with the account balance (staff only: the
+    account is the operator's), or why there is none. This asks the platform, so only for
+    a campaign on one that is not finished."""
+    if campaign.provider not in PLATFORMS or campaign.status == Campaign.Status.FINISHED:
+        return None, ""
+    try:
+        estimate = get_provider(campaign.provider).estimate(campaign)
+    except CrowdError as problem:
+        return None, str(problem)
+    return (estimate if is_staff(user) else replace(estimate, balance=None)), ""
+
+
 @require_GET
-def campaign_detail(request, slug):
-    campaign = get_object_or_404(Campaign.objects.select_related("owner"), slug=slug)
+@campaign_manager_required
+def campaign_detail(request, campaign):
+    estimate, estimate_problem = _platform_estimate(campaign, request.user)
+    done = progress.progress(campaign)
+    # One query of paid batches and bonuses serves both the oversight and the cost panel.
+    figures = campaign_figures(campaign)
     return render(
         request,
         "annotation/manage/campaign_detail.html",
         {
             "campaign": campaign,
             "composition": progress.composition(campaign),
-            "progress": progress.progress(campaign),
+            "progress": done,
+            "oversight": oversight(campaign, done=done, paid=amount_paid(campaign, figures)),
+            "costs": campaign_costs(campaign, figures),
             "shapes": progress.item_shapes(campaign),
             "actions": allowed_actions(campaign),
             "start_link": request.build_absolute_uri(campaign.start_url()),
             "provider_installed": campaign.provider in PROVIDERS,
             "config_json": json.dumps(campaign.task_config, indent=2, ensure_ascii=False),
+            **invitation_counts(campaign),
+            "estimate": estimate,
+            "estimate_problem": estimate_problem,
+            "pays": pays_crowdworkers(campaign),
+            "may_launch": may_launch(request.user, campaign),
+            "is_staff": is_staff(request.user),
+            "launch_request": campaign.launch_requests.select_related(
+                "requested_by", "decided_by"
+            ).first(),
+            "public": is_public(campaign),
         },
     )
 
 
-@staff_required
 @require_POST
-def campaign_action(request, slug, action):
-    campaign = get_object_or_404(Campaign, slug=slug)
+@campaign_manager_required
+def campaign_action(request, campaign, action):
     if action not in ACTIONS:
         return HttpResponse(status=404)
+    if request.POST.get("confirmed") != "yes":
+        # The page's button asks first; the confirmation posts again with confirmed=yes.
+        return render(
+            request, "annotation/manage/confirm_action.html", confirm_context(campaign, action)
+        )
     try:
-        campaign = change_status(campaign, action)
+        if action == "launch" and not may_launch(request.user, campaign):
+            raise TransitionRefused(
+                "This campaign pays crowdworkers: request a launch, and staff approve it."
+            )
+        if action == "launch" and campaign.provider in PLATFORMS:
+            confirm = request.POST.get("confirm") == "yes"
+            campaign = launch_campaign(campaign, actor=request.user, confirm=confirm)
+        else:
+            campaign = change_status(campaign, action)
     except TransitionRefused as refused:
-        messages.error(request, str(refused))
+        show_on_page(request, refused)
     else:
         messages.success(request, f"The campaign is now {campaign.get_status_display().lower()}.")
     return redirect(campaign)
 
 
-@staff_required
 @require_http_methods(["GET", "POST"])
-def campaign_preview(request, slug, position):
+@campaign_manager_required
+def campaign_preview(request, campaign, position):
     """One item as a worker sees it. Submitting checks the answer and stores nothing."""
-    campaign = get_object_or_404(Campaign, slug=slug)
     item = get_object_or_404(Item, campaign=campaign, position=position)
     kind = campaign.kind
     config = kind.clean_config(campaign.task_config)
-    context = {"campaign": campaign, "item": item}
+    context = {"campaign": campaign, "item": item, "preview_nav": preview_nav(campaign, item)}
     if item.auto_payload is not None:
         context["auto_json"] = json.dumps(item.auto_payload, indent=2, ensure_ascii=False)
         return render(request, "annotation/manage/preview_result.html", context)
@@ -141,7 +247,7 @@ def campaign_preview(request, slug, position):
             payload = kind.parse_payload(item, config, request.POST)
         except PayloadInvalid as invalid:
             return _preview_page(request, campaign, item, request.POST, invalid.errors, status=400)
-        gold = kind.score_gold(item, payload) if item.gold else None
+        gold = safe_score(campaign, item, payload) if item.gold else None
         return render(
             request,
             "annotation/manage/preview_result.html",
@@ -166,18 +272,55 @@ def _preview_page(request, campaign, item, values=None, errors=None, status=200)
     context["form_action"] = reverse(
         "annotation:manage-campaign-preview", args=[campaign.slug, item.position]
     )
+    context["preview_nav"] = preview_nav(campaign, item)
     return render(request, "annotation/assignment.html", context, status=status)
 
 
-@staff_required
 @require_GET
-def campaign_export(request, slug, fmt):
-    campaign = get_object_or_404(Campaign, slug=slug)
-    rows = export.export_rows(campaign)
+@campaign_manager_required
+def campaign_export(request, campaign, fmt):
+    # The platforms' worker and submission ids are for staff only.
+    staff = is_staff(request.user)
     if fmt == "csv":
-        lines, content_type = export.csv_lines(rows), "text/csv; charset=utf-8"
+        lines = export.csv_lines(export.export_csv_rows(campaign, platform_ids=staff))
+        content_type = "text/csv; charset=utf-8"
     else:
-        lines, content_type = export.jsonl_lines(rows), "application/x-ndjson; charset=utf-8"
+        lines = export.jsonl_lines(export.export_rows(campaign, platform_ids=staff))
+        content_type = "application/x-ndjson; charset=utf-8"
     response = StreamingHttpResponse(lines, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-judgments.{fmt}"'
     return response
+
+
+@require_POST
+@campaign_manager_required
+def launch_request(request, campaign):
+    """The owner asks staff to launch a campaign that pays crowdworkers."""
+    try:
+        request_launch(campaign, request.user)
+    except UserInputError as refused:
+        show_on_page(request, refused)
+    else:
+        messages.success(request, "Launch requested: staff will approve or decline it.")
+    return redirect(campaign)
+
+
+@staff_required
+@require_POST
+def launch_decision(request, slug):
+    """Staff approve (which launches the campaign and spends its money) or decline with a
+    reason the owner reads."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    approve = request.POST.get("decision") == "approve"
+    if approve and request.POST.get("confirm") != "yes":
+        messages.error(request, "Tick the confirmation: approving launches it and pays workers.")
+        return redirect(campaign)
+    try:
+        decide_launch(campaign, request.user, approve, request.POST.get("reason", ""))
+    except UserInputError as refused:
+        show_on_page(request, refused)
+    else:
+        messages.success(
+            request, "Approved: the campaign is launched." if approve else "Launch declined."
+        )
+    return redirect(campaign)

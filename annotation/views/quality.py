@@ -8,9 +8,10 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
+from evalhub.permissions import staff_required
+
 from ..models import Campaign, Worker
 from ..quality import set_blocked, sort_figures, worker_figures
-from .access import staff_required
 
 
 class BlockForm(forms.Form):

@@ -9,8 +9,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from ..entry import current_worker
+from ..kinds.base import PayloadInvalid
 from ..models import Campaign
-from ..tasks.base import PayloadInvalid
 from ..training import (
     TrainingStatus,
     begin_attempt,

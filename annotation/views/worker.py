@@ -11,12 +11,24 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ..allocation import NoWork, next_assignment
+from ..conflicts import owners_behind
 from ..crowd import get_provider
-from ..entry import current_worker, remember, worker_for
-from ..models import Assignment, Campaign
+from ..crowd.mturk import PREVIEW as MTURK_PREVIEW
+from ..crowd.mturk import external_submit_url
+from ..entry import (
+    arriving_worker,
+    bind_platform_session,
+    current_worker,
+    platform_conflict,
+    platform_submit_to,
+    remember,
+)
+from ..invitations import redeem
+from ..kinds.base import PayloadInvalid
+from ..models import Assignment, Campaign, Invitation
 from ..services import record_judgment, submit_if_complete
-from ..tasks.base import PayloadInvalid
 from ..training import needs_training
+from ..visibility import PRIVATE_REFUSAL, is_public, may_serve
 
 STARTED_SALT = "annotation.item-started"
 
@@ -54,15 +66,53 @@ def own_assignment(request, public_id) -> Assignment:
 def start(request, slug):
     campaign = get_object_or_404(Campaign, slug=slug)
     request.annotation_campaign = campaign
-    arrival = get_provider(campaign.provider).identify(request)
-    worker = worker_for(arrival, request.user) if arrival else current_worker(request)
+    provider = get_provider(campaign.provider)
+    if request.GET.get("assignmentId") == MTURK_PREVIEW:
+        return _mturk_preview(request, campaign)
+    known = current_worker(request)
+    if "invite" in request.GET:
+        arrival = None
+        worker, refusal = redeem(campaign, request.GET["invite"], known)
+    else:
+        arrival = provider.identify(request)
+        worker, refusal = arriving_worker(request, campaign, arrival, known)
+    if refusal:
+        context = {"campaign": campaign, "reason": refusal.reason}
+        return render(request, "annotation/no_work.html", context, status=refusal.status)
     if worker is None:
         return render(request, "annotation/identify.html", {"campaign": campaign}, status=200)
+    one_batch = not provider.allows_more_batches and arrival is not None
+    refusal = platform_conflict(
+        campaign,
+        worker,
+        arrival,
+        same_browser=known is not None and known.pk == worker.pk,
+        one_batch=one_batch,
+    )
+    if refusal:
+        context = {"campaign": campaign, "reason": refusal}
+        return render(request, "annotation/no_work.html", context, status=403)
+    invited = Invitation.objects.filter(campaign=campaign, worker=worker).exists()
+    if not may_serve(campaign, arrival, worker, invited=invited):
+        context = {"campaign": campaign, "reason": PRIVATE_REFUSAL}
+        return render(request, "annotation/no_work.html", context, status=403)
     remember(request, worker)
     if needs_training(campaign, worker):
         return redirect("annotation:training", slug=campaign.slug)
+    if one_batch and arrival.provider == provider.key:
+        # One submission per participant: a returning participant sees their code again.
+        finished = Assignment.objects.filter(
+            campaign=campaign, worker=worker, status__in=Assignment.DONE
+        ).first()
+        if finished:
+            return redirect("annotation:done", public_id=finished.public_id)
     try:
-        assignment = next_assignment(campaign, worker)
+        assignment = next_assignment(
+            campaign,
+            worker,
+            batch=_platform_batch(campaign, request),
+            owners=owners_behind(worker, request.user),
+        )
     except NoWork as no_work:
         done = (
             Assignment.objects.filter(campaign=campaign, worker=worker, status__in=Assignment.DONE)
@@ -74,7 +124,33 @@ def start(request, slug):
             "annotation/no_work.html",
             {"campaign": campaign, "reason": str(no_work), "last_done": done},
         )
+    if arrival is not None:
+        bind_platform_session(request, assignment, arrival)
     return redirect(assignment)
+
+
+def _platform_batch(campaign, request):
+    """The batch an MTurk HIT sells (its task URL names it); None elsewhere."""
+    if campaign.provider != "mturk" or not request.GET.get("assignmentId"):
+        return None
+    try:
+        return campaign.batches.filter(pk=int(request.GET.get("batch", ""))).first()
+    except ValueError:
+        return None
+
+
+def _mturk_preview(request, campaign):
+    """What a worker sees before accepting a HIT: the first item, read-only; nothing is
+    stored and nobody is identified."""
+    batch = _platform_batch(campaign, request) or campaign.batches.first()
+    item = batch.items.order_by("order_in_batch").first() if batch else None
+    if item is None:
+        raise Http404("No such task.")
+    context = task_page_context(campaign, item, 1, batch.items.count())
+    # A preview is open to anyone who crafts its URL: a private campaign's shows the
+    # instructions only, never an item.
+    context["private"] = not is_public(campaign)
+    return render(request, "annotation/mturk_preview.html", context)
 
 
 def task_page_context(campaign, item, position, total, *, values=None, errors=None) -> dict:
@@ -215,13 +291,19 @@ def done(request, public_id):
     if assignment.status not in Assignment.DONE:
         return redirect(assignment)
     provider = get_provider(assignment.campaign.provider)
+    mturk_submit = None
+    if assignment.worker.provider == "mturk" and assignment.provider_ref:
+        mturk_submit = external_submit_url(platform_submit_to(request, assignment))
     return render(
         request,
         "annotation/done.html",
         {
             "campaign": assignment.campaign,
             "assignment": assignment,
-            "redirect_url": provider.completion_url(assignment.campaign, assignment),
-            "more": assignment.campaign.is_live,
+            "redirect_url": None
+            if mturk_submit
+            else provider.completion_url(assignment.campaign, assignment),
+            "mturk_submit": mturk_submit,
+            "more": assignment.campaign.is_live and provider.allows_more_batches,
         },
     )

@@ -1,0 +1,1 @@
+"""REST API of the catalog: serializers, views, urls (mounted under /api/)."""

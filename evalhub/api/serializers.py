@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from ..models import Conversation, Prompt, PromptSet, Submission, System
+from ..slugs import SLUG_HELP, validate_slug
 
 
 class SystemSerializer(serializers.ModelSerializer):
@@ -48,7 +49,7 @@ class PromptSetDetailSerializer(PromptSetSerializer):
 
 
 class PromptSetUploadSerializer(serializers.Serializer):
-    slug = serializers.SlugField(max_length=80)
+    slug = serializers.CharField(max_length=80, validators=[validate_slug], help_text=SLUG_HELP)
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")
     source = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
@@ -79,6 +80,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "baselines",
             "metrics",
             "error_report",
+            "warnings",
             "created",
             "scored_at",
         ]
@@ -108,7 +110,29 @@ class ConversationUploadSerializer(serializers.Serializer):
     source = serializers.ChoiceField(choices=Conversation.Source.choices, required=False)
 
 
+class SeedConversationUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(
+        help_text='Human-human conversations (.jsonl, every speaker "human") for a domain.'
+    )
+
+
 class ConversationImportSerializer(serializers.Serializer):
     created = serializers.IntegerField()
     unchanged = serializers.IntegerField()
     systems_created = serializers.ListField(child=serializers.CharField())
+
+
+class InputProblemSerializer(serializers.Serializer):
+    line = serializers.IntegerField(required=False, allow_null=True)
+    field = serializers.CharField(required=False)
+    file = serializers.CharField(
+        required=False, help_text="Which uploaded file the line is in (multi-file imports)."
+    )
+    message = serializers.CharField()
+
+
+class InputErrorsSerializer(serializers.Serializer):
+    """What every 400 of the API answers (evalhub/errors.py): "line" or "field", never both."""
+
+    errors = InputProblemSerializer(many=True)
+    error_count = serializers.IntegerField()

@@ -2,27 +2,57 @@
 
 One conversation per line:
 `{"id", "domain", "speakers": [system slug or "human", ...], "turns": [{"speaker", "text"}]}`
-with optional `"source"` (a catalog source such as "self-play") and `"metadata"` (an
-object). A file of gold and training items has the same lines plus `"role"` ("gold" or
+with optional `"source"` (a catalog source such as "self-play"), `"metadata"` (an object)
+`"user_rating"`: `{"value": 4, "scale": [1, 5]}`, the user's own rating of the
+conversation on the scale it was asked on, and `"seed"`: the opening given to both speakers
+before they spoke (`[{"speaker", "text"}, ...]`, e.g. a collected conversation's seed
+exchange from a human-human conversation), which is no speaker's turn. A turn may carry `"timestamp"` (ISO 8601 with a
+UTC offset, e.g. "2024-05-01T12:00:03Z"; never earlier than an earlier turn's) and
+`"topic"` (a label of 1 to 60 characters). A file of gold and training items has the same lines plus `"role"` ("gold" or
 "training") and `"gold"` (the answer, an object). The whole file is checked and every
 problem reported with its line before anything is written. A person's turn may not be
 empty; a system's may, since that is what the system said.
 """
 
+import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import PurePath
 
 from django.core.validators import slug_re
 
-from ..models import Conversation
-from .problems import InvalidUpload, Problem, check_size, decode_utf8, json_lines
+from ..models import Conversation, Turn
+from .problems import (
+    InvalidUpload,
+    Problem,
+    Problems,
+    check_size,
+    decode_utf8,
+    iter_json_lines,
+    merge_by_line,
+)
 
 HUMAN = "human"
 ROLES = ("gold", "training")
-CONVERSATION_KEYS = ("id", "domain", "speakers", "turns", "source", "metadata")
+CONVERSATION_KEYS = (
+    "id",
+    "domain",
+    "speakers",
+    "turns",
+    "source",
+    "metadata",
+    "user_rating",
+    "seed",
+)
+MAX_SEED_TURNS = 10
 GOLD_KEYS = ("role", "gold")
-TURN_KEYS = ("speaker", "text")
+TURN_KEYS = ("speaker", "text", "timestamp", "topic")
+MAX_TOPIC = Turn._meta.get_field("topic").max_length
+# Timestamps before 1970 or after 2999 are mistaken units or typos, not conversations.
+FIRST_YEAR, LAST_YEAR = 1970, 2999
+RATING_BOUND = 1e6
 MAX_ID = Conversation._meta.get_field("external_id").max_length
 MAX_DOMAIN = Conversation._meta.get_field("domain").max_length
 MAX_SLUG = 80
@@ -40,6 +70,17 @@ class ParsedConversation:
     metadata: dict = field(default_factory=dict)
     role: str | None = None  # "gold" or "training" in a gold file
     gold: dict | None = None
+    # One per turn when given (None where a turn has none); empty when no turn has one.
+    timestamps: tuple[datetime | None, ...] = ()
+    topics: tuple[str, ...] = ()  # "" where a turn has none
+    user_rating: tuple[float, float, float] | None = None  # (value, scale min, scale max)
+    seed: tuple[tuple[int, str], ...] = ()  # the opening given to both speakers
+
+    def turn_timestamp(self, position: int) -> datetime | None:
+        return self.timestamps[position] if self.timestamps else None
+
+    def turn_topic(self, position: int) -> str:
+        return self.topics[position] if self.topics else ""
 
     @property
     def all_human(self) -> bool:
@@ -57,8 +98,24 @@ def parse_conversations(
     check_size(len(data), max_bytes)
     if PurePath(filename).suffix.lower() != ".jsonl":
         raise InvalidUpload([Problem(None, "Upload conversations as a .jsonl file.")])
-    rows, problems = json_lines(decode_utf8(data))
-    parsed, first_line = [], {}
+    unreadable = Problems()
+    rows = iter_json_lines(decode_utf8(data), unreadable)
+    parsed, found = conversation_rows(rows, gold_file=gold_file)
+    problems = merge_by_line(unreadable, found)
+    if problems:
+        raise InvalidUpload(problems)
+    if not parsed:
+        raise InvalidUpload([Problem(None, "The file holds no conversations.")])
+    return parsed
+
+
+def conversation_rows(
+    rows: Iterable[tuple[int, dict]], *, gold_file: bool = False
+) -> tuple[list[ParsedConversation], Problems]:
+    """Check (line number, object) pairs read from a file, one at a time: the
+    conversations without a problem, and the problems with their lines (an importer of
+    another layout maps its lines onto this one and reuses these checks)."""
+    parsed, problems, first_line = [], Problems(), {}
     for number, row in rows:
         found = _check_row(row, gold_file)
         problems.extend(Problem(number, message) for message in found)
@@ -74,11 +131,7 @@ def parse_conversations(
             first_line[external_id] = number
         if not found and external_id is not None:
             parsed.append(_conversation(number, external_id, row))
-    if problems:
-        raise InvalidUpload(sorted(problems, key=lambda p: p.line or 0))
-    if not parsed:
-        raise InvalidUpload([Problem(None, "The file holds no conversations.")])
-    return parsed
+    return parsed, problems
 
 
 def _external_id(value) -> str | None:
@@ -122,6 +175,10 @@ def _check_row(row: dict, gold_file: bool) -> list[str]:
         )
     if not isinstance(row.get("metadata", {}), dict):
         problems.append("'metadata' must be an object {...}.")
+    if "user_rating" in row:
+        problems += _check_user_rating(row["user_rating"])
+    if "seed" in row:
+        problems += _check_seed(row["seed"], speakers if speakers_ok else None)
     if gold_file:
         if "role" in row and row["role"] not in ROLES:
             problems.append(f'\'role\' must be "gold" or "training", not {row["role"]!r}.')
@@ -157,6 +214,27 @@ def _check_speakers(speakers: list) -> list[str]:
     return problems
 
 
+def _check_seed(seed, speakers: list | None) -> list[str]:
+    n_speakers = len(speakers) if speakers is not None else None
+    if not isinstance(seed, list) or len(seed) > MAX_SEED_TURNS:
+        return [f"'seed' must be a list of at most {MAX_SEED_TURNS} turns."]
+    problems = []
+    for number, turn in enumerate(seed, start=1):
+        if not isinstance(turn, dict) or set(turn) != {"speaker", "text"}:
+            problems.append(f'seed turn {number}: must be an object {{"speaker", "text"}}.')
+            continue
+        speaker, text = turn["speaker"], turn["text"]
+        if not isinstance(speaker, int) or isinstance(speaker, bool):
+            problems.append(f"seed turn {number}: 'speaker' must be a speaker index.")
+        elif n_speakers is not None and not 0 <= speaker < n_speakers:
+            problems.append(
+                f"seed turn {number}: speaker {speaker} is out of range (0 to {n_speakers - 1})."
+            )
+        if not isinstance(text, str) or not text.strip():
+            problems.append(f"seed turn {number}: 'text' must be a non-empty string.")
+    return problems
+
+
 def _check_turns(turns, speakers: list | None) -> list[str]:
     n_speakers = len(speakers) if speakers is not None else None
     if not isinstance(turns, list) or not turns:
@@ -168,7 +246,9 @@ def _check_turns(turns, speakers: list | None) -> list[str]:
             continue
         unknown = [key for key in turn if key not in TURN_KEYS]
         if unknown:
-            problems.append(f"turn {number}: unknown key '{unknown[0]}' (expected speaker, text).")
+            problems.append(
+                f"turn {number}: unknown key '{unknown[0]}' (expected {', '.join(TURN_KEYS)})."
+            )
         speaker = turn.get("speaker")
         if not isinstance(speaker, int) or isinstance(speaker, bool):
             problems.append(f"turn {number}: 'speaker' must be a speaker index.")
@@ -181,7 +261,73 @@ def _check_turns(turns, speakers: list | None) -> list[str]:
             problems.append(f"turn {number}: 'text' must be a string.")
         elif not text.strip() and _human(speakers, speaker):
             problems.append(f"turn {number}: empty text.")
+        topic = turn.get("topic")
+        if "topic" in turn and not (
+            isinstance(topic, str) and topic.strip() and len(topic) <= MAX_TOPIC
+        ):
+            problems.append(
+                f"turn {number}: 'topic' must be a label of 1 to {MAX_TOPIC} characters."
+            )
+    return problems + _check_timestamps(turns)
+
+
+def _timestamp(value) -> datetime | None:
+    """An ISO 8601 time with a UTC offset within FIRST_YEAR..LAST_YEAR, or None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None or not FIRST_YEAR <= moment.year <= LAST_YEAR:
+        return None
+    return moment
+
+
+def _check_timestamps(turns: list) -> list[str]:
+    """Each given timestamp readable, and none earlier than the turn before it that has one."""
+    problems, last = [], None
+    for number, turn in enumerate(turns, start=1):
+        if not isinstance(turn, dict) or "timestamp" not in turn:
+            continue
+        moment = _timestamp(turn["timestamp"])
+        if moment is None:
+            problems.append(
+                f"turn {number}: 'timestamp' must be an ISO 8601 time with a UTC offset "
+                f'between {FIRST_YEAR} and {LAST_YEAR}, e.g. "2024-05-01T12:00:03Z".'
+            )
+            continue
+        if last is not None and moment < last[1]:
+            problems.append(f"turn {number}: its timestamp is earlier than turn {last[0]}'s.")
+        last = (number, moment)
     return problems
+
+
+def _number(value) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and abs(value) <= RATING_BOUND
+    )
+
+
+def _check_user_rating(rating) -> list[str]:
+    shape = (
+        '\'user_rating\' must be {"value": number, "scale": [lowest, highest]}, '
+        'e.g. {"value": 4, "scale": [1, 5]}.'
+    )
+    if not isinstance(rating, dict) or set(rating) != {"value", "scale"}:
+        return [shape]
+    value, scale = rating["value"], rating["scale"]
+    if not (isinstance(scale, list) and len(scale) == 2 and all(map(_number, scale))):
+        return [shape]
+    low, high = scale
+    if not low < high:
+        return [f"'user_rating': the scale [{low}, {high}] must go from lowest to highest."]
+    if not _number(value) or not low <= value <= high:
+        return [f"'user_rating': the value {value!r} is not on its scale [{low}, {high}]."]
+    return []
 
 
 def _human(speakers: list | None, index) -> bool:
@@ -204,4 +350,22 @@ def _conversation(number: int, external_id: str, row: dict) -> ParsedConversatio
         metadata=row.get("metadata", {}),
         role=row.get("role"),
         gold=row.get("gold"),
+        timestamps=(
+            tuple(_timestamp(turn.get("timestamp")) for turn in row["turns"])
+            if any("timestamp" in turn for turn in row["turns"])
+            else ()
+        ),
+        topics=(
+            tuple(turn.get("topic", "") for turn in row["turns"])
+            if any("topic" in turn for turn in row["turns"])
+            else ()
+        ),
+        user_rating=_user_rating(row.get("user_rating")),
+        seed=tuple((turn["speaker"], turn["text"]) for turn in row.get("seed", [])),
     )
+
+
+def _user_rating(rating: dict | None) -> tuple[float, float, float] | None:
+    if rating is None:
+        return None
+    return (float(rating["value"]), float(rating["scale"][0]), float(rating["scale"][1]))

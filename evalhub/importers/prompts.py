@@ -3,7 +3,15 @@
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
-from .problems import InvalidUpload, Problem, check_size, decode_utf8, json_lines, split_lines
+from .problems import (
+    InvalidUpload,
+    Problem,
+    Problems,
+    check_size,
+    decode_utf8,
+    iter_json_lines,
+    iter_lines,
+)
 
 
 @dataclass(frozen=True)
@@ -34,11 +42,15 @@ def parse_prompts(data: bytes, filename: str, max_bytes: int) -> list[ParsedProm
 
 
 def _parse_txt(text: str) -> list[ParsedPrompt]:
-    lines = split_lines(text)
-    problems = [Problem(n, "empty prompt.") for n, line in enumerate(lines, 1) if not line.strip()]
+    prompts, problems = [], Problems()
+    for number, line in enumerate(iter_lines(text), 1):
+        if not line.strip():
+            problems.append(Problem(number, "empty prompt."))
+        elif not problems:  # once the file is refused, its prompts are not needed
+            prompts.append(ParsedPrompt(str(number), [line.strip()]))
     if problems:
         raise InvalidUpload(problems)
-    return [ParsedPrompt(str(n), [line.strip()]) for n, line in enumerate(lines, 1)]
+    return prompts
 
 
 def _string_list(value) -> bool:
@@ -46,7 +58,8 @@ def _string_list(value) -> bool:
 
 
 def _parse_jsonl(text: str) -> list[ParsedPrompt]:
-    rows, problems = json_lines(text)
+    problems = Problems()
+    rows = iter_json_lines(text, problems)
     prompts, seen = [], {}
     for number, row in rows:
         prompt_id = str(row.get("id", "")).strip()
@@ -66,7 +79,8 @@ def _parse_jsonl(text: str) -> list[ParsedPrompt]:
             problems.append(Problem(number, "'references' must be a list of non-empty strings."))
         else:
             seen[prompt_id] = number
-            prompts.append(ParsedPrompt(prompt_id, context, references))
+            if not problems:  # once the file is refused, its prompts are not needed
+                prompts.append(ParsedPrompt(prompt_id, context, references))
     if problems:
         raise InvalidUpload(problems)
     return prompts

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
@@ -7,11 +8,19 @@ from rest_framework.authtoken.models import Token
 
 from ..forms import SignupForm
 from ..models import System
+from ..ratelimit import allow
+from .notices import PreferencesForm
 
 
 @require_http_methods(["GET", "POST"])
 def signup(request):
     form = SignupForm(request.POST or None)
+    if request.method == "POST" and not allow(
+        request, "signup", settings.EVALHUB_SIGNUPS_PER_HOUR, window_seconds=3600
+    ):
+        form = SignupForm()
+        messages.error(request, "Too many sign-ups from your address; try again in an hour.")
+        return render(request, "registration/signup.html", {"form": form}, status=429)
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
@@ -24,7 +33,12 @@ def signup(request):
 def account(request):
     token = Token.objects.filter(user=request.user).first()
     systems = System.objects.filter(owner=request.user)
-    return render(request, "registration/account.html", {"token": token, "systems": systems})
+    notice_form = PreferencesForm(user=request.user)
+    return render(
+        request,
+        "registration/account.html",
+        {"token": token, "systems": systems, "notice_form": notice_form},
+    )
 
 
 @login_required

@@ -16,6 +16,7 @@ def compare(request):
         )
         page = Paginator(comparison.prompts, 20).get_page(request.GET.get("page"))
         context.update(comparison=comparison, page=page, rows=comparison.rows_for(page.object_list))
+        context["q"] = form.cleaned_data["q"].strip()  # highlighted where it matched
         query = request.GET.copy()
         query.pop("page", None)
         context["query"] = query.urlencode()

@@ -2,32 +2,49 @@
 
 from django.core.paginator import Paginator
 from django.db.models import Count
+from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from annotation.models import Campaign
-
+from .. import prompt_files
+from ..listing import Sort, list_page
 from ..models import PromptSet, System
 
 
 def home(request):
     systems = System.objects.public().select_related("owner").order_by("-created")[:8]
     prompt_sets = PromptSet.objects.annotate(n_prompts=Count("prompts", distinct=True))
-    # Campaigns open to anyone with the link (crowd-platform campaigns are reached there).
-    campaigns = Campaign.objects.filter(
-        status=Campaign.Status.LIVE, provider=Campaign.Provider.LOCAL
-    ).order_by("title")
     return render(
         request,
         "evalhub/home.html",
-        {"systems": systems, "prompt_sets": prompt_sets, "campaigns": campaigns},
+        {"systems": systems, "prompt_sets": prompt_sets},
     )
+
+
+PROMPT_SET_SORTS = {
+    "name": Sort("Name", ("name",)),
+    "created": Sort("Added", ("created",)),
+    "prompts": Sort("Prompts", ("n_prompts",)),
+    "submissions": Sort("Submissions", ("n_submissions",)),
+}
+SYSTEM_SORTS = {
+    "name": Sort("Name", ("name",)),
+    "created": Sort("Registered", ("created",)),
+    "submissions": Sort("Submissions", ("n_submissions",)),
+}
 
 
 def promptset_list(request):
     prompt_sets = PromptSet.objects.annotate(
         n_prompts=Count("prompts", distinct=True), n_submissions=Count("submissions", distinct=True)
     )
-    return render(request, "evalhub/promptset_list.html", {"prompt_sets": prompt_sets})
+    context = list_page(
+        request,
+        prompt_sets,
+        search=["name", "slug", "description", "source"],
+        sorts=PROMPT_SET_SORTS,
+        default="name",
+    )
+    return render(request, "evalhub/promptset_list.html", context)
 
 
 def promptset_detail(request, slug):
@@ -42,8 +59,27 @@ def promptset_detail(request, slug):
     return render(
         request,
         "evalhub/promptset_detail.html",
-        {"prompt_set": prompt_set, "page": page, "systems": systems},
+        {
+            "prompt_set": prompt_set,
+            "page": page,
+            "systems": systems,
+            "txt_possible": prompt_files.txt_possible(prompt_set),
+        },
     )
+
+
+def promptset_download(request, slug, fmt):
+    """The prompt set as a file in an upload format (evalhub/prompt_files.py), streamed."""
+    prompt_set = get_object_or_404(PromptSet, slug=slug)
+    if fmt == "txt":
+        if not prompt_files.txt_possible(prompt_set):
+            raise Http404("These prompts have several utterances, ids or references: use .jsonl.")
+        lines, content_type = prompt_files.txt_lines(prompt_set), "text/plain; charset=utf-8"
+    else:
+        lines, content_type = prompt_files.jsonl_lines(prompt_set), "application/x-ndjson"
+    response = StreamingHttpResponse(lines, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{prompt_set.slug}.{fmt}"'
+    return response
 
 
 def system_list(request):
@@ -52,4 +88,11 @@ def system_list(request):
         .select_related("owner")
         .annotate(n_submissions=Count("submissions"))
     )
-    return render(request, "evalhub/system_list.html", {"systems": systems})
+    context = list_page(
+        request,
+        systems,
+        search=["name", "slug", "description", "owner__username"],
+        sorts=SYSTEM_SORTS,
+        default="name",
+    )
+    return render(request, "evalhub/system_list.html", context)

@@ -2,32 +2,29 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from ..forms import SubmissionForm, SystemForm
 from ..importers.problems import InvalidUpload
-from ..models import System
+from ..models import Submission, System
+from ..permissions import manageable_or_403, may_manage, visible_or_404
 from ..profile import system_profile
 from ..services import read_upload, submit_responses
+from ..uniqueness import SlugTaken, unique_slug
 
 
 def visible_system_or_404(request, slug) -> System:
     system = get_object_or_404(System.objects.select_related("owner"), slug=slug)
-    if not system.is_visible_to(request.user):
-        # Private and embargoed systems do not exist for those who may not see them.
-        raise Http404("No such system.")
-    return system
+    # Private and embargoed systems do not exist for those who may not see them.
+    return visible_or_404(request.user, system, "No such system.")
 
 
 def editable_system(request, slug) -> System:
     system = visible_system_or_404(request, slug)
-    if not system.is_editable_by(request.user):
-        raise PermissionDenied("Only the owner of a system can change it.")
-    return system
+    return manageable_or_403(request.user, system, "Only the owner of a system can change it.")
 
 
 @login_required
@@ -37,10 +34,18 @@ def system_create(request):
     if request.method == "POST" and form.is_valid():
         system = form.save(commit=False)
         system.owner = request.user
-        system.save()
-        messages.success(request, f"Registered {system.name}. Now submit its responses.")
-        return redirect("system-submit", slug=system.slug)
-    return render(request, "evalhub/system_form.html", {"form": form, "creating": True})
+        try:
+            with unique_slug(System, system.slug):
+                system.save()
+        except SlugTaken as taken:
+            form.add_error("slug", str(taken))
+        else:
+            messages.success(request, f"Registered {system.name}. Now submit its responses.")
+            return redirect("system-submit", slug=system.slug)
+    status = 400 if request.method == "POST" else 200
+    return render(
+        request, "evalhub/system_form.html", {"form": form, "creating": True}, status=status
+    )
 
 
 @login_required
@@ -66,8 +71,35 @@ def system_detail(request, slug):
             "system": system,
             "profile": profile,
             "page": page,
-            "can_edit": system.is_editable_by(request.user),
+            "can_edit": may_manage(request.user, system),
         },
+    )
+
+
+@require_http_methods(["GET"])
+def submission_file(request, public_id):
+    """The file as uploaded, to whoever may see its system (a private or embargoed
+    system's: its owner and staff); there is no public URL for uploads."""
+    submission = get_object_or_404(Submission.objects.select_related("system"), public_id=public_id)
+    visible_or_404(request.user, submission.system, "No such submission.")
+    if not submission.file:
+        raise Http404("The file of this submission was not kept.")
+    return FileResponse(
+        submission.file.open("rb"),
+        as_attachment=True,
+        filename=submission.original_filename or submission.file.name.rsplit("/", 1)[-1],
+        content_type="text/plain; charset=utf-8",
+    )
+
+
+def empty_responses_notice(warnings: list[dict]) -> str:
+    lines = ", ".join(str(w["line"]) for w in warnings[:20]) + (
+        " ..." if len(warnings) > 20 else ""
+    )
+    count = len(warnings)
+    return (
+        f"{count} empty response{'s' if count != 1 else ''} (line{'s' if count != 1 else ''} "
+        f"{lines}): stored, and counted as zero tokens in the metrics."
     )
 
 
@@ -95,6 +127,8 @@ def system_submit(request, slug):
             problems = invalid
         else:
             messages.success(request, "Submission stored; automatic metrics are on their way.")
+            if submission.warnings:
+                messages.warning(request, empty_responses_notice(submission.warnings))
             return redirect(submission)
     status = 400 if problems else 200
     return render(

@@ -5,16 +5,11 @@ import itertools
 
 from django.utils import timezone
 
+from analysis.demo import build_ab_tournament, build_spot_the_bot_tournament
 from analysis.models import AnalysisRun
 from analysis.plots import render_plots
-from analysis.report import build_report, canonical_digest, normalize_parameters
-from analysis.simulation import (
-    ABModel,
-    SpotTheBotModel,
-    build_ab_tournament,
-    build_spot_the_bot_tournament,
-    simulate_spot_the_bot,
-)
+from analysis.reports import build_report, canonical_digest, normalize_parameters
+from analysis.simulation import ABModel, SpotTheBotModel, simulate_spot_the_bot
 from tournaments.models import Tournament
 
 _counter = itertools.count(1)
@@ -91,3 +86,11 @@ def bare_tournament(owner=None, *, published: bool = True, **fields) -> Tourname
     fields.setdefault("name", f"Tournament {n}")
     fields.setdefault("kind", Tournament.Kind.SPOT_THE_BOT)
     return Tournament.objects.create(owner=owner, published=published, **fields)
+
+
+def assert_clusters_follow(order: list[str], ranking: list[dict]):
+    """Clusters never put a weaker system above a stronger one; the extremes are apart."""
+    cluster = {row["system"]: row["cluster"] for row in ranking}
+    clusters = [cluster[system] for system in order]
+    assert clusters == sorted(clusters), clusters
+    assert clusters[0] == 1 and clusters[-1] == max(clusters) > 1

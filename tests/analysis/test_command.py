@@ -79,3 +79,52 @@ def test_seed_and_replicates_reach_the_run(tmp_path):
     result = analyze(tournament.slug, tmp_path / "out.json", "--seed", "5", "--replicates", "60")
     assert result["run"]["parameters"]["seed"] == 5
     assert result["run"]["parameters"]["replicates"] == 60
+
+
+def test_a_misspelt_or_out_of_range_param_is_refused_by_name(tmp_path):
+    tournament = builders.spot_the_bot_tournament()
+    with pytest.raises(CommandError, match="'replicate' is an unknown analysis parameter"):
+        analyze(tournament.slug, tmp_path / "out.json", "--param", "replicate=5")
+    with pytest.raises(CommandError, match="replicates must be from 1 to 100000, got 0"):
+        analyze(tournament.slug, tmp_path / "out.json", "--param", "replicates=0")
+    assert not AnalysisRun.objects.exists()
+
+
+def test_it_analyses_a_study_and_a_campaign_by_slug(tmp_path):
+    from annotation.models import Campaign
+    from tests.analysis.dimensional_builders import FAST, imported_study
+
+    study = imported_study(slug="made-up")
+    options = [f"--param={name}={value}" for name, value in FAST.items()]
+    call_command("analyze", "made-up", "--json", str(tmp_path / "s.json"), *options)
+    result = json.loads((tmp_path / "s.json").read_text())
+    assert result["kind"] == "study" and result["run"]["id"] == study.analysis_runs.get().pk
+    campaign = Campaign.objects.get(study=study, task_kind="comparative")
+    out = tmp_path / "c.json"
+    call_command("analyze", campaign.slug, "--kind", "campaign", "--json", str(out), *options)
+    assert json.loads(out.read_text())["kind"] == "comparative"
+    assert AnalysisRun.objects.filter(campaign=campaign, tournament=None).count() == 1
+
+
+def test_the_kind_restricts_where_the_slug_is_looked_up(tmp_path):
+    from tests.analysis.dimensional_builders import imported_study
+
+    imported_study(slug="made-up")
+    with pytest.raises(CommandError, match="No campaign with the slug 'made-up'"):
+        analyze("made-up", tmp_path / "out.json", "--kind", "campaign")
+
+
+def test_the_published_preset_from_the_command_line(tmp_path):
+    tournament = builders.spot_the_bot_tournament()
+    result = analyze(
+        tournament.slug,
+        tmp_path / "out.json",
+        "--preset",
+        "as-published",
+        "--param",
+        "logrank_imputations=5",
+    )
+    parameters = result["run"]["parameters"]
+    assert parameters["pair_test"] == "chi-square-2x2" and parameters["correction"] == "bonferroni"
+    assert parameters["logrank_variance"] == "zhao-sun" and parameters["logrank_imputations"] == 5
+    assert result["survival"]["logrank_variance"] == "zhao-sun"

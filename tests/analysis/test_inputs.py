@@ -1,7 +1,7 @@
 import pytest
 
 from analysis.inputs import NoCampaign, load_inputs
-from analysis.report import canonical_digest
+from analysis.reports import canonical_digest
 from annotation.models import Judgment, Worker
 from tests.analysis import builders
 
@@ -91,3 +91,23 @@ def test_the_query_count_does_not_grow_with_the_study(django_assert_max_num_quer
 def test_a_tournament_without_campaign_has_nothing_to_analyse():
     with pytest.raises(NoCampaign, match="has no campaign"):
         load_inputs(builders.bare_tournament())
+
+
+def test_a_bipartite_tournament_names_its_partners_and_they_are_not_ranked():
+    from analysis.reports import build_report
+    from evalhub.models import System
+    from tournaments.models import PartnerSet, Tournament
+
+    tournament = builders.spot_the_bot_tournament()
+    assert load_inputs(tournament).partners == ()
+    partners = PartnerSet.objects.create(slug="fixed", name="Fixed partners")
+    partners.systems.set(System.objects.filter(slug="bot-middle"))
+    Tournament.objects.filter(pk=tournament.pk).update(
+        schedule=Tournament.Schedule.BIPARTITE_PLAY, partner_set=partners
+    )
+    tournament.refresh_from_db()
+    data = load_inputs(tournament)
+    assert data.partners == ("bot-middle",)
+    result = build_report(data, builders.FAST)
+    assert "bot-middle" not in result["systems"]
+    assert [row["system"] for row in result["partners"]] == ["bot-middle"]

@@ -1,5 +1,6 @@
 """Plots: valid SVG, one labelled curve per system, significance marks, no leaked state."""
 
+import json
 import re
 import xml.etree.ElementTree as ET
 
@@ -109,3 +110,71 @@ def test_rendering_is_deterministic_and_leaves_no_global_state(result):
     assert survival_curves(result) == survival_curves(result)
     assert plt.get_fignums() == figures
     assert dict(matplotlib.rcParams) == before
+
+
+def test_a_pair_never_compared_is_marked_unlike_the_diagonal():
+    result = {
+        "systems": ["x", "y", "z"],
+        "pairwise": [
+            {"a": "x", "b": "y", "win_rate_a": 0.8, "p_adjusted": 0.5},
+            {"a": "y", "b": "z", "win_rate_a": None, "p_adjusted": None},
+        ],
+    }
+    svg = win_rate_heatmap(result)
+    # x and z never met: both of their cells say so; the diagonal stays empty.
+    assert {"empty-0-2", "empty-2-0", "empty-1-2", "empty-2-1"} == {
+        name for name in groups(svg) if name.startswith("empty-")
+    }
+    assert texts(svg).count("not") == 2 and texts(svg).count("ties") == 2
+
+
+LONG = "a-system-with-a-really-very-long-name-v2-finetuned-on-everything"
+
+
+def drawn_figures(monkeypatch, plot, result):
+    """The figures `plot` draws, laid out by Agg so their extents can be measured."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from analysis import plots
+
+    captured = []
+
+    def capture(name, draw, figsize):
+        with matplotlib.rc_context(plots._STYLE):
+            figure = plots._figure(draw, figsize)
+            FigureCanvasAgg(figure).draw()
+            captured.append((figure, figure.get_tightbbox()))
+        return "<svg/>"
+
+    monkeypatch.setattr(plots, "_render", capture)
+    plot(result)
+    return captured
+
+
+@pytest.mark.parametrize("plot", [win_rate_heatmap, survival_curves, cox_forest])
+def test_long_system_names_are_never_cut_off(monkeypatch, result, plot):
+    old = result["systems"][0]
+    renamed = json.loads(json.dumps(result).replace(json.dumps(old), json.dumps(LONG)))
+    assert LONG in renamed["systems"]
+    ((figure, extent),) = drawn_figures(monkeypatch, plot, renamed)
+    width, height = figure.get_size_inches()
+    assert extent.x0 >= -0.01 and extent.y0 >= -0.01
+    assert extent.x1 <= width + 0.01 and extent.y1 <= height + 0.01
+
+
+def test_agreement_metrics_are_named_by_method_as_in_the_paper():
+    from analysis.plots import agreement_rows
+
+    entry = {"alpha": 0.5, "low": 0.4, "high": 0.6}
+    result = {
+        "behaviours": {"agreement": [{"label": "ignore", **entry}]},
+        "likert": {
+            "agreement": [
+                {"dimension": "quality", "level": "turn", **entry},
+                {"dimension": "quality", "level": "dialogue", **entry},
+            ]
+        },
+        "comparative": {"agreement": [{"dimension": "quality", **entry}]},
+    }
+    names = [row["metric"] for row in agreement_rows(result)]
+    assert names == ["ignore_b", "quality_t", "quality_d", "quality_c"]

@@ -1,33 +1,14 @@
-"""The analysis recovers what the simulated studies were built from, and the demo loads."""
+"""The analysis recovers what the simulated studies were built from."""
 
 import math
 
 import pytest
 
-from analysis.models import AnalysisRun
-from analysis.report import build_report
-from analysis.simulation import (
-    AB_DEMO_SLUG,
-    DEMO_HAZARDS,
-    DEMO_STRENGTHS,
-    SPOT_THE_BOT_DEMO_SLUG,
-    ABModel,
-    SpotTheBotModel,
-    load_analysis_demo,
-    simulate_ab,
-    simulate_spot_the_bot,
-)
-from annotation.models import Judgment
+from analysis.demo import DEMO_HAZARDS, DEMO_STRENGTHS
+from analysis.reports import build_report
+from analysis.simulation import ABModel, SpotTheBotModel, simulate_ab, simulate_spot_the_bot
 from tests.analysis import builders
-from tournaments.models import Tournament
-
-
-def assert_clusters_follow(order: list[str], ranking: list[dict]):
-    """Clusters never put a weaker system above a stronger one; the extremes are apart."""
-    cluster = {row["system"]: row["cluster"] for row in ranking}
-    clusters = [cluster[system] for system in order]
-    assert clusters == sorted(clusters), clusters
-    assert clusters[0] == 1 and clusters[-1] == max(clusters) > 1
+from tests.analysis.builders import assert_clusters_follow
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -89,32 +70,3 @@ def test_ab_recovers_the_known_bradley_terry_order():
     gap = (DEMO_STRENGTHS[strong] - DEMO_STRENGTHS[weak]) * 400 / math.log(10)
     # Ties and careless judges shrink the observed gap; it must keep most of it.
     assert 0.4 * gap < ratings[strong] - ratings[weak] < 1.2 * gap
-
-
-@pytest.mark.django_db
-def test_the_demo_loads_analyses_and_is_idempotent(django_capture_on_commit_callbacks):
-    small = builders.small_spot_the_bot_model(hazards=DEMO_HAZARDS, conversations_per_pair=8)
-    ab = ABModel(DEMO_STRENGTHS, prompts=25)
-    with django_capture_on_commit_callbacks(execute=False):
-        runs = load_analysis_demo(spot_the_bot=small, ab=ab, parameters=builders.FAST)
-    assert set(runs) == {SPOT_THE_BOT_DEMO_SLUG, AB_DEMO_SLUG}
-    for slug, run in runs.items():
-        tournament = Tournament.objects.get(slug=slug)
-        assert tournament.published and tournament.status == Tournament.Status.FINISHED
-        assert tournament.campaign.status == "finished"
-        assert run.status == AnalysisRun.Status.SUCCEEDED, run.error
-        assert tournament.analysis_runs.latest_succeeded() == run
-        assert set(tournament.systems.values_list("slug", flat=True)) == set(run.result["systems"])
-    assert_clusters_follow(small.order(), runs[SPOT_THE_BOT_DEMO_SLUG].result["ranking"])
-    assert_clusters_follow(ab.order(), runs[AB_DEMO_SLUG].result["ranking"])
-    stb = Tournament.objects.get(slug=SPOT_THE_BOT_DEMO_SLUG)
-    judged = Judgment.objects.filter(campaign=stb.campaign).count()
-    assert judged == runs[SPOT_THE_BOT_DEMO_SLUG].result["judgments"] > 0
-
-    with django_capture_on_commit_callbacks(execute=False):
-        again = load_analysis_demo(spot_the_bot=small, ab=ab, parameters=builders.FAST)
-    assert {slug: run.pk for slug, run in again.items()} == {
-        slug: run.pk for slug, run in runs.items()
-    }
-    assert Judgment.objects.filter(campaign=stb.campaign).count() == judged
-    assert Tournament.objects.filter(slug__in=list(runs)).count() == 2

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from analysis import tasks
 from analysis.models import AnalysisRun
-from analysis.report import NothingToAnalyse
+from analysis.reports import NothingToAnalyse
 from analysis.tasks import analyze_tournament, run_analysis
 from annotation.models import Campaign, Judgment, Worker
 from tests.analysis import builders
@@ -44,9 +44,41 @@ def test_a_run_being_computed_elsewhere_is_left_alone_until_it_is_stale():
     )
     assert run_analysis(run.pk) == "skipped"
     AnalysisRun.objects.filter(pk=run.pk).update(
-        started_at=timezone.now() - tasks.STALE_AFTER - timedelta(minutes=1)
+        started_at=timezone.now() - tasks.stale_after() - timedelta(minutes=1)
     )
     assert run_analysis(run.pk) == "succeeded"
+
+
+def test_the_stale_time_is_the_setting(settings):
+    settings.EVALHUB_ANALYSIS_STALE_SECONDS = 60
+    tournament = builders.spot_the_bot_tournament()
+    run = analyze_tournament(tournament, builders.FAST)  # queued on commit: not computed here
+    AnalysisRun.objects.filter(pk=run.pk).update(
+        status=AnalysisRun.Status.RUNNING, started_at=timezone.now() - timedelta(seconds=30)
+    )
+    assert run_analysis(run.pk) == "skipped"
+    AnalysisRun.objects.filter(pk=run.pk).update(started_at=timezone.now() - timedelta(seconds=90))
+    assert run_analysis(run.pk) == "succeeded"
+    assert AnalysisRun.objects.get(pk=run.pk).status == AnalysisRun.Status.SUCCEEDED
+
+
+def test_a_redelivered_message_takes_over_the_run_of_a_dead_worker():
+    """acks_late + reject_on_worker_lost: a killed worker's message comes back marked
+    redelivered, and its run, still "running", is computed once more and completes."""
+    tournament = builders.spot_the_bot_tournament()
+    run = analyze_tournament(tournament, builders.FAST)  # queued on commit: not computed here
+    AnalysisRun.objects.filter(pk=run.pk).update(
+        status=AnalysisRun.Status.RUNNING, started_at=timezone.now(), attempts=1
+    )
+    run_analysis.push_request(delivery_info={"redelivered": True})
+    try:
+        assert run_analysis.run(run.pk) == "succeeded"
+    finally:
+        run_analysis.pop_request()
+    run.refresh_from_db()
+    assert run.status == AnalysisRun.Status.SUCCEEDED and run.attempts == 2 and run.result
+    assert AnalysisRun.objects.filter(tournament=tournament).count() == 1
+    assert run_analysis.reject_on_worker_lost and run_analysis.acks_late
 
 
 def test_a_failure_is_recorded_and_a_retry_succeeds(monkeypatch):

@@ -146,17 +146,87 @@ def test_the_run_button_reports_nothing_to_analyse(client, staff):
     assert not AnalysisRun.objects.exists()
 
 
-def test_only_staff_run_analyses(client, owner, researcher):
+def test_only_the_owner_and_staff_run_analyses(client, owner, researcher):
     tournament = builders.bare_tournament(owner)
     url = reverse("analysis:analyze", args=[tournament.slug])
     response = client.post(url)
     assert response.status_code == 302 and reverse("login") in response["Location"]
-    client.force_login(owner)
-    assert client.post(url).status_code == 403
     client.force_login(researcher)
     assert client.post(url).status_code == 403
     assert client.get(url).status_code == 405
     assert not AnalysisRun.objects.exists()
+    client.force_login(owner)
+    response = client.post(url, {"preset": "defaults"}, follow=True)
+    assert "has no campaign to analyse yet" in response.content.decode()
+
+
+def test_the_owner_analyses_with_the_published_preset(
+    client, owner, django_capture_on_commit_callbacks
+):
+    tournament = builders.spot_the_bot_tournament(owner=owner)
+    client.force_login(owner)
+    page = client.get(detail_url(tournament)).content.decode()
+    assert 'value="as-published"' in page and 'name="logrank_variance"' in page
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client.post(
+            reverse("analysis:analyze", args=[tournament.slug]),
+            {"preset": "as-published", "replicates": "300"},
+        )
+    assert response.status_code == 302
+    (run,) = AnalysisRun.objects.filter(tournament=tournament)
+    assert run.requested_by == owner
+    assert run.parameters["pair_test"] == "chi-square-2x2"
+    assert run.parameters["correction"] == "bonferroni"
+    assert run.parameters["logrank_variance"] == "zhao-sun"
+    assert run.parameters["replicates"] == 300
+
+
+def test_analysis_settings_out_of_range_are_refused_naming_the_parameter(client, staff):
+    tournament = builders.spot_the_bot_tournament()
+    client.force_login(staff)
+    response = client.post(
+        reverse("analysis:analyze", args=[tournament.slug]),
+        {"preset": "defaults", "coverage": "1.5"},
+        follow=True,
+    )
+    assert "coverage" in response.content.decode()
+    assert not AnalysisRun.objects.exists()
+
+
+def test_low_alpha_with_a_dominant_side_is_explained(client):
+    tournament = builders.bare_tournament()
+    result, _ = builders.canned_result()
+    result = {
+        **result,
+        "tournament": tournament.slug,
+        "agreement": {
+            **result["agreement"],
+            "krippendorff": {"nominal": {"alpha": 0.03, "low": -0.1, "high": 0.2, "units": 40}},
+        },
+        "pairwise": [
+            {**row, "wins_a": 45 - k, "wins_b": 5 + k, "ties": 2}
+            for k, row in enumerate(result["pairwise"])
+        ],
+    }
+    builders.stored_run(tournament, result=result)
+    html = client.get(detail_url(tournament)).content.decode()
+    assert "prevalence-note" in html and "90%" in html
+    assert f"{result['pairwise'][0]['a']} wins 90%" in html
+
+
+def test_high_alpha_needs_no_prevalence_note(client):
+    tournament = builders.bare_tournament()
+    result, _ = builders.canned_result()
+    result = {
+        **result,
+        "tournament": tournament.slug,
+        "agreement": {
+            **result["agreement"],
+            "krippendorff": {"nominal": {"alpha": 0.7, "low": 0.6, "high": 0.8, "units": 40}},
+        },
+    }
+    builders.stored_run(tournament, result=result)
+    assert "prevalence-note" not in client.get(detail_url(tournament)).content.decode()
 
 
 def test_the_overview_lists_every_tournament_with_its_latest_run(client, staff, researcher):
@@ -191,7 +261,8 @@ def test_leaderboard_queries_do_not_grow_with_runs_and_tournaments(
     client.force_login(staff)
     with django_assert_max_num_queries(6):
         assert client.get(detail_url(tournament)).status_code == 200
-    with django_assert_max_num_queries(5):
+    # 5, the count of the list's pages (issue 14), and the dimensional results (issue 12).
+    with django_assert_max_num_queries(7):
         assert client.get(reverse("analysis:list")).status_code == 200
     with django_assert_max_num_queries(6):
         assert client.get(reverse("analysis:overview")).status_code == 200
@@ -274,3 +345,37 @@ def test_an_ab_leaderboard_has_no_survival_section(client):
     assert 'data-system="ab-strong" data-cluster="1"' in html
     assert reverse("analysis:plot", args=[tournament.slug, run.pk, "heatmap"]) in html
     assert "plot-survival" not in html and "automatic tie" in html
+
+
+def test_tiny_p_values_and_pairs_never_compared_are_shown_as_such(client):
+    tournament = builders.bare_tournament()
+    result, plots = builders.canned_result()
+    first, *_ = result["pairwise"]
+    never = (first["a"], first["b"])
+    pairwise = [{**row, "p_value": 1e-9, "p_adjusted": 3e-8} for row in result["pairwise"][1:]]
+    builders.stored_run(tournament, result={**result, "pairwise": pairwise}, plots=plots)
+    html = client.get(detail_url(tournament)).content.decode()
+    table = html[html.index('<table class="pairwise">') :]
+    table = table[: table.index("</table>")]
+    assert table.count("&lt; 0.0001") == 2 * len(pairwise)
+    assert "0.0000" not in html
+    row = table[table.index('class="never-compared"') :]
+    assert row.index(never[0]) < row.index(never[1]) < row.index("never compared")
+
+
+def test_a_bipartite_leaderboard_shows_the_partners_apart_from_the_ranking(client):
+    from analysis.reports import SpotTheBotData, build_report
+    from analysis.simulation import simulate_spot_the_bot
+
+    data = simulate_spot_the_bot(builders.small_spot_the_bot_model(), seed=2)
+    data = SpotTheBotData(**{**data.__dict__, "partners": ("bot-middle",)})
+    result = build_report(data, builders.FAST)
+    tournament = builders.bare_tournament(name="Bipartite garden")
+    builders.stored_run(tournament, result={**result, "tournament": tournament.slug})
+    html = client.get(detail_url(tournament)).content.decode()
+    ranking = html[html.index('id="ranking-heading"') : html.index('id="partners-heading"')]
+    partners = html[html.index('id="partners-heading"') :]
+    assert 'data-system="bot-strong"' in ranking and 'data-system="bot-weak"' in ranking
+    assert "bot-middle" not in ranking
+    assert 'data-partner="bot-middle"' in partners
+    assert "not ranked" in partners

@@ -12,10 +12,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.allocation import NoWork, next_assignment
+from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Item, Judgment, Worker
-from annotation.services import add_items, batch_items, record_judgment, submit_if_complete
-from annotation.tasks.base import ItemSpec
-from tests.annotation.builders import ab_campaign, ab_spec, campaign
+from annotation.services import add_items, record_judgment, submit_if_complete
+from tests.annotation.builders import ab_campaign, ab_spec, batch_items, campaign
 
 pytestmark = pytest.mark.django_db
 

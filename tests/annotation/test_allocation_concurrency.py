@@ -13,10 +13,10 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.allocation import NoWork, next_assignment
+from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Campaign, Item, Judgment, Worker
-from annotation.services import add_items, batch_items, record_judgment, submit_if_complete
-from annotation.tasks.base import ItemSpec
-from tests.annotation.builders import campaign
+from annotation.services import add_items, record_judgment, submit_if_complete
+from tests.annotation.builders import batch_items, campaign
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

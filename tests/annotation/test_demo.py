@@ -3,8 +3,8 @@
 import pytest
 from django.core.management import call_command
 
+from annotation.kinds import KIND_KEYS
 from annotation.models import Assignment, Campaign, Item
-from annotation.tasks import KIND_KEYS
 
 pytestmark = pytest.mark.django_db
 
@@ -35,4 +35,28 @@ def test_a_newcomer_can_open_each_demo_campaign(client):
         response = client.get(campaign.start_url() + "?worker=newcomer")
         assert response.status_code == 302, kind
         page = client.get(response["Location"])
-        assert page.status_code == 200 and "Item 1 of" in page.content.decode(), kind
+        # The ABC-Eval campaign trains a newcomer first (see the test below).
+        expected = "Begin the training" if kind == "abc_eval" else "Item 1 of"
+        assert page.status_code == 200 and expected in page.content.decode(), kind
+
+
+def test_the_demo_abc_eval_campaign_trains_and_screens_newcomers(client):
+    from annotation.training import training_threshold
+
+    call_command("load_demo")
+    campaign = Campaign.objects.get(slug="demo-abc-eval")
+    assert campaign.requires_training and campaign.status == "live"
+    training = list(campaign.items.filter(role="training").order_by("position"))
+    assert [item.conversation.external_id for item in training] == [
+        "demo-train-grandmother",
+        "demo-train-new-job",
+        "demo-train-sick-cat",
+    ]
+    assert all(item.gold["explanations"] for item in training)
+    assert training_threshold(campaign) == 3
+    response = client.get(f"/work/{campaign.slug}/?worker=newcomer")
+    assert response.status_code == 302 and "training" in response["Location"]
+    page = client.get(response["Location"]).content.decode()
+    assert "annotate 3 training conversations" in page and "fewer than 3 mistakes" in page
+    # The screening conversation has one turn of each kind to get right.
+    assert training[-1].gold["labels"] == {"empathetic": [1, 0, 0], "lack of empathy": [0, 0, 1]}

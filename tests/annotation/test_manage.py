@@ -4,6 +4,7 @@ changes, the detail page's figures and queries, and the preview."""
 import json
 from datetime import timedelta
 from decimal import Decimal
+from unittest import mock
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -13,9 +14,9 @@ from django.urls import reverse
 
 from annotation.campaigns import available_kinds, builds_from_responses, change_status
 from annotation.crowd.local import LocalProvider
+from annotation.kinds import get_kind
 from annotation.models import Assignment, Campaign, Item, Judgment
 from annotation.services import add_items
-from annotation.tasks import get_kind
 from evalhub.models import Conversation
 from tests import factories
 from tests.annotation.builders import ab_campaign, ab_spec, campaign
@@ -146,7 +147,7 @@ def test_researchers_are_refused(client):
 def test_staff_may_use_every_page(staff):
     c = ab_campaign(2, status="draft")
     for method, address in manage_urls(c):
-        response = getattr(staff, method)(address)
+        response = getattr(staff, method)(address, CONFIRMED if method == "post" else None)
         expected = 302 if method == "post" else 200
         assert response.status_code == expected, address
 
@@ -179,11 +180,11 @@ def test_the_list_shows_each_campaign_with_progress(staff):
 # Creating from responses ----------------------------------------------------------------
 
 
-def test_the_form_lists_providers_but_only_the_link_can_be_chosen(staff):
+def test_the_form_offers_every_installed_provider(staff):
     html = staff.get(url("manage-campaign-create")).content.decode()
-    assert '<option value="prolific" disabled>' in html
-    assert '<option value="mturk" disabled>' in html
-    assert "MTurk/Prolific issue" in html
+    assert '<option value="prolific">' in html
+    assert '<option value="mturk">' in html
+    assert "manage.py crowd" in html
 
 
 def test_staff_creates_an_ab_campaign_from_latest_submissions(staff, ab_setup):
@@ -242,7 +243,11 @@ def test_the_system_cannot_be_its_own_baseline(staff, ab_setup):
 def test_an_ab_campaign_needs_its_item_source(staff):
     response = staff.post(url("manage-campaign-create"), form_data())
     assert response.status_code == 400
-    assert response.content.decode().count("Required for this task kind.") == 3
+    # Each on its field, and again in the summary at the top linking to the field.
+    page = response.content.decode()
+    assert page.count("Required for this task kind.") == 6
+    for field in ("prompt_set", "system", "baselines"):
+        assert f'href="#id_{field}"' in page
 
 
 @pytest.mark.parametrize(
@@ -250,7 +255,7 @@ def test_an_ab_campaign_needs_its_item_source(staff):
     [
         ({"task_config": "{oops"}, "Not valid JSON: Expecting property name enclosed in double"),
         ({"task_config": "[1]"}, "The task config must be a JSON object"),
-        ({"provider": "prolific"}, "arrives with the MTurk/Prolific issue"),
+        ({"provider": "nope"}, "Select a valid choice. nope is not one of the available"),
         ({"slug": "new"}, "&#x27;new&#x27; is reserved"),
         ({"redundancy": 0}, "Ensure this value is greater than or equal to 1."),
     ],
@@ -328,6 +333,7 @@ def test_gold_and_training_items_come_from_a_second_file(staff):
         task_config='{"segment_lengths": [2]}',
         conversations=jsonl_file("talks.jsonl", *talks()[:4]),
         gold_items=jsonl_file("gold.jsonl", *gold_rows),
+        batch_size=3,  # two segments and the check
     )
     response = staff.post(url("manage-campaign-create"), data, follow=True)
     assert response.status_code == 200
@@ -355,6 +361,27 @@ def test_a_gold_conversation_may_not_also_be_a_task(staff):
     assert "line 1: conversation &#x27;talk-2&#x27; is also in the conversations file." in (
         response.content.decode()
     )
+    assert not Campaign.objects.exists() and not Conversation.objects.exists()
+
+
+@pytest.mark.skipif("spot_the_bot" not in CONVERSATION_KINDS, reason="needs Spot The Bot")
+def test_a_malformed_gold_answer_is_refused_with_its_line_and_nothing_is_written(staff):
+    rows = [
+        talk(11, ("bot-x", "human"), role="gold", gold={"labels": ["bot", "human"]}),
+        talk(12, ("bot-x", "human"), role="gold", gold={"labels": ["bot"]}),
+        talk(13, ("human", "human"), role="training", gold={"labels": ["human", "alien"]}),
+    ]
+    data = form_data(
+        task_kind="spot_the_bot",
+        task_config='{"segment_lengths": [2]}',
+        conversations=jsonl_file("talks.jsonl", *talks()[:4]),
+        gold_items=jsonl_file("gold.jsonl", *rows),
+    )
+    response = staff.post(url("manage-campaign-create"), data)
+    page = response.content.decode()
+    assert "line 2: &#x27;labels&#x27; must hold one label per speaker (2)." in page
+    assert "line 3: the label of " in page and "not &#x27;alien&#x27;." in page
+    assert "line 1:" not in page
     assert not Campaign.objects.exists() and not Conversation.objects.exists()
 
 
@@ -425,6 +452,10 @@ def test_the_kinds_config_errors_are_shown_on_the_config_field(staff):
 # Launch, pause, finish -----------------------------------------------------------------
 
 
+# The confirmation page's answer (issue 14): a bare POST only asks.
+CONFIRMED = {"confirmed": "yes"}
+
+
 def draft() -> Campaign:
     c = campaign("ab", status="draft")
     add_items(c, [ab_spec(i) for i in range(3)])
@@ -438,17 +469,17 @@ def test_launch_pause_resume_finish(staff, monkeypatch):
             LocalProvider, hook, lambda self, c, hook=hook: calls.append((hook, c.slug))
         )
     c = draft()
-    staff.post(url("manage-campaign-launch", c.slug))
+    staff.post(url("manage-campaign-launch", c.slug), CONFIRMED)
     c.refresh_from_db()
     launched = c.launched_at
     assert c.status == "live" and launched is not None
-    staff.post(url("manage-campaign-pause", c.slug))
+    staff.post(url("manage-campaign-pause", c.slug), CONFIRMED)
     c.refresh_from_db()
     assert c.status == "paused"
-    staff.post(url("manage-campaign-launch", c.slug))
+    staff.post(url("manage-campaign-launch", c.slug), CONFIRMED)
     c.refresh_from_db()
     assert c.status == "live" and c.launched_at == launched
-    staff.post(url("manage-campaign-finish", c.slug))
+    staff.post(url("manage-campaign-finish", c.slug), CONFIRMED)
     c.refresh_from_db()
     assert c.status == "finished" and c.finished_at is not None
     assert calls == [(hook, c.slug) for hook in ("launch", "pause", "launch", "finish")]
@@ -464,14 +495,29 @@ def test_state_changes_only_by_post(staff, action, status):
     assert Campaign.objects.get(pk=c.pk).status == status
 
 
+@pytest.mark.parametrize(
+    "action, status, verb",
+    [("launch", "draft", "Launch"), ("pause", "live", "Pause"), ("finish", "live", "Finish")],
+)
+def test_a_state_change_asks_for_confirmation_first(staff, action, status, verb):
+    c = draft()
+    Campaign.objects.filter(pk=c.pk).update(status=status)
+    response = staff.post(url(f"manage-campaign-{action}", c.slug))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert f"{verb} “{c.title}”?" in page and 'name="confirmed" value="yes"' in page
+    assert c.get_absolute_url() in page  # Cancel goes back
+    assert Campaign.objects.get(pk=c.pk).status == status
+
+
 def test_a_refused_change_says_why_and_changes_nothing(staff):
     c = draft()
-    response = staff.post(url("manage-campaign-pause", c.slug), follow=True)
+    response = staff.post(url("manage-campaign-pause", c.slug), CONFIRMED, follow=True)
     assert "A draft campaign cannot pause." in response.content.decode()
     c.refresh_from_db()
     assert c.status == "draft"
     empty = campaign("ab", status="draft")
-    response = staff.post(url("manage-campaign-launch", empty.slug), follow=True)
+    response = staff.post(url("manage-campaign-launch", empty.slug), CONFIRMED, follow=True)
     assert "no items to show" in response.content.decode()
     empty.refresh_from_db()
     assert empty.status == "draft"
@@ -521,7 +567,8 @@ def test_detail_queries_do_not_depend_on_campaign_size(staff, django_assert_max_
             assert staff.get(url("manage-campaign", c.slug)).status_code == 200
         counts.append(len(captured))
     assert counts[0] == counts[1]
-    with django_assert_max_num_queries(12):
+    # 12, and 3 for the oversight panel (money spent: assignments and bonuses; the plot).
+    with django_assert_max_num_queries(17):
         staff.get(url("manage-campaign", c.slug))
 
 
@@ -577,3 +624,13 @@ def test_an_automatic_item_is_explained_not_shown(staff, ab_setup):
     auto = c.items.get(auto_payload__isnull=False)
     html = staff.get(url("manage-campaign-preview", c.slug, auto.position)).content.decode()
     assert "never shown" in html and "identical responses" in html
+
+
+def test_a_campaign_slug_taken_meanwhile_is_a_field_error_not_a_500(staff, ab_setup):
+    """Two creations at once both pass the form's check; the second meets the constraint."""
+    staff.post(url("manage-campaign-create"), form_data(**ab_setup))
+    with mock.patch("django.forms.models.BaseModelForm.validate_unique", lambda form: None):
+        response = staff.post(url("manage-campaign-create"), form_data(**ab_setup))
+    assert response.status_code in (200, 400)
+    assert "already exists; choose another" in response.content.decode()
+    assert Campaign.objects.filter(slug="greeting-test").count() == 1

@@ -7,9 +7,9 @@ import pytest
 from django.utils import timezone
 
 from annotation import progress
+from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Campaign, Item, Judgment, Worker
 from annotation.services import add_items
-from annotation.tasks.base import ItemSpec
 from tests.annotation.builders import ab_campaign, ab_spec, campaign
 
 pytestmark = pytest.mark.django_db
@@ -47,7 +47,7 @@ def shown(c: Campaign, role="task") -> list[Item]:
 
 
 def test_composition_counts_items_and_prices_every_slot():
-    c = campaign("ab", redundancy=3, batch_size=2, reward_per_batch=Decimal("1.25"))
+    c = campaign("ab", redundancy=3, batch_size=3, reward_per_batch=Decimal("1.25"))
     specs = [ab_spec(i) for i in range(5)] + [ab_spec(100, gold={"choice": "a"}, role="gold")]
     specs.append(ab_spec(200, role="training"))
     specs.append(ItemSpec(content={"context": ["x"]}, auto_payload={"choice": "tie"}))

@@ -1,5 +1,6 @@
 """Quality figures on small campaigns computed by hand, blocking, and the analysis switch."""
 
+import random
 from datetime import timedelta
 
 import pytest
@@ -7,6 +8,7 @@ from django.contrib.admin.models import LogEntry
 from django.utils import timezone
 
 from annotation.allocation import NoWork, next_assignment
+from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Judgment, Worker
 from annotation.quality import (
     Rate,
@@ -17,10 +19,9 @@ from annotation.quality import (
     sort_figures,
     worker_figures,
 )
-from annotation.services import add_items, batch_items, submit_if_complete
-from annotation.tasks.base import ItemSpec
+from annotation.services import add_items, submit_if_complete
 from tests import factories
-from tests.annotation.builders import ab_campaign, campaign
+from tests.annotation.builders import ab_campaign, batch_items, campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -181,8 +182,10 @@ def test_controls_count_human_labels_on_human_human_items():
     assert figures["a"].controls == Rate(2, 4)
     assert figures["b"].controls == Rate(4, 4)
     assert (figures["a"].gold, figures["b"].gold) == (Rate(0, 1), Rate(1, 1))
-    # Two annotators: agreement is pairwise, on the two task items (control and mixed).
-    assert figures["a"].agreement == Rate(0, 2) == figures["b"].agreement
+    # Two annotators: agreement is pairwise, per part of the answer of the two task items:
+    # control: labels[0] human = human, labels[1] unsure != human, fluency None = None;
+    # mixed: bot != human twice, fluency None = None.
+    assert figures["a"].agreement == Rate(3, 6) == figures["b"].agreement
 
 
 def test_figures_take_two_queries_whatever_the_campaign_size(django_assert_num_queries):
@@ -258,3 +261,48 @@ def test_judgments_for_analysis_is_per_campaign_and_loads_items(django_assert_nu
     with django_assert_num_queries(1):
         rows = list(judgments_for_analysis(c, exclude_blocked=False))
         assert {j.item.campaign_id for j in rows} == {c.pk}
+
+
+FEATURES = ("sensibleness", "specificity", "fluency")
+
+
+def test_careless_workers_are_told_apart_from_careful_ones():
+    """Simulated Spot The Bot campaign: 16 bot-bot segments judged by 4 careful workers (each
+    label and feature choice right with probability 0.8) and 2 careless ones (uniformly
+    random). Compared part by part, every careful worker agrees with the others far more than
+    every careless one (whole answers of 2 labels and 3 choices rarely match at all)."""
+    rng = random.Random(8)
+    n_items = 16
+    c = campaign("spot_the_bot", batch_size=n_items, redundancy=6)
+    add_items(c, [stb_item(n, ["bot-x", "bot-y"]) for n in range(n_items)])
+    # The truth of each segment: who is spotted, and which speaker is better on a feature.
+    truth = {}
+    for n in range(n_items):
+        truth[f"conv-{n}"] = (
+            [rng.choice(["bot", "human"]) for _ in range(2)],
+            {f: rng.choice([0, 1, None]) for f in FEATURES},
+        )
+    careful, careless = ["c1", "c2", "c3", "c4"], ["r1", "r2"]
+    for name in careful + careless:
+        assignment = next_assignment(c, worker(name))
+        for item in batch_items(assignment):
+            true_labels, true_better = truth[item.content["meta"]["conversation"]]
+            if name in careful:
+                answer_labels = [
+                    x if rng.random() < 0.8 else rng.choice(["bot", "human", "unsure"])
+                    for x in true_labels
+                ]
+                better = {
+                    f: v if rng.random() < 0.8 else rng.choice([0, 1, None])
+                    for f, v in true_better.items()
+                }
+            else:
+                answer_labels = [rng.choice(["bot", "human", "unsure"]) for _ in range(2)]
+                better = {f: rng.choice([0, 1, None]) for f in FEATURES}
+            judge(assignment, item, {"labels": answer_labels, "better": better})
+    figures = by_name(worker_figures(c))
+    careful_rates = [figures[n].agreement.value for n in careful]
+    careless_rates = [figures[n].agreement.value for n in careless]
+    assert min(careful_rates) > max(careless_rates) + 0.2, (careful_rates, careless_rates)
+    assert min(careful_rates) > 0.6
+    assert all(figures[n].agreement.total >= 4 * n_items for n in careful + careless)

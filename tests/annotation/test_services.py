@@ -1,15 +1,17 @@
 """Building a campaign (items, batches, gold copies, open slots) and storing judgments."""
 
+import random
 from collections import Counter
 
 import pytest
+from django.test import override_settings
 from django.utils import timezone
 
 from annotation.allocation import next_assignment
+from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Batch, Item, Judgment, Worker
-from annotation.services import add_items, batch_items, record_judgment, submit_if_complete
-from annotation.tasks.base import ItemSpec
-from tests.annotation.builders import ab_campaign, ab_spec, campaign
+from annotation.services import TooMuchWork, add_items, record_judgment, submit_if_complete
+from tests.annotation.builders import ab_campaign, ab_spec, batch_items, campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -50,7 +52,7 @@ def test_automatic_and_training_items_are_stored_without_a_batch():
 
 
 def test_gold_copies_are_mixed_into_every_batch_round_robin():
-    c = campaign(batch_size=2)
+    c = campaign(batch_size=3)
     counts = add_items(c, [ab_spec(i) for i in range(6)] + [gold_spec(0), gold_spec(1)])
     assert counts["gold_copies"] == 3
     by_batch = {
@@ -64,20 +66,20 @@ def test_gold_copies_are_mixed_into_every_batch_round_robin():
         2: ["gold:0"],
     }
     for items in by_batch.values():
+        # batch_size counts the check: a batch's length does not tell that it holds one.
         assert len(items) == 3
-        # Between the task items, not first or last, so it does not stand out.
-        assert items[1].role == "gold" and items[1].gold == GOLD
+        assert [i.gold for i in items if i.role == "gold"] == [GOLD]
 
 
 def test_a_gold_spec_keeps_its_own_group_key():
-    c = campaign(batch_size=2)
+    c = campaign(batch_size=3)
     add_items(c, [ab_spec(0), ab_spec(1), gold_spec(0, group_key="conv-7")])
     assert Item.objects.get(campaign=c, role="gold").group_key == "conv-7"
 
 
 def test_never_two_copies_of_one_gold_item_in_a_batch():
     # More gold asked per batch than gold specs exist: each batch gets each spec once.
-    c = campaign(batch_size=4)
+    c = campaign(batch_size=5)
     counts = add_items(c, [ab_spec(i) for i in range(8)] + [gold_spec(0)], gold_per_batch=2)
     for batch in Batch.objects.filter(campaign=c):
         keys = list(batch.items.filter(role="gold").values_list("group_key", flat=True))
@@ -152,3 +154,68 @@ def test_submit_only_when_every_item_is_judged():
     # A replayed last submit keeps the code already given.
     assert submit_if_complete(assignment, 2) is True and assignment.completion_code == code
     assert Judgment.objects.filter(assignment=assignment).count() == 2
+
+
+def _judge_whole_batch(assignment):
+    for item in batch_items(assignment):
+        record_judgment(assignment, item, {"choice": "a", "left": "a"}, started_at=timezone.now())
+    return submit_if_complete(assignment, len(batch_items(assignment)))
+
+
+def test_the_last_submitted_batch_finishes_the_campaign(django_capture_on_commit_callbacks):
+    c = ab_campaign(4, batch_size=2, redundancy=2)
+    slots = []
+    for n in range(4):
+        slots.append(started(c, f"finisher-{n}"))
+    for assignment in slots[:3]:
+        with django_capture_on_commit_callbacks(execute=True):
+            assert _judge_whole_batch(assignment) is True
+    c.refresh_from_db()
+    assert c.status == c.Status.LIVE and c.finished_at is None
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        assert _judge_whole_batch(slots[3]) is True
+    assert len(callbacks) == 1
+    c.refresh_from_db()
+    assert c.status == c.Status.FINISHED and c.finished_at is not None
+    assert not c.assignments.exclude(status=Assignment.Status.SUBMITTED).exists()
+
+
+def test_a_draft_campaign_is_not_finished_by_a_stray_submission():
+    from annotation.campaigns import finish_if_complete
+
+    c = ab_campaign(2, batch_size=2, status="draft")
+    c.assignments.update(status=Assignment.Status.SUBMITTED)
+    assert finish_if_complete(c) is False
+    c.refresh_from_db()
+    assert c.status == c.Status.DRAFT
+
+
+def test_checks_sit_at_random_positions_and_batch_length_does_not_tell():
+    # Issue 9: the check used to be item 2 of every batch, and gold batches one item longer.
+    c = campaign(batch_size=4)
+    specs = [ab_spec(i) for i in range(60)] + [gold_spec(0), gold_spec(1)]
+    add_items(c, specs, rng=random.Random(7))
+    positions = Counter()
+    for batch in Batch.objects.filter(campaign=c):
+        items = list(batch.items.order_by("order_in_batch"))
+        assert len(items) == c.batch_size
+        assert sum(i.role == "gold" for i in items) == 1
+        positions[next(n for n, i in enumerate(items) if i.role == "gold")] += 1
+    assert set(positions) == {0, 1, 2, 3}
+
+
+def test_as_many_checks_as_the_batch_holds_are_refused():
+    c = campaign(batch_size=2)
+    with pytest.raises(TooMuchWork, match=r"gold_per_batch \(2\) must be less than batch_size"):
+        add_items(c, [ab_spec(0), gold_spec(0), gold_spec(1)], gold_per_batch=2)
+    assert not Item.objects.filter(campaign=c).exists()
+
+
+@override_settings(EVALHUB_MAX_ASSIGNMENTS_PER_CAMPAIGN=8)
+def test_a_campaign_opening_more_assignments_than_allowed_is_refused_before_writing():
+    c = campaign(batch_size=2, redundancy=3)
+    with pytest.raises(TooMuchWork, match="would open 9 assignments .* at most 8"):
+        add_items(c, [ab_spec(i) for i in range(6)])
+    assert not Batch.objects.filter(campaign=c).exists()
+    assert not Item.objects.filter(campaign=c).exists()
+    assert not Assignment.objects.filter(campaign=c).exists()

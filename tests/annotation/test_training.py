@@ -5,23 +5,23 @@ import random
 
 import pytest
 from django.db import connection
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from annotation.kinds import get_kind
+from annotation.kinds.abc_eval import TASKS, with_gold
 from annotation.models import Assignment, Qualification, TrainingAnswer, Worker
 from annotation.services import add_items
-from annotation.tasks import get_kind
-from annotation.tasks.abc_eval import TASKS, with_gold
 from annotation.training import (
     TrainingClosed,
     begin_attempt,
     needs_training,
-    next_training_item,
     record_training_answer,
     training_state,
 )
 from tests.annotation.builders import ab_campaign, campaign
-from tests.annotation.tasks.test_abc_eval import (
+from tests.annotation.kinds.test_abc_eval import (
     CONSISTENCY_GOLD,
     SELF_CONTRADICTION,
     conversation,
@@ -31,6 +31,11 @@ from tests.annotation.tasks.test_abc_eval import (
 pytestmark = pytest.mark.django_db
 ABC = get_kind("abc_eval")
 NOT_REDUNDANT = "Each bot turn says something new: nothing here is redundant."
+
+
+def next_training_item(campaign, worker):
+    """The training item the worker annotates next, or None when no attempt is open here."""
+    return training_state(campaign, worker).next_item
 
 
 def abc_campaign(task="consistency", *, training=3, n_task=2, **fields):
@@ -165,8 +170,9 @@ def test_a_whole_session_fail_see_why_retry_qualify_then_work(client):
     assert start(client, c)["Location"] == url("training", c)
 
     client.post(url("training-begin", c))
-    assert "attempt 2" in client.get(url("training-item", c, first)).content.decode()
-    for item in (first, second, third):
+    # The retry starts at the second conversation and is graded on the first.
+    assert "attempt 2" in client.get(url("training-item", c, second)).content.decode()
+    for item in (second, third, first):
         client.post(url("training-item", c, item), answer(2))
     result = client.get(url("training", c)).content.decode()
     assert "You qualified" in result
@@ -178,6 +184,36 @@ def test_a_whole_session_fail_see_why_retry_qualify_then_work(client):
     assignment = Assignment.objects.get(worker=worker())
     assert response["Location"] == assignment.get_absolute_url()
     assert 'name="flag_self_contradiction_5"' in client.get(response["Location"]).content.decode()
+
+
+def test_a_retry_is_graded_on_another_training_conversation_while_one_is_left():
+    c = abc_campaign()
+    w = worker()
+    first, second, third = training_state(c, w).items
+    train(c, w, 0, 0, 3)
+    assert TrainingAnswer.objects.get(attempt=1, item=third).mistakes == 3
+    begin_attempt(c, w)
+    state = training_state(c, w)
+    assert (state.attempt, state.next_item, state.items[-1]) == (2, second, first)
+    with pytest.raises(TrainingClosed):
+        record_training_answer(c, w, first, payload(0))
+    for n in (3, 3, 0):  # only the graded conversation, the first, decides
+        record_training_answer(c, w, training_state(c, w).next_item, payload(n))
+    q = Qualification.objects.get(worker=w)
+    assert (q.attempts, q.passed, q.last_mistakes) == (2, True, 0)
+    assert TrainingAnswer.objects.get(attempt=2, item=first).mistakes == 0
+
+
+@override_settings(EVALHUB_TRAINING_MAX_ATTEMPTS=4)
+def test_retries_fall_back_to_the_first_order_when_every_conversation_was_graded():
+    c = abc_campaign(training=2)
+    w = worker()
+    first, second = training_state(c, w).items
+    graded = []
+    for attempt in (1, 2, 3):
+        train(c, w, 3, 3)
+        graded.append(TrainingAnswer.objects.filter(attempt=attempt).latest("pk").item)
+    assert graded == [second, first, second]
 
 
 def test_only_the_last_conversation_decides():
@@ -311,3 +347,20 @@ def test_training_page_queries_do_not_depend_on_campaign_size(client):
         return len(captured)
 
     assert queries_for_first_item(2, 1) == queries_for_first_item(6, 12)
+
+
+@override_settings(EVALHUB_TRAINING_MAX_ATTEMPTS=2)
+def test_training_attempts_are_limited_and_the_page_says_so(client):
+    c = abc_campaign()
+    w = worker("w1")
+    train(c, w, 3, 3, 3)
+    assert train(c, w, 3, 3, 3).attempts == 2
+    begin_attempt(c, w)  # a third attempt is not opened
+    q = Qualification.objects.get(worker=w)
+    assert (q.attempts, q.passed) == (2, False)
+    start(client, c)
+    page = client.get(url("training", c)).content.decode()
+    assert "You have used all 2 training attempts" in page
+    assert "Start the training again" not in page
+    client.post(url("training-begin", c))
+    assert Qualification.objects.get(worker=w).attempts == 2

@@ -7,9 +7,9 @@ from django.urls import reverse
 
 from annotation.allocation import next_assignment
 from annotation.models import Judgment, Worker
-from annotation.services import batch_items, record_judgment, submit_if_complete
+from annotation.services import record_judgment, submit_if_complete
 from tests import factories
-from tests.annotation.builders import ab_campaign
+from tests.annotation.builders import ab_campaign, batch_items
 
 pytestmark = pytest.mark.django_db
 
@@ -200,3 +200,34 @@ def test_it_handles_missing_workers_and_campaigns(staff_client):
     assert staff_client.post(block_url(w), {"action": "block", "reason": "x"}).status_code == 400
     w.refresh_from_db()
     assert not w.blocked
+
+
+def test_the_table_shows_each_workers_training_attempts_and_outcome(staff_client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.annotation.test_training import abc_campaign, train
+    from tests.annotation.test_training import worker as trainee
+
+    # The gate to training is the start link: allocation itself serves anyone, as it
+    # does a worker who took a batch before the campaign required training.
+    c = abc_campaign(training=1, n_task=4)
+    passed, failed, never = trainee("ann"), trainee("bob"), trainee("cat")
+    train(c, passed, 3)
+    train(c, passed, 0)
+    train(c, failed, 3)
+    for w in (passed, failed, never):
+        assert next_assignment(c, w) is not None
+    with CaptureQueriesContext(connection) as queries:
+        html = staff_client.get(table_url(c)).content.decode()
+    assert "passed <small" in row_of(html, passed) and ">2 attempts<" in row_of(html, passed)
+    assert "failed <small" in row_of(html, failed) and ">1 attempt<" in row_of(html, failed)
+    assert "not trained <small" in row_of(html, never) and ">0 attempts<" in row_of(html, never)
+    qualification_queries = [q for q in queries if "annotation_qualification" in q["sql"]]
+    assert len(qualification_queries) == 1
+    # A kind without training shows no outcome.
+    ab = ab_campaign(2, batch_size=2)
+    (w,) = worked(ab, "dan")
+    assert '<td class="training"><span class="muted">–</span></td>' in row_of(
+        staff_client.get(table_url(ab)).content.decode(), w
+    )

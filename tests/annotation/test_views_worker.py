@@ -181,3 +181,22 @@ def test_paused_campaign_takes_no_one(client):
     c = ab_campaign(2, status="paused")
     assert "not accepting work" in start(client, c).content.decode()
     assert not Assignment.objects.filter(worker__isnull=False).exists()
+
+
+def test_a_malformed_stored_gold_answer_is_logged_left_unscored_and_the_worker_goes_on(
+    client, caplog
+):
+    # Issue 9: scoring must never fail in front of a worker.
+    c = ab_campaign(2, batch_size=2, gold=1)
+    c.items.filter(role="gold").update(gold={"no choice here": True})
+    start(client, c)
+    assignment = assignment_of("link:w1")
+    items = items_of(assignment)
+    gold = next(i for i in items if i.role == "gold")
+    response = submit(client, assignment, gold, choice="left")
+    assert response.status_code == 302
+    following = client.get(response["Location"], follow=True)
+    assert following.status_code == 200 and "item" in following.context
+    judgment = Judgment.objects.get(item=gold)
+    assert judgment.gold_correct is None and judgment.gold_mistakes is None
+    assert "cannot be scored" in caplog.text

@@ -61,8 +61,19 @@ def page(browser, live_server):
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1200, "height": 900})
     context.set_default_timeout(15_000)
     page = context.new_page()
+    # Every page runs under the Content-Security-Policy: anything it refuses (an inline
+    # script, style or handler) is reported on the console and fails the test.
+    refused = []
+    page.on(
+        "console",
+        lambda message: (
+            "Content Security Policy" in message.text
+            and refused.append(f"{message.location.get('url')}: {message.text[:120]}")
+        ),
+    )
     yield page
     context.close()
+    assert not refused, f"the Content-Security-Policy refused: {refused}"
 
 
 @pytest.fixture

@@ -90,6 +90,11 @@ def test_researcher_launches_an_ab_experiment_and_a_participant_finishes_a_batch
     expect(page.get_by_test_id("cost")).to_have_count(0)
 
     campaign = Tournament.objects.get(slug="ada-ab").campaign
+    # The participant arrives by a shared `?worker=` link, which the campaign must allow.
+    type(campaign).objects.filter(pk=campaign.pk).update(allow_worker_param=True)
+    # An unpublished tournament's campaign serves only invited or platform workers
+    # (annotation/visibility.py): the plain link works once the tournament is published.
+    Tournament.objects.filter(slug="ada-ab").update(published=True)
     participant = browser.new_context(base_url=live_server.url, viewport=PHONE).new_page()
     participant.set_default_timeout(15_000)
     participant.goto(f"/work/{campaign.slug}/?worker=p1")

@@ -32,7 +32,8 @@ def test_staff_creates_launches_and_previews_an_ab_campaign(page, screenshot):
     page.select_option("#id_system", "new-bot")
     page.get_by_label("Seq2Seq").check()
     page.get_by_label("Retrieval").check()
-    assert page.locator("#id_provider option[value=prolific]").is_disabled()
+    # Crowd platforms are offered beside the plain link (issue 11); this campaign uses the link.
+    assert page.locator("#id_provider option[value=prolific]").is_enabled()
     screenshot("admin-campaign-create")
     page.get_by_role("button", name="Create draft campaign").click()
 
@@ -43,6 +44,9 @@ def test_staff_creates_launches_and_previews_an_ab_campaign(page, screenshot):
     assert page.get_by_test_id("status").inner_text() == "Draft"
 
     page.get_by_role("button", name="Launch").click()
+    # A confirmation page first (issue 14), which works without JavaScript.
+    assert "Workers can start at once" in page.get_by_test_id("consequence").inner_text()
+    page.get_by_role("button", name="Yes, launch it").click()
     page.wait_for_load_state()
     assert page.get_by_test_id("status").inner_text() == "Live"
     assert Campaign.objects.get(slug="greetings-ab").launched_at is not None

@@ -29,12 +29,14 @@ def test_researcher_submits_responses_and_sees_metrics(page, screenshot):
     page.select_option("#id_prompt_set", "greetings")
     page.set_input_files(
         "#id_file",
-        files=[{"name": "ada.txt", "mimeType": "text/plain", "buffer": b"hello there\n\nbye\n"}],
+        files=[{"name": "ada.txt", "mimeType": "text/plain", "buffer": b"hello there\nbye\n"}],
     )
     page.get_by_role("button", name="Upload").click()
     errors = page.locator(".upload-errors")
     errors.wait_for()
-    assert "line 2: empty response." in errors.inner_text()
+    assert "Expected 3 lines, one response per prompt in order; the file has 2." in (
+        errors.inner_text()
+    )
     screenshot("submission-error")
     assert Submission.objects.count() == 0
 

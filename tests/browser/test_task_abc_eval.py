@@ -5,11 +5,11 @@ import random
 import pytest
 from playwright.sync_api import expect
 
+from annotation.kinds import get_kind
 from annotation.models import Assignment, Judgment
 from annotation.services import add_items
-from annotation.tasks import get_kind
 from tests.annotation.builders import campaign
-from tests.annotation.tasks.test_abc_eval import conversation, loaded
+from tests.annotation.kinds.test_abc_eval import conversation, loaded
 
 pytestmark = pytest.mark.django_db(transaction=True)
 PHONE = {"width": 390, "height": 844}

@@ -5,12 +5,12 @@ import random
 import pytest
 from playwright.sync_api import expect
 
+from annotation.kinds import get_kind
 from annotation.models import Assignment, Judgment
 from annotation.services import add_items
-from annotation.tasks import get_kind
 from evalhub.models import Conversation, Speaker, Turn
 from tests import factories
-from tests.annotation.builders import campaign
+from tests.annotation.builders import MIDDLE, campaign
 
 pytestmark = pytest.mark.django_db(transaction=True)
 KIND = get_kind("comparative")
@@ -61,14 +61,22 @@ def comparative_campaign():
         "comparative",
         slug="compare",
         title="Compare two chats",
-        batch_size=2,
+        batch_size=3,
         redundancy=1,
         task_config=config,
         instructions="Read both chats, then say in which one the chatbot does better.",
     )
     loaded = Conversation.objects.prefetch_related("speakers__system", "turns")
-    add_items(c, KIND.build_from_conversations(loaded, config, random.Random(3)))
+    add_items(c, KIND.build_from_conversations(loaded, config, random.Random(3)), rng=MIDDLE)
     return c
+
+
+def shown(page) -> list[str]:
+    """The dimensions in the order the page shows them."""
+    names = page.eval_on_selector_all(
+        "input[type=radio]", "inputs => inputs.map(input => input.name)"
+    )
+    return list(dict.fromkeys(n[len("choice_") :] for n in names if n.startswith("choice_")))
 
 
 def choose(page, dimension, value):
@@ -88,33 +96,33 @@ def test_participant_compares_dialogues_and_gets_the_completion_code(page, scree
         choose(page, dimension, "left")
     page.get_by_role("button", name="Next").click()
     expect(page.locator("fieldset.has-error")).to_have_count(5)
+    # The dimensions come in the item's own random order (as ABC-Eval showed them).
+    order = shown(page)
+    rest = [d for d in order if d not in DIMENSIONS[:3]]
     expect(page.locator("fieldset.has-error").first).to_contain_text(
-        "Choose an answer for grammaticality."
+        f"Choose an answer for {rest[0].replace('_', ' ')}."
     )
     for dimension in DIMENSIONS[:3]:
         expect(page.locator(f'input[name="choice_{dimension}"][value="left"]')).to_be_checked()
 
     # Each key answers the first unanswered dimension.
-    for key in ("2", "2", "3", "1", "2"):
+    keys = ("2", "2", "3", "1", "2")
+    for key in keys:
         page.keyboard.press(key)
-    expect(page.locator('input[name="choice_grammaticality"][value="right"]')).to_be_checked()
-    expect(page.locator('input[name="choice_quality"][value="neither"]')).to_be_checked()
+    expect(page.locator(f'input[name="choice_{rest[0]}"][value="right"]')).to_be_checked()
+    expect(page.locator(f'input[name="choice_{rest[2]}"][value="neither"]')).to_be_checked()
     page.keyboard.press("Enter")
 
     expect(page.locator(".progress")).to_have_text("Item 2 of 3")
     first = Judgment.objects.get()
     left = first.payload["left"]
     right = "b" if left == "a" else "a"
+    sides = {"1": left, "2": right, "3": "neither"}
     assert first.payload["choices"] == {
-        "consistency": left,
-        "emotion_understanding": left,
-        "engagingness": left,
-        "grammaticality": right,
-        "informativeness": right,
-        "quality": "neither",
-        "proactivity": left,
-        "relevance": right,
+        **dict.fromkeys(DIMENSIONS[:3], left),
+        **{d: sides[key] for d, key in zip(rest, keys, strict=True)},
     }
+    assert first.payload["dimension_order"] == order
 
     for position in (2, 3):
         expect(page.locator(".progress")).to_have_text(f"Item {position} of 3")

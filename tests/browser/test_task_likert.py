@@ -5,14 +5,22 @@ import random
 import pytest
 from playwright.sync_api import expect
 
+from annotation.kinds import get_kind
 from annotation.models import Assignment, Judgment
 from annotation.services import add_items
-from annotation.tasks import get_kind
 from tests.annotation.builders import campaign
-from tests.annotation.tasks.test_abc_eval import conversation, loaded
+from tests.annotation.kinds.test_abc_eval import conversation, loaded
 
 pytestmark = pytest.mark.django_db(transaction=True)
 DIMENSIONS = ["engagingness", "relevance", "quality"]
+
+
+def shown(page, prefix="rating_") -> list[str]:
+    """The dimensions in the order the page shows their scales."""
+    names = page.eval_on_selector_all(
+        "input[type=radio]", "inputs => inputs.map(input => input.name)"
+    )
+    return list(dict.fromkeys(n[len(prefix) :] for n in names if n.startswith(prefix)))
 
 
 def test_participant_rates_with_the_keyboard_and_gets_the_code(page, screenshot):
@@ -32,20 +40,23 @@ def test_participant_rates_with_the_keyboard_and_gets_the_code(page, screenshot)
 
     page.goto("/work/likert-dialogue/?worker=keys-1")
     expect(page.locator(".progress")).to_have_text("Item 1 of 2")
+    # The scales come in the item's own random order (as ABC-Eval showed them).
+    first, second, third = shown(page)
+    assert sorted((first, second, third)) == sorted(DIMENSIONS)
     page.keyboard.press("4")  # goes to the first scale
-    expect(page.locator("input[name=rating_engagingness][value='4']")).to_be_checked()
+    expect(page.locator(f"input[name=rating_{first}][value='4']")).to_be_checked()
     page.get_by_role("button", name="Next").click()
 
     missing = page.locator("fieldset.has-error")
     expect(missing).to_have_count(2)
-    expect(missing.first).to_contain_text("Choose a rating from 1 to 5 for relevance.")
-    expect(page.locator("input[name=rating_engagingness][value='4']")).to_be_checked()
+    expect(missing.first).to_contain_text(f"Choose a rating from 1 to 5 for {second}.")
+    expect(page.locator(f"input[name=rating_{first}][value='4']")).to_be_checked()
     assert not Judgment.objects.exists()
     screenshot("worker-likert")
 
     page.keyboard.press("2")
     page.keyboard.press("5")
-    expect(page.locator("input[name=rating_quality][value='5']")).to_be_checked()
+    expect(page.locator(f"input[name=rating_{third}][value='5']")).to_be_checked()
     page.keyboard.press("Enter")
     expect(page.locator(".progress")).to_have_text("Item 2 of 2")
     page.locator("label:has(input[name=rating_engagingness][value='1'])").click()
@@ -63,4 +74,7 @@ def test_participant_rates_with_the_keyboard_and_gets_the_code(page, screenshot)
     ratings = sorted(
         tuple(j.payload["ratings"][d] for d in DIMENSIONS) for j in Judgment.objects.all()
     )
-    assert ratings == [(1, 3, 3), (4, 2, 5)]
+    keyed = {first: 4, second: 2, third: 5}
+    assert ratings == sorted([(1, 3, 3), tuple(keyed[d] for d in DIMENSIONS)])
+    first_judgment = Judgment.objects.get(item__position=0)
+    assert first_judgment.payload["dimension_order"] == [first, second, third]

@@ -5,12 +5,12 @@ import random
 import pytest
 from playwright.sync_api import expect
 
+from annotation.kinds import get_kind
 from annotation.models import Assignment, Judgment
 from annotation.services import add_items
-from annotation.tasks import get_kind
 from evalhub.models import Conversation
 from tests import factories
-from tests.annotation.builders import campaign
+from tests.annotation.builders import MIDDLE, campaign
 
 pytestmark = pytest.mark.django_db(transaction=True)
 KIND = get_kind("spot_the_bot")
@@ -40,13 +40,13 @@ def spot_the_bot_campaign():
         "spot_the_bot",
         slug="spot",
         title="Spot the bot",
-        batch_size=2,
+        batch_size=3,
         redundancy=1,
         task_config=config,
         instructions="Decide for each speaker whether a person or a chatbot wrote their turns.",
     )
     loaded = Conversation.objects.prefetch_related("speakers__system", "turns")
-    add_items(c, KIND.build_from_conversations(loaded, config, random.Random(7)))
+    add_items(c, KIND.build_from_conversations(loaded, config, random.Random(7)), rng=MIDDLE)
     return c
 
 

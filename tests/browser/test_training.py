@@ -5,12 +5,12 @@ import random
 import pytest
 from playwright.sync_api import expect
 
+from annotation.kinds import get_kind
+from annotation.kinds.abc_eval import with_gold
 from annotation.models import Qualification
 from annotation.services import add_items
-from annotation.tasks import get_kind
-from annotation.tasks.abc_eval import with_gold
 from tests.annotation.builders import campaign
-from tests.annotation.tasks.test_abc_eval import (
+from tests.annotation.kinds.test_abc_eval import (
     CONSISTENCY_GOLD,
     SELF_CONTRADICTION,
     conversation,

@@ -1,9 +1,27 @@
-"""Admin: staff upload prompt sets; catalog models have searchable, filterable lists."""
+"""Admin: staff upload prompt sets; every catalog model has a searchable, filterable list
+whose cost does not grow with its size."""
 
 import pytest
+from django.apps import apps
+from django.contrib import admin
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
-from evalhub.models import PromptSet
+from evalhub.models import (
+    Conversation,
+    Notice,
+    NoticeKind,
+    NoticePreference,
+    Prompt,
+    PromptSet,
+    Response,
+    Speaker,
+    Submission,
+    System,
+    Turn,
+)
+from evalhub.notifications import notify, set_preferences
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -69,3 +87,57 @@ def test_change_lists_link_their_upload_page(staff_client, model, title):
     upload = f"/admin/evalhub/{model}/upload/"
     assert upload in staff_client.get(f"/admin/evalhub/{model}/").content.decode()
     assert f"<h1>{title}</h1>" in staff_client.get(upload).content.decode()
+
+
+CATALOG = [
+    PromptSet,
+    Prompt,
+    System,
+    Submission,
+    Response,
+    Conversation,
+    Speaker,
+    Turn,
+    Notice,
+    NoticePreference,
+]
+
+
+def catalog(n: int, prefix: str):
+    """`n` systems with a submission each, and `n` conversations between them; their owners
+    have a notice and a notice choice each."""
+    prompts = factories.prompt_set(3, slug=f"{prefix}-set")
+    systems = [factories.system(factories.user(), slug=f"{prefix}-bot-{i}") for i in range(n)]
+    for i, system in enumerate(systems):
+        factories.submission(system, prompts)
+        factories.conversation(f"{prefix}-c{i}", [system, None], ["hi", "hello", "bye"])
+        notify(system.owner, NoticeKind.SUBMISSION_SCORED, f"{system.name} was scored.")
+        set_preferences(system.owner, {NoticeKind.SUBMISSION_FAILED: (True, False)})
+
+
+def test_every_catalog_model_has_an_admin():
+    models = set(apps.get_app_config("evalhub").get_models())
+    assert models == set(CATALOG)
+    assert all(model in admin.site._registry for model in models)
+
+
+@pytest.mark.parametrize("model", CATALOG, ids=lambda m: m.__name__)
+def test_change_pages_answer(staff_client, model):
+    catalog(2, "p")
+    obj = model.objects.first()
+    response = staff_client.get(f"/admin/evalhub/{model._meta.model_name}/{obj.pk}/change/")
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("model", CATALOG, ids=lambda m: m.__name__)
+def test_change_lists_cost_the_same_queries_with_more_rows(
+    staff_client, model, django_assert_max_num_queries
+):
+    changelist = f"/admin/evalhub/{model._meta.model_name}/"
+    catalog(1, "a")
+    with CaptureQueriesContext(connection) as small:
+        rows = staff_client.get(changelist).context["cl"].result_count
+    catalog(6, "b")
+    with django_assert_max_num_queries(len(small.captured_queries)):
+        bigger = staff_client.get(changelist).context["cl"].result_count
+    assert bigger > rows

@@ -87,15 +87,33 @@ def test_submission_errors_are_json_with_line_numbers(api, owner):
     factories.prompt_set(3, slug="greetings")
     response = api.post(
         f"/api/systems/{system.slug}/submissions/",
-        {"prompt_set": "greetings", "file": SimpleUploadedFile("r.txt", b"a\n\nc\n")},
+        {"prompt_set": "greetings", "file": SimpleUploadedFile("r.jsonl", b'{"prompt": "1"}\n')},
         format="multipart",
     )
     assert response.status_code == 400
     assert response.json() == {
-        "errors": [{"line": 2, "message": "empty response."}],
-        "error_count": 1,
+        "errors": [
+            {"line": 1, "message": "the response must be a string ('response')."},
+            {"line": None, "message": "No response for 2 of 3 prompts: 2, 3."},
+        ],
+        "error_count": 2,
     }
     assert Submission.objects.count() == 0 and Response.objects.count() == 0
+
+
+def test_empty_responses_are_accepted_with_warnings(api, owner):
+    system = factories.system(owner)
+    factories.prompt_set(3, slug="greetings")
+    response = api.post(
+        f"/api/systems/{system.slug}/submissions/",
+        {"prompt_set": "greetings", "file": SimpleUploadedFile("r.txt", b"a\n\nc\n")},
+        format="multipart",
+    )
+    assert response.status_code == 201
+    assert response.json()["warnings"] == [
+        {"line": 2, "message": "empty response (stored; counted as zero tokens)."}
+    ]
+    assert list(Response.objects.values_list("text", flat=True)) == ["a", "", "c"]
 
 
 def test_submission_to_an_unknown_prompt_set(api, owner):
@@ -105,7 +123,9 @@ def test_submission_to_an_unknown_prompt_set(api, owner):
         {"prompt_set": "nope", "file": SimpleUploadedFile("r.txt", b"a\n")},
         format="multipart",
     )
-    assert response.status_code == 400 and "prompt_set" in response.json()
+    assert response.status_code == 400
+    assert [e["field"] for e in response.json()["errors"]] == ["prompt_set"]
+    assert response.json()["error_count"] == 1
 
 
 def test_staff_creates_a_prompt_set_by_upload():
@@ -161,3 +181,19 @@ def test_session_auth_needs_csrf(owner):
     response = client.post("/api/systems/", {"slug": "c", "name": "C"}, format="json")
     assert response.status_code == 403
     assert "CSRF" in response.json()["detail"]
+
+
+def test_api_lists_search_filter_and_order():
+    from rest_framework.test import APIClient
+
+    from tests import factories
+
+    factories.system(name="Zeta", slug="zeta", is_baseline=True)
+    factories.system(name="Alpha", slug="alpha")
+    client = APIClient()
+    assert [r["slug"] for r in client.get("/api/systems/").json()["results"]] == ["alpha", "zeta"]
+    rows = client.get("/api/systems/?ordering=-name").json()["results"]
+    assert [r["slug"] for r in rows] == ["zeta", "alpha"]
+    assert [r["slug"] for r in client.get("/api/systems/?search=zet").json()["results"]] == ["zeta"]
+    rows = client.get("/api/systems/?is_baseline=true").json()["results"]
+    assert [r["slug"] for r in rows] == ["zeta"]

@@ -18,7 +18,8 @@ def problems_of(data: bytes, fmt=None, filename="r.txt", prompts=PROMPTS, limit=
 
 def test_txt_maps_line_i_to_prompt_i():
     parsed = parse_responses(b"a .\r\nb .\nc .\n", None, "r.txt", PROMPTS, LIMIT)
-    assert parsed == {0: "a .", 1: "b .", 2: "c ."}
+    assert parsed.texts == {0: "a .", 1: "b .", 2: "c ."}
+    assert parsed.empty_lines == []
 
 
 def test_txt_with_wrong_number_of_lines():
@@ -27,13 +28,38 @@ def test_txt_with_wrong_number_of_lines():
     ]
 
 
-def test_txt_with_an_empty_line_names_it():
-    assert problems_of(b"a\n  \nc\n") == ["line 2: empty response."]
+def test_txt_with_an_empty_line_keeps_it_and_names_it():
+    parsed = parse_responses(b"a\n  \nc\n", None, "r.txt", PROMPTS, LIMIT)
+    assert parsed.texts == {0: "a", 1: "", 2: "c"}
+    assert parsed.empty_lines == [2]
+    assert [str(w) for w in parsed.warnings] == [
+        "line 2: empty response (stored; counted as zero tokens)."
+    ]
+
+
+def test_jsonl_and_csv_empty_responses_are_kept_with_their_lines():
+    jsonl = (
+        b'{"prompt": "2", "response": ""}\n{"prompt": "1", "response": "a"}\n'
+        b'{"prompt": "3", "response": " "}\n'
+    )
+    parsed = parse_responses(jsonl, None, "r.jsonl", PROMPTS, LIMIT)
+    assert parsed.texts == {1: "", 0: "a", 2: ""}
+    assert parsed.empty_lines == [1, 3]
+    parsed = parse_responses(b'prompt,response\n1,a\n2,""\n3,c\n', None, "r.csv", PROMPTS, LIMIT)
+    assert parsed.texts == {0: "a", 1: "", 2: "c"}
+    assert parsed.empty_lines == [3]
+
+
+def test_a_missing_answer_stays_an_error():
+    data = b'{"prompt": "1", "response": "a"}\n{"prompt": "2"}\n{"prompt": "3", "response": "c"}\n'
+    assert problems_of(data, filename="r.jsonl") == [
+        "line 2: the response must be a string ('response')."
+    ]
 
 
 def test_jsonl_by_prompt_id_in_any_order():
     data = b'{"prompt": "3", "response": "c"}\n{"prompt": 1, "response": "a"}\n{"prompt": "2", "response": "b"}\n'
-    assert parse_responses(data, None, "r.jsonl", PROMPTS, LIMIT) == {2: "c", 0: "a", 1: "b"}
+    assert parse_responses(data, None, "r.jsonl", PROMPTS, LIMIT).texts == {2: "c", 0: "a", 1: "b"}
 
 
 def test_jsonl_unknown_duplicate_empty_and_missing():
@@ -43,10 +69,10 @@ def test_jsonl_unknown_duplicate_empty_and_missing():
         b'{"prompt": "1", "response": "again"}\n'
         b'{"prompt": "2", "response": "   "}\n'
     )
+    # The empty response on line 4 is no problem; the others still refuse the file.
     assert problems_of(data, filename="r.jsonl") == [
         "line 2: unknown prompt id '9'.",
         "line 3: duplicate prompt id '1' (already answered on line 1).",
-        "line 4: empty response.",
         "No response for 1 of 3 prompts: 3.",
     ]
 
@@ -64,7 +90,8 @@ def test_jsonl_line_that_is_not_an_object():
 
 def test_csv_with_header_and_quoted_newlines_keeps_line_numbers():
     data = b'prompt,response\n1,"a\nsecond line"\n2,b\n3,\n'
-    assert problems_of(data, filename="r.csv") == ["line 5: empty response."]
+    assert parse_responses(data, None, "r.csv", PROMPTS, LIMIT).empty_lines == [5]
+    assert problems_of(data + b"9,x\n", filename="r.csv") == ["line 6: unknown prompt id '9'."]
 
 
 def test_csv_without_the_required_header():
@@ -75,7 +102,7 @@ def test_csv_without_the_required_header():
 
 def test_csv_good_file():
     data = b'prompt,response\n1,a\n2,"b, with comma"\n3,c\n'
-    assert parse_responses(data, None, "r.csv", PROMPTS, LIMIT) == {
+    assert parse_responses(data, None, "r.csv", PROMPTS, LIMIT).texts == {
         0: "a",
         1: "b, with comma",
         2: "c",
@@ -89,7 +116,9 @@ def test_not_utf8_names_the_line():
 
 
 def test_utf8_bom_is_accepted():
-    assert parse_responses("\ufeffa\nb\nc\n".encode(), None, "r.txt", PROMPTS, LIMIT)[0] == "a"
+    assert (
+        parse_responses("\ufeffa\nb\nc\n".encode(), None, "r.txt", PROMPTS, LIMIT).texts[0] == "a"
+    )
 
 
 def test_file_over_the_size_limit():
@@ -102,7 +131,7 @@ def test_unknown_extension_without_declared_format():
 
 def test_declared_format_wins_over_the_extension():
     data = b'{"prompt": "1", "response": "a"}\n{"prompt": "2", "response": "b"}\n{"prompt": "3", "response": "c"}\n'
-    assert parse_responses(data, "jsonl", "responses.txt", PROMPTS, LIMIT) == {
+    assert parse_responses(data, "jsonl", "responses.txt", PROMPTS, LIMIT).texts == {
         0: "a",
         1: "b",
         2: "c",
@@ -115,11 +144,16 @@ def test_empty_file():
 
 def test_all_problems_are_counted_but_only_the_first_twenty_shown():
     prompts = [PromptRef(i, str(i + 1)) for i in range(30)]
+    data = "".join(f'{{"prompt": "{i + 1}", "response": 5}}\n' for i in range(29))
+    data += '{"prompt": "30", "response": "x"}\n'
     with pytest.raises(InvalidUpload) as raised:
-        parse_responses(b"\n" * 29 + b"x\n", None, "r.txt", prompts, LIMIT)
+        parse_responses(data.encode(), None, "r.jsonl", prompts, LIMIT)
     assert raised.value.total == 29
     assert len(raised.value.shown) == SHOWN_PROBLEMS
-    assert raised.value.as_dict()["errors"][0] == {"line": 1, "message": "empty response."}
+    assert raised.value.as_dict()["errors"][0] == {
+        "line": 1,
+        "message": "the response must be a string ('response').",
+    }
 
 
 def test_prompts_from_txt():

@@ -233,4 +233,153 @@ def test_queries_do_not_grow_with_the_file(django_assert_num_queries):
 
     # Savepoint and release, stored ids, systems (2 reads, 1 insert), 3 bulk inserts.
     run(1, 3, 9)
-    run(100, 60, 8)  # parrot-bot exists now: no system insert
+    # parrot-bot exists now: no system insert. 150 turns stay within one bulk insert on
+    # SQLite, whose 999 query parameters hold 166 turns of six columns.
+    run(100, 50, 8)
+
+
+def timed(*moments, topics=None) -> list[dict]:
+    """Three turns of `conversation`, with the given timestamps (None: no timestamp)."""
+    turns = conversation()["turns"]
+    for turn, moment in zip(turns, moments, strict=False):
+        if moment is not None:
+            turn["timestamp"] = moment
+    for turn, topic in zip(turns, topics or [], strict=False):
+        turn["topic"] = topic
+    return turns
+
+
+@pytest.mark.parametrize(
+    "fields, expected",
+    [
+        (
+            {"turns": timed("2024-05-01T12:00:05Z", "2024-05-01T12:00:04Z")},
+            "line 2: turn 2: its timestamp is earlier than turn 1's.",
+        ),
+        (
+            # A turn without a timestamp is skipped: turn 3 is compared with turn 1.
+            {"turns": timed("2024-05-01T12:00:05Z", None, "2024-05-01T11:00:00Z")},
+            "line 2: turn 3: its timestamp is earlier than turn 1's.",
+        ),
+        (
+            {"turns": timed("2024-05-01T12:00:05")},
+            "line 2: turn 1: 'timestamp' must be an ISO 8601 time with a UTC offset",
+        ),
+        (
+            {"turns": timed("1969-12-31T23:59:59Z")},
+            "line 2: turn 1: 'timestamp' must be an ISO 8601 time with a UTC offset",
+        ),
+        (
+            {"turns": timed(1714564805)},
+            "line 2: turn 1: 'timestamp' must be an ISO 8601 time with a UTC offset",
+        ),
+        (
+            {"turns": timed(topics=["music", "x" * 61])},
+            "line 2: turn 2: 'topic' must be a label of 1 to 60 characters.",
+        ),
+        ({"turns": timed(topics=[" "])}, "line 2: turn 1: 'topic' must be a label"),
+        ({"turns": timed(topics=[3])}, "line 2: turn 1: 'topic' must be a label"),
+        (
+            {"user_rating": {"value": 6, "scale": [1, 5]}},
+            "line 2: 'user_rating': the value 6 is not on its scale [1, 5].",
+        ),
+        (
+            {"user_rating": {"value": 0.5, "scale": [1, 5]}},
+            "line 2: 'user_rating': the value 0.5 is not on its scale [1, 5].",
+        ),
+        (
+            {"user_rating": {"value": 3, "scale": [5, 1]}},
+            "line 2: 'user_rating': the scale [5, 1] must go from lowest to highest.",
+        ),
+        ({"user_rating": 4}, "line 2: 'user_rating' must be {\"value\": number"),
+        ({"user_rating": {"value": 4}}, "line 2: 'user_rating' must be {\"value\": number"),
+        (
+            {"user_rating": {"value": True, "scale": [0, 1]}},
+            "line 2: 'user_rating': the value True is not on its scale [0, 1].",
+        ),
+        (
+            {"user_rating": {"value": 3, "scale": [1, "5"]}},
+            "line 2: 'user_rating' must be {\"value\": number",
+        ),
+    ],
+)
+def test_timestamps_topics_and_user_ratings_are_checked(fields, expected):
+    found = problems_of(jsonl(conversation(1), conversation(2, **fields), conversation(3)))
+    assert len(found) == 1
+    assert found[0].startswith(expected)
+
+
+@pytest.mark.django_db
+def test_timestamps_topics_and_user_ratings_are_stored():
+    turns = timed(
+        "2024-05-01T12:00:00Z",
+        "2024-05-01T14:00:02+02:00",  # the same instant as 12:00:02 UTC
+        None,
+        topics=["greeting", "greeting"],
+    )
+    rated = conversation(1, turns=turns, user_rating={"value": 4.5, "scale": [1, 5]})
+    result = import_conversations(data=jsonl(rated, conversation(2)), filename="c.jsonl")
+    assert result.created == 2
+    stored = Conversation.objects.get(external_id="talk-1")
+    assert (stored.user_rating, stored.user_rating_min, stored.user_rating_max) == (4.5, 1, 5)
+    rows = list(stored.turns.order_by("position"))
+    assert [t.timestamp.isoformat() if t.timestamp else None for t in rows] == [
+        "2024-05-01T12:00:00+00:00",
+        "2024-05-01T12:00:02+00:00",
+        None,
+    ]
+    assert [t.topic for t in rows] == ["greeting", "greeting", ""]
+    plain = Conversation.objects.get(external_id="talk-2")
+    assert plain.user_rating is None
+    assert not plain.turns.exclude(timestamp=None).exists()
+    assert set(plain.turns.values_list("topic", flat=True)) == {""}
+
+
+@pytest.mark.django_db
+def test_a_second_import_with_timestamps_adds_nothing_and_a_changed_one_is_refused():
+    rated = conversation(
+        1, turns=timed("2024-05-01T12:00:00Z"), user_rating={"value": 4, "scale": [1, 5]}
+    )
+    import_conversations(data=jsonl(rated), filename="c.jsonl")
+    again = import_conversations(data=jsonl(rated), filename="c.jsonl")
+    assert (again.created, again.unchanged) == (0, 1)
+    for changed in (
+        {**rated, "user_rating": {"value": 3, "scale": [1, 5]}},
+        {**rated, "turns": timed("2024-05-01T12:00:01Z")},
+        {**rated, "turns": timed("2024-05-01T12:00:00Z", topics=["music"])},
+    ):
+        with pytest.raises(InvalidUpload, match="different turns|different user_rating"):
+            import_conversations(data=jsonl(changed), filename="c.jsonl")
+    stored = Conversation.objects.get(external_id="talk-1")
+    assert stored.user_rating == 4
+    assert [t.topic for t in stored.turns.all()] == ["", "", ""]
+
+
+SEED = [{"speaker": 0, "text": "Hi, how are you?"}, {"speaker": 1, "text": "Fine, you?"}]
+
+
+@pytest.mark.django_db
+def test_the_seed_is_stored_apart_from_the_turns_and_a_changed_one_is_refused():
+    import_conversations(data=jsonl(conversation(seed=SEED)), filename="c.jsonl")
+    stored = Conversation.objects.get(external_id="talk-1")
+    assert stored.seed_turns == SEED
+    assert stored.turns.count() == 3  # the seed is no speaker's turn
+    assert (
+        import_conversations(data=jsonl(conversation(seed=SEED)), filename="c.jsonl").created == 0
+    )
+    changed = [{"speaker": 0, "text": "Hello!"}, SEED[1]]
+    with pytest.raises(InvalidUpload, match="different seed"):
+        import_conversations(data=jsonl(conversation(seed=changed)), filename="c.jsonl")
+
+
+@pytest.mark.parametrize(
+    "seed, expected",
+    [
+        ("hello", "'seed' must be a list of at most 10 turns."),
+        ([{"speaker": 0}], 'seed turn 1: must be an object {"speaker", "text"}.'),
+        ([{"speaker": 5, "text": "x"}], "seed turn 1: speaker 5 is out of range (0 to 1)."),
+        ([{"speaker": 0, "text": " "}], "seed turn 1: 'text' must be a non-empty string."),
+    ],
+)
+def test_a_bad_seed_is_refused_with_its_line(seed, expected):
+    assert problems_of(jsonl(conversation(seed=seed))) == [f"line 1: {expected}"]

@@ -70,7 +70,8 @@ def test_compare_filters_by_text(client, comparison):
         },
     )
     content = response.content.decode()
-    assert "1 prompt matching" in content and "hello number 17 ?" in content
+    # The match is marked (issue 14).
+    assert "1 prompt matching" in content and "hello <mark>number 17 ?</mark>" in content
 
 
 def test_compare_filter_matches_responses(client, comparison):

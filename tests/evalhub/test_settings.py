@@ -1,4 +1,5 @@
-"""Settings come from the environment: embedded by default, production shape when set."""
+"""Settings come from the environment: embedded with DEBUG=1 (what `make run` sets),
+production shape otherwise; without DEBUG a SECRET_KEY is required."""
 
 import json
 import os
@@ -23,6 +24,7 @@ print(json.dumps({
     "hsts": getattr(settings, "SECURE_HSTS_SECONDS", 0),
     "ssl_redirect": getattr(settings, "SECURE_SSL_REDIRECT", False),
     "max_upload": settings.EVALHUB_MAX_UPLOAD_BYTES,
+    "conn_health_checks": settings.DATABASES["default"]["CONN_HEALTH_CHECKS"],
 }))
 """
 
@@ -45,14 +47,16 @@ def settings_with(**env):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_embedded_default():
-    s = settings_with()
+def test_embedded_with_debug():
+    s = settings_with(DEBUG="1")
     assert s["engine"] == "django.db.backends.sqlite3" and s["name"].endswith("db.sqlite3")
     assert s["eager"] is True and s["broker"] == ""
     assert s["debug"] is True
     assert len(s["secret"]) >= 50
     assert s["max_upload"] == 20 * 1024 * 1024
-    assert settings_with()["secret"] == s["secret"]  # generated once, then kept in .secret_key
+    assert (
+        settings_with(DEBUG="1")["secret"] == s["secret"]
+    )  # generated once, then kept in .secret_key
 
 
 def test_production_shape():
@@ -69,7 +73,13 @@ def test_production_shape():
     assert s["secret"] == "x" * 60
     assert s["hosts"] == ["evalhub.example", "www.evalhub.example"]
     assert s["secure_cookies"] is True and s["hsts"] >= 31536000 and s["ssl_redirect"] is True
+    # A persistent connection is checked before reuse: a database restart fails no request.
+    assert s["conn_health_checks"] is True
 
 
 def test_upload_limit_is_configurable():
-    assert settings_with(EVALHUB_MAX_UPLOAD_BYTES="1000")["max_upload"] == 1000
+    assert settings_with(DEBUG="1", EVALHUB_MAX_UPLOAD_BYTES="1000")["max_upload"] == 1000
+
+
+def test_debug_is_off_unless_set():
+    assert settings_with(SECRET_KEY="x" * 60)["debug"] is False

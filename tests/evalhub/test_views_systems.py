@@ -1,8 +1,10 @@
 """Registering a system and submitting its responses through the web form."""
 
+import importlib
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.urls import reverse
+from django.urls import clear_url_caches, reverse
 
 from evalhub.models import Response, Submission, System
 from tests import factories
@@ -20,8 +22,9 @@ def owner_client(client):
 
 def upload(client, system, data: bytes, name="r.txt", **fields):
     prompt_set = fields.pop("prompt_set")
+    follow = fields.pop("follow", False)
     payload = {"prompt_set": prompt_set.slug, "file": SimpleUploadedFile(name, data), **fields}
-    return client.post(reverse("system-submit", args=[system.slug]), payload)
+    return client.post(reverse("system-submit", args=[system.slug]), payload, follow=follow)
 
 
 def test_register_a_system(owner_client):
@@ -56,6 +59,22 @@ def test_good_upload_redirects_to_the_profile_with_metrics(
     assert b"0.6000" in page.content  # distinct-1 = 3/5, shown on the profile
 
 
+def test_empty_responses_are_stored_and_the_profile_says_how_many(
+    owner_client, django_capture_on_commit_callbacks
+):
+    system = factories.system(owner_client.owner)
+    prompts = factories.prompt_set(3)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(owner_client, system, b"\na b\n \n", prompt_set=prompts, follow=True)
+    submission = Submission.objects.get()
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "2 empty responses (lines 1, 3): stored, and counted as zero tokens" in page
+    assert "2 empty responses (lines 1, 3)</small>" in page
+    assert submission.metrics["n_empty"] == 2
+    assert list(submission.responses.values_list("text", flat=True)) == ["", "a b", ""]
+
+
 @pytest.mark.parametrize(
     ("data", "name", "message"),
     [
@@ -64,7 +83,7 @@ def test_good_upload_redirects_to_the_profile_with_metrics(
             "r.txt",
             "Expected 2 lines, one response per prompt in order; the file has 1.",
         ),
-        (b"a\n\n", "r.txt", "line 2: empty response."),
+        (b'{"prompt": "1"}\n', "r.jsonl", "line 1: the response must be a string"),
         (
             b'{"prompt": "7", "response": "a"}\n',
             "r.jsonl",
@@ -107,7 +126,9 @@ def test_file_over_the_limit(owner_client, settings):
 def test_only_twenty_problems_are_listed_with_the_total(owner_client):
     system = factories.system(owner_client.owner)
     prompts = factories.prompt_set(25)
-    response = upload(owner_client, system, b"\n" * 24 + b"x\n", prompt_set=prompts)
+    data = "".join(f'{{"prompt": "{i + 1}", "response": 5}}\n' for i in range(24))
+    data += '{"prompt": "25", "response": "x"}\n'
+    response = upload(owner_client, system, data.encode(), name="r.jsonl", prompt_set=prompts)
     content = response.content.decode()
     assert "24 problems found" in content and "The first 20 are listed." in content
     assert content.count("<li>line ") == 20
@@ -158,3 +179,63 @@ def test_profile_query_count_does_not_grow_with_submissions(client, django_asser
         factories.submission(system, factories.prompt_set(3))
     with django_assert_max_num_queries(8):
         assert client.get(system.get_absolute_url()).status_code == 200
+
+
+@pytest.fixture
+def private_submission(django_capture_on_commit_callbacks):
+    owner = factories.user("private-owner")
+    system = factories.system(owner, visibility=System.Visibility.PRIVATE)
+    with django_capture_on_commit_callbacks(execute=True):
+        submission = factories.submission(system, factories.prompt_set(2), ["secret a", "b"])
+    submission.refresh_from_db()
+    return submission
+
+
+@pytest.fixture
+def embedded_urls(settings):
+    """The URLs as the embedded mode (DEBUG on) builds them; Django's test runner turns
+    DEBUG off, so they are built again with it on."""
+    import evalhub.urls
+
+    settings.DEBUG = True
+    importlib.reload(evalhub.urls)
+    clear_url_caches()
+    yield
+    settings.DEBUG = False
+    importlib.reload(evalhub.urls)
+    clear_url_caches()
+
+
+def test_uploads_have_no_public_url_in_the_embedded_mode(
+    client, settings, private_submission, embedded_urls
+):
+    assert (settings.MEDIA_ROOT / private_submission.file.name).is_file()
+    response = client.get(settings.MEDIA_URL + private_submission.file.name)
+    assert response.status_code == 404
+    assert b"secret a" not in response.content
+
+
+def test_a_private_systems_file_is_not_found_for_others(client, private_submission):
+    url = reverse("submission-file", args=[private_submission.public_id])
+    assert client.get(url).status_code == 404
+    client.force_login(factories.user("someone-else"))
+    assert client.get(url).status_code == 404
+
+
+@pytest.mark.parametrize("who", ["owner", "staff"])
+def test_a_private_systems_file_is_served_to_its_owner_and_staff(client, private_submission, who):
+    user = private_submission.system.owner if who == "owner" else factories.user(staff=True)
+    client.force_login(user)
+    response = client.get(reverse("submission-file", args=[private_submission.public_id]))
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content) == b"secret a\nb\n"
+    assert response["Content-Disposition"] == 'attachment; filename="r.txt"'
+
+
+def test_a_public_systems_file_is_served_to_anyone(client, django_capture_on_commit_callbacks):
+    system = factories.system(factories.user())
+    with django_capture_on_commit_callbacks(execute=True):
+        submission = factories.submission(system, factories.prompt_set(1), ["hello"])
+    response = client.get(reverse("submission-file", args=[submission.public_id]))
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content) == b"hello\n"

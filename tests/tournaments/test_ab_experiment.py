@@ -1,10 +1,12 @@
 """A/B experiments: items per prompt and baseline, automatic ties, batches, cost."""
 
+import threading
 from decimal import Decimal
 
 import pytest
+from django.db import connection
 
-from annotation.models import Assignment, Item
+from annotation.models import Assignment, Campaign, Item
 from tests import factories
 from tournaments import ab_experiment
 from tournaments.models import Tournament
@@ -73,3 +75,51 @@ def test_no_baseline(experiment):
     experiment.baselines.clear()
     with pytest.raises(ab_experiment.ExperimentInvalid, match="at least one baseline"):
         ab_experiment.plan(experiment)
+
+
+def test_two_generate_clicks_at_once_build_one_campaign_and_refuse_the_other(experiment):
+    """Both requests loaded the tournament before either stored its campaign."""
+    first_view = Tournament.objects.get(pk=experiment.pk)
+    second_view = Tournament.objects.get(pk=experiment.pk)
+    ab_experiment.build_campaign(first_view)
+    with pytest.raises(ab_experiment.ExperimentInvalid, match="already has its campaign"):
+        ab_experiment.build_campaign(second_view)
+    assert Campaign.objects.filter(slug="mine-vs-baselines-ab").count() == 1
+    assert Assignment.objects.filter(campaign__slug="mine-vs-baselines-ab").exists()
+
+
+def test_a_campaign_slug_taken_by_a_racing_generate_is_a_user_error(experiment):
+    """Where rows cannot be locked (SQLite), the campaign's unique slug stops the second."""
+    Campaign.objects.create(
+        slug="mine-vs-baselines-ab", title="Raced", task_kind="ab", instructions="."
+    )
+    with pytest.raises(ab_experiment.ExperimentInvalid, match="already has its campaign"):
+        ab_experiment.build_campaign(experiment)
+    experiment.refresh_from_db()
+    assert experiment.campaign_id is None
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_parallel_generate_clicks_build_one_campaign_and_no_error(experiment):
+    outcomes = []
+    start = threading.Barrier(6)
+
+    def generate():
+        view = Tournament.objects.get(pk=experiment.pk)
+        start.wait()
+        try:
+            ab_experiment.build_campaign(view)
+            outcomes.append("built")
+        except ab_experiment.ExperimentInvalid:
+            outcomes.append("refused")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=generate) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["built"] + ["refused"] * 5
+    assert Campaign.objects.filter(task_kind="ab").count() == 1

@@ -93,6 +93,16 @@ def test_create_a_spot_the_bot_tournament(owner, systems):
     assert response.json()["status"] == "planning"
 
 
+def field_errors(response) -> dict[str, list[str]]:
+    """The API's one error shape, {"errors": [{"field", "message"}], "error_count"}, by field."""
+    body = response.json()
+    assert body["error_count"] == len(body["errors"])
+    errors = {}
+    for error in body["errors"]:
+        errors.setdefault(error["field"], []).append(error["message"])
+    return errors
+
+
 def test_create_refuses_what_the_form_refuses(owner, systems):
     response = client_for(owner).post(
         LIST,
@@ -100,7 +110,7 @@ def test_create_refuses_what_the_form_refuses(owner, systems):
         format="json",
     )
     assert response.status_code == 400
-    errors = response.json()
+    errors = field_errors(response)
     assert errors["systems"] == ["All-play-all needs at least two systems."]
     assert "distinct whole numbers" in errors["segment_lengths"][0]
     assert "Feature name 'Bad'" in errors["features"][0]
@@ -124,13 +134,16 @@ def test_bipartite_play_takes_a_partner_set_by_slug(owner, systems):
         ),
         format="json",
     )
-    assert overlap.status_code == 400 and "cannot also be evaluated" in overlap.json()["systems"][0]
+    assert (
+        overlap.status_code == 400
+        and "cannot also be evaluated" in field_errors(overlap)["systems"][0]
+    )
 
 
 def test_private_systems_of_others_cannot_join_a_pool(owner, systems):
     factories.system(factories.user("someone"), slug="secret", visibility="private")
     response = client_for(owner).post(LIST, spot_payload(systems=["a", "secret"]), format="json")
-    assert response.status_code == 400 and "systems" in response.json()
+    assert response.status_code == 400 and "systems" in field_errors(response)
 
 
 def test_anonymous_cannot_create(systems):
@@ -148,7 +161,7 @@ def test_create_an_ab_experiment_only_from_an_own_submission(owner):
     refused = client_for(owner).post(
         LIST, {**payload, "submission": str(theirs.public_id)}, format="json"
     )
-    assert refused.status_code == 400 and "submission" in refused.json()
+    assert refused.status_code == 400 and "submission" in field_errors(refused)
     created = client_for(owner).post(
         LIST, {**payload, "submission": str(ours.public_id)}, format="json"
     )
@@ -211,3 +224,86 @@ def test_only_staff_import_conversations(owner):
         401,
         403,
     )
+
+
+def test_create_refuses_an_unknown_field_naming_the_allowed_ones(owner, systems):
+    response = client_for(owner).post(LIST, spot_payload(batchsize=10), format="json")
+    assert response.status_code == 400
+    (message,) = field_errors(response)["batchsize"]
+    assert "'batchsize' is an unknown field; allowed:" in message and "batch_size" in message
+    assert not Tournament.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("conversations_per_pair", 5_000_000, "conversations_per_pair must be from 1 to 1000"),
+        ("batch_size", 0, "batch_size must be from 1 to 200"),
+        ("judgments_per_segment", 21, "judgments_per_segment must be from 1 to 20"),
+        ("exchanges", 0, "exchanges must be from 1 to 50"),
+        ("segment_lengths", [2, 51], "at most 50"),
+        ("human_share", 0.95, "human_share must be from 0.0 to 0.9"),
+    ],
+)
+def test_create_refuses_spot_the_bot_settings_out_of_range(owner, systems, field, value, message):
+    response = client_for(owner).post(LIST, spot_payload(**{field: value}), format="json")
+    assert response.status_code == 400
+    assert message in " ".join(field_errors(response)[field])
+    assert not Tournament.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("prompts_per_batch", 0, "prompts_per_batch must be from 1 to 100"),
+        ("judgments_per_prompt", 21, "judgments_per_prompt must be from 1 to 20"),
+        ("reward_per_judgment", "-1", "reward_per_judgment must be from 0 to 100"),
+    ],
+)
+def test_create_refuses_ab_settings_out_of_range(owner, field, value, message):
+    prompts = factories.prompt_set(2, slug="two")
+    ours = factories.submission(factories.system(owner, slug="mine"), prompts)
+    factories.submission(factories.system(None, slug="base", is_baseline=True), prompts)
+    payload = {"slug": "ab", "name": "AB", "kind": "ab", "baselines": ["base"]}
+    response = client_for(owner).post(
+        LIST, {**payload, "submission": str(ours.public_id), field: value}, format="json"
+    )
+    assert response.status_code == 400
+    assert message in " ".join(field_errors(response)[field])
+    assert not Tournament.objects.exists()
+
+
+def test_the_api_schema_shows_the_settings_ranges(client):
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+    fields = schema["components"]["schemas"]["Tournament"]["properties"]
+    assert (fields["batch_size"]["minimum"], fields["batch_size"]["maximum"]) == (1, 200)
+    assert fields["prompts_per_batch"]["maximum"] == 100
+    assert "Default 45." in fields["conversations_per_pair"]["description"]
+
+
+def test_create_an_imported_tournament_with_the_conversations_it_includes(owner, systems):
+    factories.conversation("ab-1", systems[:2], ["hi", "hello"], domain="garden")
+    factories.conversation("hh-1", [None, None], ["hi", "hello"], domain="garden")
+    payload = spot_payload(schedule="imported", included_conversations=["ab-1"], show_seed=True)
+    response = client_for(owner).post(LIST, payload, format="json")
+    assert response.status_code == 201, response.json()
+    assert response.json()["included_conversations"] == ["ab-1"]
+    t = Tournament.objects.get(slug="api-cup")
+    assert list(t.included_conversations.values_list("external_id", flat=True)) == ["ab-1"]
+    assert t.show_seed is True
+
+
+def test_including_a_human_conversation_is_refused_and_nothing_is_created(owner, systems):
+    factories.conversation("hh-1", [None, None], ["hi", "hello"], domain="garden")
+    payload = spot_payload(schedule="imported", included_conversations=["hh-1", "nope"])
+    response = client_for(owner).post(LIST, payload, format="json")
+    assert response.status_code == 400
+    assert "included_conversations" in field_errors(response)
+    response = client_for(owner).post(
+        LIST, spot_payload(schedule="imported", included_conversations=["hh-1"]), format="json"
+    )
+    assert response.status_code == 400
+    assert field_errors(response) == {
+        "included_conversations": ["Not a conversation between two systems: hh-1."]
+    }
+    assert not Tournament.objects.filter(slug="api-cup").exists()

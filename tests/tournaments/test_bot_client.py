@@ -1,20 +1,23 @@
 """The bot endpoint client against real HTTP servers on 127.0.0.1: protocol, typed errors,
 retries with backoff, and the per-endpoint concurrency limit (local and Redis)."""
 
+import email.utils
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
 
 from tests.services import required
-from tests.tournaments import bots
+from tests.tournaments import bots, openai_fake
 from tournaments.bot_client import (
     MAX_REPLY_BYTES,
     BotBadJSON,
@@ -23,6 +26,7 @@ from tournaments.bot_client import (
     BotClient,
     BotError,
     BotHTTPError,
+    BotRefused,
     BotTimeout,
     BotUnreachable,
     Endpoint,
@@ -32,6 +36,8 @@ from tournaments.bot_client import (
     RetryPolicy,
     default_limiter,
 )
+from tournaments.bot_protocols import Sampling
+from tournaments.outbound import refused_reason
 
 ROOT = Path(__file__).resolve().parents[2]
 TURNS = [{"speaker": 0, "text": "hello"}, {"speaker": 1, "text": "hi there"}]
@@ -162,7 +168,9 @@ def test_bad_json_is_a_typed_error_after_the_retries(serve):
 def test_a_slow_bot_times_out(serve):
     server = serve(lambda payload: bots.too_slow(0.5))
     with pytest.raises(BotTimeout, match="no reply within 0.1 s") as caught:
-        client(server, timeout=0.1, retry=RetryPolicy(attempts=1)).reply("c", TURNS, 0)
+        client(server, timeout=0.1, retry=RetryPolicy(attempts=1, base_delay=0, max_delay=0)).reply(
+            "c", TURNS, 0
+        )
     assert caught.value.transient
 
 
@@ -238,7 +246,9 @@ def test_an_unreachable_redis_is_a_typed_error(serve):
     server = serve(bots.counting)
     limiter = RedisLimiter.from_url("redis://127.0.0.1:1/0")
     with pytest.raises(LimiterUnavailable, match="the Redis concurrency limiter failed"):
-        client(server, limiter=limiter, retry=RetryPolicy(attempts=1)).reply("c", TURNS, 0)
+        client(
+            server, limiter=limiter, retry=RetryPolicy(attempts=1, base_delay=0, max_delay=0)
+        ).reply("c", TURNS, 0)
     assert server.requests == []
 
 
@@ -294,14 +304,19 @@ def test_the_redis_limit_holds_across_processes(serve, redis_url):
 from tournaments.bot_client import BotClient, Endpoint, RedisLimiter, RetryPolicy
 bot = BotClient(
     Endpoint("cross-process", {server.url!r}, "", 2.0, 1),
-    retry=RetryPolicy(attempts=1), limiter=RedisLimiter.from_url({redis_url!r}),
+    retry=RetryPolicy(attempts=1, base_delay=0, max_delay=0), limiter=RedisLimiter.from_url({redis_url!r}),
     max_reply_chars=100, slot_wait=10,
 )
 for i in range(4):
     bot.reply("p", [{{"speaker": 0, "text": "hi"}}], 1)
 """
     processes = [
-        subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            cwd=ROOT,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES": "1"},
+        )
         for _ in range(3)
     ]
     for process in processes:
@@ -322,3 +337,279 @@ def test_a_redis_lease_expires_when_its_holder_dies(redis_url):
     with limiter.slot(key, 1, wait=0.05, lease=0.2):
         assert limiter.client.zcard(RedisLimiter.prefix + key) == 1
     assert limiter.client.zcard(RedisLimiter.prefix + key) == 0
+
+
+# The OpenAI-compatible protocol ---------------------------------------------------------
+
+
+@pytest.fixture
+def fake():
+    with openai_fake.FakePool() as pool:
+        yield pool.start
+
+
+def openai_client(server, *, sampling=None, timeout=2.0, token="", retry=FAST, **options):
+    endpoint = Endpoint(
+        f"openai-{id(server)}",
+        server.base_url,
+        token,
+        timeout,
+        2,
+        protocol="openai",
+        sampling=sampling or Sampling(model="tiny-chat"),
+    )
+    return BotClient(endpoint, retry=retry, limiter=LocalLimiter(), **options)
+
+
+SEEDED = [*TURNS, {"speaker": 0, "text": "what do you do?"}]
+
+
+def test_openai_it_posts_chat_completions_with_the_bot_as_assistant(fake):
+    server = fake(openai_fake.counting)
+    sampling = Sampling(
+        model="tiny-chat",
+        system_prompt="Be brief.",
+        temperature=0.7,
+        top_p=0.9,
+        max_tokens=64,
+        stop=("\nUser:",),
+    )
+    bot = openai_client(server, sampling=sampling, token="sk-test")
+    assert bot.reply("cup/a--b--0", SEEDED, 1) == "tiny-chat: heard 3, 1 mine"
+    assert server.paths == ["/v1/chat/completions"]
+    assert server.requests == [
+        {
+            "model": "tiny-chat",
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "hello"},
+                {"role": "assistant", "content": "hi there"},
+                {"role": "user", "content": "what do you do?"},
+            ],
+            "n": 1,
+            "stream": False,
+            "temperature": 0.7,
+            "top_p": 0.9,
+            "max_tokens": 64,
+            "stop": ["\nUser:"],
+        }
+    ]
+    assert server.headers[0]["Authorization"] == "Bearer sk-test"
+
+
+def test_openai_unset_sampling_settings_are_left_to_the_server(fake):
+    server = fake(openai_fake.echo)
+    assert openai_client(server).reply("c", TURNS, 0) == "echo: hi there"
+    assert server.requests == [
+        {
+            "model": "tiny-chat",
+            "messages": [
+                {"role": "assistant", "content": "hello"},
+                {"role": "user", "content": "hi there"},
+            ],
+            "n": 1,
+            "stream": False,
+        }
+    ]
+    assert "Authorization" not in server.headers[0]
+
+
+def test_openai_a_trailing_slash_in_the_base_url_is_fine(fake):
+    server = fake(openai_fake.echo)
+    endpoint = Endpoint(
+        "slash", server.base_url + "/", protocol="openai", sampling=Sampling(model="m")
+    )
+    BotClient(endpoint, retry=FAST, limiter=LocalLimiter()).reply("c", TURNS, 0)
+    assert server.paths == ["/v1/chat/completions"]
+
+
+def test_openai_connections_are_reused(fake):
+    server = fake(openai_fake.echo)
+    bot = openai_client(server)
+    for _ in range(3):
+        bot.reply("c", TURNS, 0)
+    assert len(server.ports) == 3 and len(set(server.ports)) == 1
+
+
+def test_openai_a_429_is_retried_after_its_retry_after(fake):
+    server = fake(openai_fake.then(openai_fake.rate_limited("2"), openai_fake.counting))
+    sleeps = []
+    assert openai_client(server, sleep=sleeps.append).reply("c", TURNS, 0) == (
+        "tiny-chat: heard 2, 1 mine"
+    )
+    assert sleeps == [2.0]  # the server's Retry-After, not the backoff (0.001)
+    assert len(server.requests) == 2
+
+
+def test_openai_a_503_retry_after_may_be_an_http_date(fake):
+    when = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    unavailable = openai_fake.Reply(503, b"overloaded", (("Retry-After", when),))
+    server = fake(openai_fake.then(unavailable, openai_fake.echo))
+    sleeps = []
+    openai_client(server, sleep=sleeps.append).reply("c", TURNS, 0)
+    assert len(sleeps) == 1 and 25 <= sleeps[0] <= 30
+
+
+def test_openai_a_retry_after_beyond_the_cap_ends_the_retries(fake):
+    server = fake(openai_fake.then(openai_fake.rate_limited("3600"), openai_fake.echo))
+    sleeps = []
+    with pytest.raises(BotHTTPError, match="HTTP 429.*Retry-After 3600 s") as caught:
+        openai_client(server, sleep=sleeps.append).reply("c", TURNS, 0)
+    assert caught.value.retry_after == 3600 and caught.value.transient
+    assert sleeps == [] and len(server.requests) == 1
+
+
+def test_the_retry_after_cap_comes_from_settings(settings):
+    settings.EVALHUB_BOT_RETRY_AFTER_MAX_SECONDS = 12
+    assert RetryPolicy.from_settings().max_retry_after == 12
+
+
+def test_openai_a_trickling_bot_is_cut_off_at_the_total_deadline(fake):
+    # 200 bytes at one every 20 ms would take 4 s; each read is quick, only the total is not.
+    server = fake(openai_fake.trickle(openai_fake.counting, 0.02))
+    bot = openai_client(
+        server, timeout=0.5, retry=RetryPolicy(attempts=1, base_delay=0, max_delay=0)
+    )
+    started = time.monotonic()
+    with pytest.raises(BotTimeout, match="no reply within 0.5 s"):
+        bot.reply("c", TURNS, 0)
+    assert time.monotonic() - started < 1.0
+
+
+def test_openai_malformed_json_is_bad_json_after_the_retries(fake):
+    server = fake(lambda payload: openai_fake.MALFORMED)
+    with pytest.raises(BotBadJSON, match="the reply is not JSON") as caught:
+        openai_client(server).reply("c", TURNS, 0)
+    assert caught.value.attempts == 3 and len(server.requests) == 3
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        (openai_fake.EMPTY_CHOICES, '"choices" is empty'),
+        (openai_fake.NULL_CONTENT, "choices\\[0\\].message.content must be a string, not null"),
+        (openai_fake.completion("  "), "choices\\[0\\].message.content is empty"),
+        (openai_fake.Reply(200, b'{"text": "wrong protocol"}'), 'the reply has no "choices"'),
+    ],
+    ids=["empty-choices", "null-content", "blank", "evalhub-shape"],
+)
+def test_openai_a_reply_of_the_wrong_shape_is_refused_at_once(fake, reply, message):
+    server = fake(lambda payload: reply)
+    with pytest.raises(BotBadReply, match=message) as caught:
+        openai_client(server).reply("c", TURNS, 0)
+    assert not caught.value.transient and len(server.requests) == 1
+
+
+# Address policy -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def resolver(monkeypatch):
+    """Makes bot.example.test resolve to the addresses set in the returned dict."""
+    answers = {"bot.example.test": ["127.0.0.1"]}
+    calls = []
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host not in answers:
+            return real(host, port, *args, **kwargs)
+        calls.append(host)
+        return [
+            (
+                socket.AF_INET6 if ":" in a else socket.AF_INET,
+                socket.SOCK_STREAM,
+                6,
+                "",
+                (a, port, 0, 0) if ":" in a else (a, port),
+            )
+            for a in answers[host]
+        ]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    answers["calls"] = calls
+    return answers
+
+
+def test_a_host_name_resolving_to_loopback_is_refused(fake, resolver, settings):
+    settings.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = False
+    server = fake(openai_fake.echo)
+    endpoint = Endpoint(
+        "named",
+        f"http://bot.example.test:{server.port}/v1",
+        protocol="openai",
+        sampling=Sampling(model="m"),
+    )
+    with pytest.raises(BotRefused, match="resolves to 127.0.0.1, a loopback address") as caught:
+        BotClient(endpoint, retry=FAST, limiter=LocalLimiter()).reply("c", TURNS, 0)
+    assert not caught.value.transient and caught.value.attempts == 1
+    assert server.requests == []
+
+
+def test_every_resolved_address_is_checked(fake, resolver, settings):
+    settings.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = False
+    resolver["bot.example.test"] = ["93.184.216.34", "10.0.0.7"]
+    endpoint = Endpoint("named", "http://bot.example.test:8080/reply")
+    with pytest.raises(BotRefused, match="resolves to 10.0.0.7, a private address"):
+        BotClient(endpoint, retry=FAST, limiter=LocalLimiter()).reply("c", TURNS, 0)
+
+
+def test_a_name_that_does_not_resolve_is_unreachable_and_retried(resolver):
+    resolver["nowhere.example.test"] = []
+    endpoint = Endpoint("nowhere", "http://nowhere.example.test/reply")
+    with pytest.raises(BotUnreachable, match="resolves to no address") as caught:
+        BotClient(endpoint, retry=FAST, limiter=LocalLimiter()).reply("c", TURNS, 0)
+    assert caught.value.transient and caught.value.attempts == 3
+
+
+def test_a_literal_private_address_is_refused_too(serve, settings):
+    settings.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = False
+    server = serve(bots.echo)
+    with pytest.raises(BotRefused, match="127.0.0.1, a loopback address"):
+        client(server).reply("c", TURNS, 0)
+    assert server.requests == []
+
+
+def test_the_connection_goes_to_the_address_that_was_checked(fake, resolver):
+    # Resolved once per connection: a second answer (DNS rebinding) is never asked for.
+    server = fake(openai_fake.echo)
+    endpoint = Endpoint(
+        "named",
+        f"http://bot.example.test:{server.port}/v1",
+        protocol="openai",
+        sampling=Sampling(model="m"),
+    )
+    assert BotClient(endpoint, retry=FAST, limiter=LocalLimiter(), allow_private=True).reply(
+        "c", TURNS, 0
+    ) == ("echo: hi there")
+    assert resolver["calls"] == ["bot.example.test"]
+    assert server.headers[0]["Host"] == f"bot.example.test:{server.port}"
+
+
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        ("127.0.0.1", "loopback"),
+        ("::1", "loopback"),
+        ("::ffff:127.0.0.1", "loopback"),
+        ("10.1.2.3", "private"),
+        ("172.16.0.1", "private"),
+        ("192.168.1.1", "private"),
+        ("fd00::1", "private"),
+        ("169.254.169.254", "link-local"),  # cloud metadata
+        ("fe80::1", "link-local"),
+        ("224.0.0.1", "multicast"),
+        ("ff02::1", "multicast"),
+        ("240.0.0.1", "reserved"),
+        ("0.0.0.0", "unspecified"),
+        ("::", "unspecified"),
+        ("100.64.0.1", "not global"),
+        ("93.184.216.34", None),
+        ("2606:4700::1111", None),
+    ],
+)
+def test_the_address_policy(address, reason):
+    assert refused_reason(address) == reason
+
+
+def test_the_token_is_not_in_an_endpoints_repr():
+    assert "s3cret" not in repr(Endpoint("k", "http://bot.example.org/", "s3cret"))

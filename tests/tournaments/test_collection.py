@@ -10,18 +10,25 @@ from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
+from annotation.models import Campaign
 from evalhub.models import Conversation, Speaker, Turn
 from tests import factories
-from tests.tournaments import bots
-from tournaments import collection, tasks
+from tests.tournaments import bots, openai_fake
+from tournaments import collection, endpoint_budget, tasks
 from tournaments.collection import (
     CollectionError,
     DialogueFailed,
     NoSeedConversations,
     collect_dialogue,
 )
-from tournaments.models import BotEndpoint, PartnerSet, PlannedDialogue, Tournament
-from tournaments.plan import make_plan
+from tournaments.models import (
+    BotEndpoint,
+    EndpointUsage,
+    PartnerSet,
+    PlannedDialogue,
+    Tournament,
+)
+from tournaments.plan import PlanInvalid, make_plan
 
 DOMAIN = "chitchat"
 
@@ -90,7 +97,10 @@ def tournament(kind, targets, *, partners=None, per_pair=1, exchanges=2, domain=
 
 
 def check_conversation(planned, seeds, scripts):
-    """Shape, seed exchange, turn alternation, who said what, and metadata of one dialogue."""
+    """Shape, seed exchange, turn alternation, who said what, and metadata of one dialogue.
+
+    The seed exchange is the conversation's seed (no bot's turn); the bots' turns are the
+    Turn rows, from position 0. A scripted bot saw the seed too: its text counts it in."""
     c = planned.conversation
     t = planned.tournament
     assert c.external_id == f"{t.slug}/{planned.key}"
@@ -98,25 +108,28 @@ def check_conversation(planned, seeds, scripts):
     speakers = [s.system.slug for s in c.speakers.order_by("index")]
     assert speakers == planned.speakers
     turns = list(c.turns.order_by("position"))
-    assert [t_.position for t_ in turns] == list(range(2 + 2 * t.exchanges))
+    assert [t_.position for t_ in turns] == list(range(2 * t.exchanges))
     assert [t_.speaker for t_ in turns] == [p % 2 for p in range(len(turns))]
     seed = Conversation.objects.get(pk=random.Random(planned.seed).choice(seeds))
     assert c.metadata == {
         "tournament": t.slug,
         "planned_key": planned.key,
         "seed_conversation": seed.external_id,
-        "seed_turns": 2,
         "plan_seed": planned.seed,
         "attempt": planned.attempts,
     }
     seed_texts = list(seed.turns.order_by("position").values_list("text", flat=True))
-    assert [t_.text for t_ in turns[:2]] == seed_texts[:2]
-    for p in range(2, len(turns)):
+    assert c.seed_turns == [
+        {"speaker": 0, "text": seed_texts[0]},
+        {"speaker": 1, "text": seed_texts[1]},
+    ]
+    history = [turn["text"] for turn in c.seed_turns] + [t_.text for t_ in turns]
+    for p in range(2, len(history)):
         kind = scripts[planned.speakers[p % 2]]
         if kind == "counting":
-            assert turns[p].text == f"count {p} as {p % 2}"
+            assert history[p] == f"count {p} as {p % 2}"
         else:
-            assert turns[p].text == f"echo: {turns[p - 1].text}"[:300]
+            assert history[p] == f"echo: {history[p - 1]}"[:300]
 
 
 @pytest.mark.django_db
@@ -217,7 +230,7 @@ def test_a_broken_bot_fails_its_dialogues_and_the_others_complete(serve, seeds):
     assert failed.get(key="broken--a--0").last_error.startswith("turn 2 by broken: ")
     # Nothing partial: only the two complete conversations and their 6 turns each.
     assert Conversation.objects.filter(source="all-play-all").count() == 2
-    assert Turn.objects.count() == seed_turns + 2 * 6
+    assert Turn.objects.count() == seed_turns + 2 * 4
     t.refresh_from_db()
     assert t.status == "collecting"
 
@@ -328,15 +341,18 @@ def database_steps_serialized_on_sqlite(monkeypatch):
     if connection.vendor != "sqlite":
         return
     lock = threading.RLock()
-    steps = ["_claim", "_load", "pick_seed", "clients_for", "_heartbeat", "_store"]
-    for name in [*steps, "_record_failure"]:
-        original = getattr(collection, name)
+    steps = ["_claim_dialogue", "_load", "pick_seed", "clients_for", "_heartbeat", "_store"]
+    # The daily budget is charged with an UPDATE before each bot request, from the threads.
+    targets = [(collection, name) for name in [*steps, "_record_failure"]]
+    targets.append((endpoint_budget, "spend"))
+    for module, name in targets:
+        original = getattr(module, name)
 
         def serialized(*args, _original=original, **kwargs):
             with lock:
                 return _original(*args, **kwargs)
 
-        monkeypatch.setattr(collection, name, serialized)
+        monkeypatch.setattr(module, name, serialized)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -370,3 +386,269 @@ def test_workers_collecting_at_once_respect_the_endpoint_limit(serve, seeds, lim
     assert set(t.plan.values_list("status", "attempts")) == {("complete", 1)}
     assert len(server.requests) == len(plan) * 2
     assert server.max_in_flight == most
+
+
+# Real models: OpenAI-compatible endpoints --------------------------------------------------
+
+
+@pytest.fixture
+def fake():
+    with openai_fake.FakePool() as pool:
+        yield pool.start
+
+
+def model_bot(slug, server, *, owner=None, allow_other_owners=False, **fields):
+    system = factories.system(owner, slug=slug)
+    BotEndpoint.objects.create(
+        system=system,
+        protocol="openai",
+        url=server.base_url,
+        model_name=f"model-{slug}",
+        auth_token=f"sk-{slug}",
+        allow_other_owners=allow_other_owners,
+        **fields,
+    )
+    return system
+
+
+def check_model_conversation(planned, seeds):
+    """The seed, then each turn p by speaker p % 2 reading "<its model>: heard p,
+    p//2 mine": the whole history arrived, with the bot's own turns as the assistant's."""
+    stored = list(planned.conversation.turns.order_by("position"))
+    t = planned.tournament
+    assert len(stored) == 2 * t.exchanges  # the bots' turns only
+    seed = Conversation.objects.get(pk=random.Random(planned.seed).choice(seeds))
+    assert [x["text"] for x in planned.conversation.seed_turns] == list(
+        seed.turns.order_by("position").values_list("text", flat=True)[:2]
+    )
+    for q, turn in enumerate(stored):
+        p = q + 2  # its place in what the bots were sent, after the seed
+        assert turn.speaker == p % 2
+        assert turn.text == f"model-{planned.speakers[p % 2]}: heard {p}, {p // 2} mine"
+
+
+@pytest.mark.django_db
+def test_self_play_with_an_openai_endpoint_end_to_end(fake, seeds):
+    server = fake(openai_fake.counting)
+    t = tournament("self-play", [model_bot("llm", server, temperature=0.5)], per_pair=2)
+
+    assert tasks.collect_tournament.delay(t.pk).get() == {"planned": 2, "enqueued": 2}
+
+    plan = list(t.plan.select_related("conversation", "tournament"))
+    assert {p.status for p in plan} == {"complete"}
+    for planned in plan:
+        assert planned.speakers == ["llm", "llm"]
+        check_model_conversation(planned, seeds)
+    assert len(server.requests) == 2 * 2 * 2  # dialogues × exchanges × speakers
+    assert {r["model"] for r in server.requests} == {"model-llm"}
+    assert {r["temperature"] for r in server.requests} == {0.5}
+    assert {h["Authorization"] for h in server.headers} == {"Bearer sk-llm"}
+    t.refresh_from_db()
+    assert t.status == "ready"
+
+
+@pytest.mark.django_db
+def test_all_play_all_with_openai_endpoints_end_to_end(fake, seeds):
+    rate_limited = fake(openai_fake.then(openai_fake.rate_limited("0"), openai_fake.counting))
+    malformed_once = fake(openai_fake.then(openai_fake.MALFORMED, openai_fake.counting))
+    systems = [
+        model_bot("alpha", fake(openai_fake.counting)),
+        model_bot("beta", rate_limited),
+        model_bot("gamma", malformed_once),
+    ]
+    t = tournament("all-play-all", systems, per_pair=1, exchanges=2)
+
+    assert tasks.collect_tournament.delay(t.pk).get() == {"planned": 6, "enqueued": 6}
+
+    plan = list(t.plan.select_related("conversation", "tournament"))
+    assert {(p.status, p.attempts) for p in plan} == {("complete", 1)}
+    assert {tuple(p.speakers) for p in plan} == {
+        (a, b) for a in ("alpha", "beta", "gamma") for b in ("alpha", "beta", "gamma") if a != b
+    }
+    for planned in plan:
+        check_model_conversation(planned, seeds)
+    # beta and gamma speak 2 × 2 turns in each of their 4 conversations, plus one retry.
+    assert len(rate_limited.requests) == len(malformed_once.requests) == 4 * 2 + 1
+    assert Conversation.objects.filter(source="all-play-all").count() == 6
+
+
+@pytest.mark.django_db
+def test_bipartite_play_with_openai_endpoints_end_to_end(fake, seeds):
+    targets = [
+        model_bot("t-one", fake(openai_fake.counting)),
+        model_bot("t-two", fake(openai_fake.counting)),
+    ]
+    partners = [
+        model_bot("p-one", fake(openai_fake.counting)),
+        model_bot("p-two", fake(openai_fake.counting)),
+    ]
+    t = tournament("bipartite-play", targets, partners=partners, per_pair=1, exchanges=3)
+
+    assert tasks.collect_tournament.delay(t.pk).get() == {"planned": 4, "enqueued": 4}
+
+    plan = list(t.plan.select_related("conversation", "tournament"))
+    assert {tuple(p.speakers) for p in plan} == {
+        (target, partner) for target in ("t-one", "t-two") for partner in ("p-one", "p-two")
+    }
+    for planned in plan:
+        assert planned.status == "complete"
+        check_model_conversation(planned, seeds)
+    t.refresh_from_db()
+    assert t.status == "ready"
+
+
+@pytest.mark.django_db
+def test_a_trickling_model_fails_its_dialogue_at_the_deadline(fake, seeds):
+    server = fake(openai_fake.trickle(openai_fake.counting, 0.05))
+    t = tournament("self-play", [model_bot("drip", server, timeout_seconds=1.0)], exchanges=1)
+    tasks.collect_tournament.delay(t.pk).get()
+    planned = t.plan.get()
+    assert planned.status == "failed" and planned.conversation is None
+    assert "BotTimeout" in planned.last_error and "no reply within 1 s" in planned.last_error
+
+
+# Whose endpoints a tournament may call -------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_another_owners_endpoint_is_refused_without_their_consent(fake, seeds):
+    researcher, other = factories.user("researcher"), factories.user("other")
+    server = fake(openai_fake.counting)
+    mine = model_bot("mine", server, owner=researcher)
+    theirs = model_bot("theirs", server, owner=other)
+    t = tournament("all-play-all", [mine, theirs])
+    t.owner = researcher
+    t.save()
+
+    with pytest.raises(PlanInvalid, match="The owners of theirs do not let other owners'"):
+        tasks.collect_tournament.delay(t.pk).get()
+    assert server.requests == [] and not t.plan.exists()
+
+    BotEndpoint.objects.filter(system=theirs).update(allow_other_owners=True)
+    assert tasks.collect_tournament.delay(t.pk).get()["enqueued"] == 2
+    assert set(t.plan.values_list("status", flat=True)) == {"complete"}
+
+
+@pytest.mark.django_db
+def test_consent_withdrawn_after_planning_fails_the_dialogues(fake, seeds):
+    researcher, other = factories.user("researcher"), factories.user("other")
+    server = fake(openai_fake.counting)
+    theirs = model_bot("theirs", server, owner=other, allow_other_owners=True)
+    t = tournament("self-play", [theirs])
+    t.owner = researcher
+    t.save()
+    make_plan(t)
+    BotEndpoint.objects.filter(system=theirs).update(allow_other_owners=False)
+
+    with pytest.raises(PlanInvalid, match="do not let other owners'"):
+        tasks.collect_tournament.delay(t.pk).get()
+    planned = t.plan.get()
+    # A dialogue already enqueued checks again when it runs.
+    assert tasks.collect_planned_dialogue.delay(planned.pk).get() == "failed"
+    planned.refresh_from_db()
+    assert planned.status == "failed" and server.requests == []
+    assert "the owners of theirs do not let other owners' tournaments" in planned.last_error
+
+
+@pytest.mark.django_db
+def test_a_spent_daily_budget_fails_the_dialogue_and_sends_nothing_more(fake, seeds):
+    server = fake(openai_fake.counting)
+    t = tournament("self-play", [model_bot("thrifty", server, daily_budget=3)], exchanges=2)
+    tasks.collect_tournament.delay(t.pk).get()
+    planned = t.plan.get()
+    assert planned.status == "failed" and len(server.requests) == 3
+    assert "BudgetExhausted" in planned.last_error
+    assert "daily budget of 3 requests is spent" in planned.last_error
+    assert EndpointUsage.objects.get().requests == 3
+
+
+# Retrying failed dialogues: the tournament page and `manage.py collect` --------------------
+
+
+def broken_tournament(serve):
+    broken = serve(bots.always(500))
+    t = tournament("self-play", [bot("good", serve(bots.counting)), bot("broken", broken)])
+    tasks.collect_tournament.delay(t.pk).get()
+    assert dict(t.plan.values_list("key", "status")) == {
+        "good--good--0": "complete",
+        "broken--broken--0": "failed",
+    }
+    broken.script = bots.counting  # its owner fixes it
+    return t
+
+
+@pytest.mark.django_db
+def test_staff_retry_the_failed_dialogues_from_the_tournament_page(client, serve, seeds):
+    t = broken_tournament(serve)
+    researcher = factories.user()
+    client.force_login(researcher)
+    # Unpublished and not theirs: the page does not exist for them, nor the action.
+    assert client.post(f"/tournaments/{t.slug}/retry/").status_code == 404
+    assert t.plan.get(key="broken--broken--0").status == "failed"
+    client.force_login(factories.user(staff=True))
+    page = client.get(f"/tournaments/{t.slug}/").content.decode()
+    assert "Retry 1 failed or stalled dialogue" in page
+    assert client.get(f"/tournaments/{t.slug}/retry/").status_code == 405
+    page = client.post(f"/tournaments/{t.slug}/retry/", follow=True).content.decode()
+    assert "being collected again" in page
+    assert set(t.plan.values_list("status", flat=True)) == {"complete"}
+    assert t.plan.get(key="broken--broken--0").attempts == 2
+    t.refresh_from_db()
+    assert t.status == "ready"
+
+
+@pytest.mark.django_db
+def test_the_retry_needs_the_csrf_token(serve, seeds):
+    from django.test import Client
+
+    t = broken_tournament(serve)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(factories.user(staff=True))
+    assert client.post(f"/tournaments/{t.slug}/retry/").status_code == 403
+    assert t.plan.get(key="broken--broken--0").status == "failed"
+
+
+@pytest.mark.django_db
+def test_collect_command_retries_failed_dialogues_only_when_asked(serve, seeds):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    t = broken_tournament(serve)
+    out = StringIO()
+    call_command("collect", t.slug, stdout=out)
+    assert "0 queued; 1 of 2 collected, 1 failed" in out.getvalue()
+    call_command("collect", t.slug, "--retry-failed", stdout=out)
+    assert "1 queued; 2 of 2 collected, 0 failed" in out.getvalue()
+    assert set(t.plan.values_list("status", flat=True)) == {"complete"}
+
+
+@pytest.mark.django_db
+def test_no_retry_once_the_campaign_is_generated(serve, seeds):
+    from django.core.management import CommandError, call_command
+
+    t = broken_tournament(serve)
+    t.campaign = Campaign.objects.create(slug="cup-campaign", title="Cup", task_kind="ab")
+    t.save()
+    with pytest.raises(CommandError, match="already has its campaign"):
+        call_command("collect", t.slug, "--retry-failed")
+    assert t.plan.get(key="broken--broken--0").attempts == 1
+
+
+@pytest.mark.django_db
+def test_a_collected_segment_holds_k_turns_of_each_bot_and_shows_the_seed_if_asked(serve, seeds):
+    from annotation.models import Item
+    from tournaments.spot_the_bot_campaign import generate_campaign
+
+    t = tournament("self-play", [bot("solo", serve(bots.counting))], exchanges=2)
+    Tournament.objects.filter(pk=t.pk).update(segment_lengths=[2], human_share=0, show_seed=True)
+    tasks.collect_tournament.delay(t.pk).get()
+    planned = t.plan.select_related("conversation").get()
+    generate_campaign(Tournament.objects.get(pk=t.pk))
+    item = Item.objects.get(campaign__tournament=t)
+    # Two exchanges after the seed: each bot turn is the counting bot's, none a human's.
+    assert [turn["text"] for turn in item.content["turns"]] == [
+        f"count {p} as {p % 2}" for p in range(2, 6)
+    ]
+    assert item.content["seed"] == planned.conversation.seed_turns
+    assert item.content["meta"]["exchanges"] == 2

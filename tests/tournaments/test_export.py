@@ -17,7 +17,7 @@ from annotation.services import record_judgment, submit_if_complete
 from evalhub.models import System
 from evalhub.services import import_conversations
 from tests import factories
-from tournaments import spot_the_bot
+from tournaments import spot_the_bot_campaign
 from tournaments.models import Tournament
 
 pytestmark = pytest.mark.django_db
@@ -56,7 +56,10 @@ def judged_tournament():
         max_batches_per_worker=5,
     )
     t.systems.set(System.objects.filter(slug__in=["weedbot", "sprout", "mulch"]))
-    campaign = spot_the_bot.generate_campaign(t).campaign
+    spot_the_bot_campaign.include_conversations(
+        t, [line["id"] for line in lines if "human" not in line["speakers"]]
+    )
+    campaign = spot_the_bot_campaign.generate_campaign(t).campaign
     campaign.status = "live"
     campaign.save()
     started = timezone.now() - timedelta(minutes=5)
@@ -213,3 +216,25 @@ def test_an_ab_tournament_exports_its_judgments_and_no_conversations(tmp_path):
 def test_an_unknown_tournament_is_an_error(tmp_path):
     with pytest.raises(CommandError, match="No tournament with the slug 'nope'"):
         call_command("export_tournament", "nope", str(tmp_path))
+
+
+@pytest.mark.django_db
+def test_a_collected_conversation_exports_its_seed_and_imports_back_the_same():
+    from evalhub.models import Conversation
+    from tournaments.exporters import conversation_line
+
+    a, b = factories.system(None, slug="seed-a"), factories.system(None, slug="seed-b")
+    c = factories.conversation("cup/a--b--0", [a, b], ["bot says", "bot answers"])
+    c.seed_turns = [{"speaker": 0, "text": "human hi"}, {"speaker": 1, "text": "human hello"}]
+    c.save()
+    line = conversation_line(
+        Conversation.objects.prefetch_related("speakers__system", "turns").get()
+    )
+    assert line["seed"] == c.seed_turns
+    assert [t["text"] for t in line["turns"]] == ["bot says", "bot answers"]
+    # Importing the export again is recognised as the same conversation, seed included.
+    data = json.dumps(line).encode()
+    assert import_conversations(data=data, filename="c.jsonl").created == 0
+    Conversation.objects.all().delete()
+    import_conversations(data=data, filename="c.jsonl")
+    assert Conversation.objects.get().seed_turns == line["seed"]

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.kinds.spot_the_bot import analysis_rows
 from annotation.models import Assignment, Batch, Campaign, Item, Judgment, Worker
-from annotation.tasks.spot_the_bot import analysis_rows
 from evalhub.models import Conversation, System
 from tests import factories
 from tournaments.models import Tournament
@@ -136,6 +136,12 @@ def test_a_study_becomes_a_finished_tournament(files, capsys):
     }
     out = capsys.readouterr().out
     assert "Created the tournament garden-study" in out and "Judgments: 9 created" in out
+    # The study's bot-bot conversations are what the tournament includes; g-h is a control.
+    included = set(t.included_conversations.values_list("external_id", flat=True))
+    assert included and all(
+        s.system_id for c in t.included_conversations.all() for s in c.speakers.all()
+    )
+    assert "g-h" not in included
 
 
 def test_workers_assignments_and_payloads(files):

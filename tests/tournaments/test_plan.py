@@ -1,7 +1,7 @@
 """Collection plans: rows per schedule, idempotency, endpoint checks, bulk insert."""
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from tests import factories
@@ -116,11 +116,12 @@ def test_an_imported_tournament_has_nothing_to_collect():
 
 
 def test_a_plan_needs_at_least_one_exchange():
+    # Issue 9: zero exchanges cannot even be stored now (tournament_exchanges_range).
     t = tournament("self-play", [bot("a")])
     t.exchanges = 0
-    t.save()
-    with pytest.raises(PlanInvalid, match="at least one exchange"):
-        make_plan(t)
+    with pytest.raises(IntegrityError, match="tournament_exchanges_range"), transaction.atomic():
+        t.save()
+    assert not PlannedDialogue.objects.exists()
 
 
 def test_the_seed_changes_every_conversation_seed():

@@ -1,18 +1,23 @@
 """Tournament pages: visibility and permissions, creating, the plan, the actions, queries."""
 
 import json
+import time
+import tracemalloc
 from decimal import Decimal
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import IntegrityError, transaction
+from django.test import override_settings
 from django.urls import reverse
 
 from annotation.crowd.local import LocalProvider
-from annotation.models import Campaign, Judgment
+from annotation.models import Assignment, Campaign, Judgment
 from evalhub.models import Conversation, System
 from evalhub.services import import_conversations
 from tests import factories
-from tournaments import spot_the_bot
+from tournaments import spot_the_bot_campaign
 from tournaments.models import PlannedDialogue, Tournament
 
 pytestmark = pytest.mark.django_db
@@ -64,6 +69,7 @@ def spot(owner, *, slug="garden-cup", published=False, n_conversations=2, **fiel
         **fields,
     )
     t.systems.set(systems)
+    t.included_conversations.set(Conversation.objects.filter(external_id__startswith=f"{slug}-"))
     return t
 
 
@@ -178,17 +184,17 @@ def test_generate_says_what_is_missing(client, owner):
     t = spot(owner, n_conversations=0)
     client.force_login(owner)
     page = client.post(url("generate", t), follow=True).content.decode()
-    assert "No bot-bot conversation of the domain" in page
+    assert "No bot-bot conversation collected or included" in page
     assert not Campaign.objects.exists()
 
 
 def test_launch_sets_live_and_calls_the_provider_hook(client, owner, monkeypatch):
     launched = []
     monkeypatch.setattr(
-        LocalProvider, "launch", lambda self, campaign: launched.append(campaign.slug)
+        LocalProvider, "launch", lambda self, campaign, **kw: launched.append(campaign.slug)
     )
     t = spot(owner)
-    spot_the_bot.generate_campaign(t)
+    spot_the_bot_campaign.generate_campaign(t)
     client.force_login(owner)
     response = client.post(url("launch", t))
     assert response.status_code == 302
@@ -215,7 +221,10 @@ def test_collect_queues_the_task(client, owner, monkeypatch):
     t = spot(owner, schedule="all-play-all", conversations_per_pair=2)
     load([conversation("seed-0", ["human", "human"])])
     for system in t.systems.all():
-        BotEndpoint.objects.create(system=system, url="http://127.0.0.1:9/")
+        # Nobody owns these systems: their endpoints serve the owner's tournament by consent.
+        BotEndpoint.objects.create(
+            system=system, url="http://127.0.0.1:9/", allow_other_owners=True
+        )
     client.force_login(owner)
     page = client.post(url("collect", t), follow=True).content.decode()
     assert queued == [t.pk]
@@ -274,7 +283,7 @@ def test_detail_queries_do_not_grow_with_the_tournament(
             )
             for n in range(2 if t is small else 80)
         )
-        spot_the_bot.generate_campaign(t)
+        spot_the_bot_campaign.generate_campaign(t)
     client.force_login(owner)
     client.get(url("detail", small))
     with django_assert_max_num_queries(20) as small_queries:
@@ -431,3 +440,74 @@ def test_detail_shows_the_latest_analysis_once_it_has_run(client, owner):
     assert "Results appear here once the analysis has run." not in page
     assert reverse("analysis:detail", args=[t.slug]) in page
     assert run.result["ranking"][0]["system"] in page
+
+
+# Bounded work (issue 9) ------------------------------------------------------------------
+
+
+def test_zero_prompts_per_batch_cannot_be_stored_so_the_public_page_never_breaks(client, owner):
+    # Once accepted, 0 made the public page of the experiment answer 500 to everyone.
+    t = ab(owner, published=True)
+    with (
+        pytest.raises(IntegrityError, match="tournament_prompts_per_batch_range"),
+        transaction.atomic(),
+    ):
+        Tournament.objects.filter(pk=t.pk).update(prompts_per_batch=0)
+    t.prompts_per_batch = 0
+    with pytest.raises(ValidationError) as refused:
+        t.full_clean()
+    assert refused.value.message_dict["prompts_per_batch"] == [
+        "prompts_per_batch must be from 1 to 100, got 0."
+    ]
+    t.refresh_from_db()
+    assert t.prompts_per_batch == 2
+    assert client.get(url("detail", t)).status_code == 200
+
+
+def many_systems(owner, n, per_pair):
+    t = spot(owner, slug="huge", n_conversations=0, schedule="all-play-all", published=True)
+    t.conversations_per_pair = per_pair
+    t.save()
+    t.systems.set(System.objects.bulk_create(System(slug=f"s{i}", name=f"s{i}") for i in range(n)))
+    return t
+
+
+@override_settings(EVALHUB_MAX_PLANNED_CONVERSATIONS=10_000_000)
+def test_a_huge_plan_is_counted_not_built(client, owner, django_assert_max_num_queries):
+    t = many_systems(owner, 45, 1000)  # 45 × 44 pairings × 1000 = 1,980,000 conversations
+    tracemalloc.start()
+    started = time.monotonic()
+    with django_assert_max_num_queries(25):
+        page = client.get(url("detail", t)).content.decode()
+    elapsed = time.monotonic() - started
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert "1980000 conversations over 1980 pairings (1000 each)" in page
+    assert peak < 20 * 1024 * 1024 and elapsed < 5
+    assert not PlannedDialogue.objects.exists()
+
+
+def test_a_plan_above_the_cap_is_refused_with_its_size(client, owner, monkeypatch):
+    t = many_systems(owner, 20, 1000)  # 380,000 conversations > 100,000
+    page = client.get(url("detail", t)).content.decode()
+    assert "This plan has 380,000 conversations (380 pairings × 1,000" in page
+    assert "at most 100,000 may be planned (EVALHUB_MAX_PLANNED_CONVERSATIONS)" in page
+    from tournaments import tasks
+
+    queued = []
+    monkeypatch.setattr(tasks.collect_tournament, "delay", lambda pk: queued.append(pk))
+    client.force_login(owner)
+    page = client.post(url("collect", t), follow=True).content.decode()
+    assert "EVALHUB_MAX_PLANNED_CONVERSATIONS" in page
+    assert not PlannedDialogue.objects.exists() and not queued
+
+
+@override_settings(EVALHUB_MAX_ASSIGNMENTS_PER_CAMPAIGN=8)
+def test_an_ab_generate_opening_too_many_assignments_is_refused_before_writing(client, owner):
+    t = ab(owner)  # 5 comparisons shown, 2 per batch: 3 batches × 3 judgments = 9 > 8
+    client.force_login(owner)
+    page = client.post(url("generate", t), follow=True).content.decode()
+    assert "would open 9 assignments (3 batches × 3 judgments each); at most 8" in page
+    assert not Campaign.objects.exists() and not Assignment.objects.exists()
+    t.refresh_from_db()
+    assert t.campaign is None

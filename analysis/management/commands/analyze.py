@@ -1,7 +1,10 @@
-"""`python manage.py analyze <tournament-slug> --json OUT.json [--exclude-blocked]`.
+"""`python manage.py analyze <slug> --json OUT.json [--kind tournament|campaign|study]
+[--exclude-blocked] [--preset as-published] [--param NAME=VALUE ...]`.
 
-Analyses the tournament synchronously (or reuses the stored run for the same judgments and
-settings) and writes the result contract with the run's provenance, as the API serves it.
+Analyses a tournament, a campaign or an imported study synchronously (or reuses the stored
+run for the same judgments and settings) and writes the result contract with the run's
+provenance, as the API serves it. The slug is looked up as a tournament, then a campaign,
+then a study, unless ``--kind`` says which.
 """
 
 import json
@@ -13,19 +16,47 @@ from django.core.management.base import BaseCommand, CommandError
 from analysis.inputs import NoCampaign
 from analysis.leaderboards import contract
 from analysis.models import AnalysisRun
-from analysis.report import NothingToAnalyse
-from analysis.tasks import analyze_tournament
+from analysis.parameters import PRESETS, preset_parameters
+from analysis.reports import NothingToAnalyse
+from analysis.tasks import analyze_campaign, analyze_study, analyze_tournament
+from annotation.models import Campaign, Study
 from tournaments.models import Tournament
+
+# What a slug may name, in the order it is looked up, and how each is analysed.
+SUBJECTS = {
+    "tournament": (Tournament, analyze_tournament),
+    "campaign": (Campaign, analyze_campaign),
+    "study": (Study, analyze_study),
+}
+
+
+def resolve(slug: str, kind: str | None):
+    """The subject named by ``slug`` (of ``kind``, or the first kind that has it) and the
+    function that analyses it."""
+    for name, (model, analyze) in SUBJECTS.items():
+        if kind in (None, name):
+            subject = model.objects.filter(slug=slug).first()
+            if subject is not None:
+                return subject, analyze
+    what = kind or "tournament, campaign or study"
+    raise CommandError(f"No {what} with the slug {slug!r}.")
 
 
 class Command(BaseCommand):
     help = (
-        "Analyse a tournament now (win rates, TrueSkill clusters, Bradley-Terry, survival, "
-        "agreement, stability) and write the result contract as JSON."
+        "Analyse a tournament (win rates, TrueSkill clusters, Bradley-Terry, survival, "
+        "agreement, stability), a campaign or an imported study (behaviour rates, Likert "
+        "means, comparative win/tie/loss, agreement, validity) now and write the result "
+        "contract as JSON."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("slug", help="The tournament's slug.")
+        parser.add_argument("slug", help="The tournament's, campaign's or study's slug.")
+        parser.add_argument(
+            "--kind",
+            choices=list(SUBJECTS),
+            help="What the slug names (default: the first of tournament, campaign, study).",
+        )
         parser.add_argument(
             "--json", required=True, help="Where to write the result ('-': stdout)."
         )
@@ -35,19 +66,24 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, help="Seed of the bootstraps (default 0).")
         parser.add_argument("--replicates", type=int, help="TrueSkill bootstrap replicates.")
         parser.add_argument(
+            "--preset",
+            choices=list(PRESETS),
+            default="defaults",
+            help="Named settings: 'as-published' is Spot The Bot's statistics as published "
+            "(2x2 chi-square with Yates, Bonferroni, Zhao & Sun's log-rank test).",
+        )
+        parser.add_argument(
             "--param",
             action="append",
             default=[],
             metavar="NAME=VALUE",
-            help="Any other analysis parameter (analysis.report.DEFAULT_PARAMETERS), "
+            help="Any other analysis parameter (analysis.parameters.AnalysisParameters), "
             "e.g. --param correction=bonferroni --param leave_one_out=true.",
         )
 
     def handle(self, *args, slug, exclude_blocked, seed, replicates, **options):
         output = options["json"]
-        tournament = Tournament.objects.filter(slug=slug).first()
-        if tournament is None:
-            raise CommandError(f"No tournament with the slug {slug!r}.")
+        subject, analyze = resolve(slug, options.get("kind"))
         parameters = dict(_parameter(text) for text in options["param"])
         parameters["exclude_blocked"] = exclude_blocked
         if seed is not None:
@@ -56,7 +92,8 @@ class Command(BaseCommand):
             parameters["replicates"] = replicates
         started = time.perf_counter()
         try:
-            run = analyze_tournament(tournament, parameters, synchronous=True)
+            parameters = preset_parameters(options["preset"], parameters)
+            run = analyze(subject, parameters, synchronous=True)
         except (NoCampaign, NothingToAnalyse, ValueError) as reason:
             raise CommandError(str(reason)) from None
         seconds = time.perf_counter() - started
@@ -74,7 +111,7 @@ class Command(BaseCommand):
             Path(output).write_text(text + "\n", encoding="utf-8")
         result = run.result
         clusters: dict[int, list[str]] = {}
-        for row in result["ranking"]:
+        for row in result.get("ranking") or []:
             clusters.setdefault(row["cluster"], []).append(row["system"])
         self.stderr.write(
             f"{slug}: {result['judgments']} judgments, {len(result['systems'])} systems; "

@@ -44,11 +44,8 @@ class Command(BaseCommand):
         except OSError as error:
             raise CommandError(f"Cannot read {path}: {error.strerror}.") from None
         except InvalidUpload as invalid:
-            for problem in invalid.problems:
-                self.stderr.write(f"{path.name}: {problem}")
-            raise CommandError(
-                f"Nothing imported: {invalid.total} problem{'s' if invalid.total != 1 else ''}."
-            ) from None
+            summary = invalid.refused_import(self.stderr.write, prefix=f"{path.name}: ")
+            raise CommandError(summary) from None
         seconds = time.perf_counter() - started
         self.stdout.write(
             self.style.SUCCESS(

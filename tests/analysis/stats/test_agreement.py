@@ -296,6 +296,42 @@ def test_bca_needs_two_pairable_units():
         krippendorff_alpha_bca([[1, 2, nan], [1, nan, 3]])
 
 
+def test_clustered_bca_resamples_whole_clusters_like_scipy_over_cluster_indices():
+    generator = np.random.default_rng(9)
+    data = generator.integers(1, 4, size=(2, 48)).astype(float)
+    data[1, generator.random(48) < 0.3] = nan
+    clusters = np.repeat(np.arange(12), 4)  # 12 conversations of 4 turns each
+    result = krippendorff_alpha_bca(data, "ordinal", clusters=clusters, n_resamples=400, rng=5)
+
+    def alpha_of_clusters(cluster_indices):
+        columns = np.concatenate([np.flatnonzero(clusters == c) for c in cluster_indices])
+        return krippendorff.alpha(reliability_data=data[:, columns], level_of_measurement="ordinal")
+
+    expected = stats.bootstrap(
+        (np.arange(12),), alpha_of_clusters, n_resamples=400, vectorized=False, method="BCa", rng=5
+    )
+    assert result.n_units == 12
+    assert result.statistic == pytest.approx(
+        krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal"), abs=1e-10
+    )
+    assert result.low == pytest.approx(expected.confidence_interval.low, abs=1e-10)
+    assert result.high == pytest.approx(expected.confidence_interval.high, abs=1e-10)
+    singletons = krippendorff_alpha_bca(
+        data, "ordinal", clusters=[f"u{k}" for k in range(48)], n_resamples=400, rng=5
+    )
+    assert singletons == krippendorff_alpha_bca(data, "ordinal", n_resamples=400, rng=5)
+    with pytest.raises(ValueError, match="clusters has 3 labels for 48 units"):
+        krippendorff_alpha_bca(data, clusters=[1, 2, 3])
+
+
+def test_bca_without_any_variation_is_nan_without_resampling():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = krippendorff_alpha_bca(np.zeros((2, 5)), n_resamples=50)
+    assert math.isnan(result.statistic) and math.isnan(result.low) and math.isnan(result.high)
+    assert result.n_undefined_resamples == 50
+
+
 # --- ABC-Eval per-label agreement -----------------------------------------------------------
 
 

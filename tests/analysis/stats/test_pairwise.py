@@ -19,6 +19,7 @@ from analysis.stats.pairwise import (
     adjust_pvalues,
     binomial_pvalues,
     chi_square_pvalues,
+    contingency_pvalues,
     encode_labels,
     feature_win_rates,
     pairwise_comparison,
@@ -315,3 +316,32 @@ def test_feature_win_rate_of_a_system_without_preferences_is_nan():
 def test_feature_win_rates_reject_unknown_codes():
     with pytest.raises(ValueError):
         feature_win_rates([0], [1], [2])
+
+
+@pytest.mark.parametrize(
+    ("wins", "losses", "ties"), [(30, 12, 3), (5, 5, 0), (0, 7, 8), (40, 1, 4), (1, 0, 0)]
+)
+def test_contingency_test_is_scipy_chi2_contingency_with_yates(wins, losses, ties):
+    """The released Spot The Bot code: chi2_contingency([[w, l], [n - w, n - l]])."""
+    n = wins + losses + ties
+    expected = stats.chi2_contingency(np.array([[wins, losses], [n - wins, n - losses]])).pvalue
+    assert contingency_pvalues([wins], [losses], [ties])[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_contingency_test_by_hand_with_yates_correction():
+    # [[30, 12], [15, 33]]: row sums 42, 48, column sums 45, 45, N = 90; |ad - bc| = 810.
+    statistic = 90 * (810 - 90 / 2) ** 2 / (42 * 48 * 45 * 45)
+    assert contingency_pvalues([30], [12], [3])[0] == pytest.approx(stats.chi2.sf(statistic, 1))
+
+
+def test_contingency_test_is_nan_without_a_decisive_judgment():
+    assert np.isnan(contingency_pvalues([0], [0], [5])[0])
+
+
+def test_pairwise_comparison_uses_the_contingency_test_with_ties():
+    a = np.array([0] * 45)
+    b = np.array([1] * 45)
+    outcome = np.array([A_WINS] * 30 + [B_WINS] * 12 + [TIE] * 3)
+    result = pairwise_comparison(a, b, outcome, test="chi-square-2x2", correction="bonferroni")
+    assert result.test == "chi-square-2x2"
+    assert result.p_value[0] == pytest.approx(contingency_pvalues([30], [12], [3])[0])

@@ -6,7 +6,7 @@ from scipy import optimize, stats
 from scipy.stats.contingency import chi2_contingency
 from statsmodels.stats.descriptivestats import sign_test as sm_sign_test
 from statsmodels.stats.proportion import proportion_confint, proportions_ztest
-from statsmodels.stats.weightstats import DescrStatsW
+from statsmodels.stats.weightstats import CompareMeans, DescrStatsW, ttest_ind
 
 from analysis.stats.proportions import (
     ConfidenceInterval,
@@ -15,6 +15,7 @@ from analysis.stats.proportions import (
     sign_test,
     sign_test_from_counts,
     two_proportion_ztest,
+    two_sample_t_test,
     wald_interval,
     wilson_interval,
 )
@@ -299,3 +300,43 @@ def test_sign_test_rejects_non_integer_counts():
 def test_confidence_interval_unpacks_as_low_high():
     low, high = ConfidenceInterval(0.1, 0.4)
     assert (low, high) == (0.1, 0.4)
+
+
+# --- two-sample t-test -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("equal_var", [True, False])
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_two_sample_t_test_matches_statsmodels_and_scipy(equal_var, alternative):
+    rng = np.random.default_rng(12)
+    a = rng.integers(1, 6, size=23).astype(float)
+    b = rng.integers(2, 6, size=31).astype(float)
+    result = two_sample_t_test(a, b, equal_var=equal_var, alternative=alternative)
+    usevar = "pooled" if equal_var else "unequal"
+    sm_alternative = {"two-sided": "two-sided", "greater": "larger", "less": "smaller"}
+    t, p, df = ttest_ind(a, b, alternative=sm_alternative[alternative], usevar=usevar)
+    assert result.statistic == pytest.approx(t, rel=1e-12)
+    assert result.pvalue == pytest.approx(p, rel=1e-10)
+    assert result.df == pytest.approx(df, rel=1e-12)
+    scipy_result = stats.ttest_ind(a, b, equal_var=equal_var, alternative=alternative)
+    assert result.pvalue == pytest.approx(scipy_result.pvalue, rel=1e-10)
+    low, high = CompareMeans(DescrStatsW(a), DescrStatsW(b)).tconfint_diff(usevar=usevar)
+    assert tuple(result.confidence_interval) == pytest.approx((low, high), rel=1e-12)
+    assert result.mean_difference == pytest.approx(a.mean() - b.mean())
+    assert result.equal_var is equal_var
+
+
+def test_two_sample_t_test_hand_worked_example():
+    # a = (1, 2, 3), b = (4, 5, 6): difference -3, pooled variance 1, se = sqrt(2/3),
+    # t = -3 / 0.8165 = -3.6742 on 4 df.
+    result = two_sample_t_test([1, 2, 3], [4, 5, 6])
+    assert result.statistic == pytest.approx(-3 / np.sqrt(2 / 3))
+    assert result.df == 4
+    assert result.pvalue == pytest.approx(2 * stats.t.cdf(-3 / np.sqrt(2 / 3), 4))
+
+
+def test_two_sample_t_test_without_variance_is_undefined_and_short_samples_fail():
+    result = two_sample_t_test([3, 3], [3, 3, 3])
+    assert np.isnan(result.statistic) and np.isnan(result.pvalue)
+    with pytest.raises(ValueError, match="sample b needs at least two values"):
+        two_sample_t_test([1, 2], [3])

@@ -201,3 +201,12 @@ def test_empty_submission_is_all_zeros():
         "n_empty": 0,
         "n_duplicates": 0,
     }
+
+
+def test_an_empty_response_counts_as_zero_tokens_as_in_chateval():
+    # ChatEval divides by the number of generated tokens: an empty line adds none, so
+    # distinct-n is unchanged while the mean length is taken over every response.
+    with_empty = ["a b", "", "b c"]
+    assert distinct_n(with_empty, 1) == distinct_n(["a b", "b c"], 1) == pytest.approx(3 / 4)
+    assert average_length(with_empty) == pytest.approx(4 / 3)
+    assert compute_text_metrics(with_empty).n_empty == 1

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from tournaments.importers import StudyInvalid, import_study
+from tournaments.importers.study import StudyInvalid, import_study
 
 
 class Command(BaseCommand):
@@ -47,10 +47,7 @@ class Command(BaseCommand):
                 published=options["publish"],
             )
         except StudyInvalid as invalid:
-            for problem in invalid.problems:
-                self.stderr.write(str(problem))
-            n = len(invalid.problems)
-            raise CommandError(f"Nothing imported: {n} problem{'s' if n != 1 else ''}.") from None
+            raise CommandError(invalid.refused_import(self.stderr.write)) from None
         seconds = time.perf_counter() - started
         t = result.tournament
         if result.tournament_created:

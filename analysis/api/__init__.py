@@ -1,0 +1,1 @@
+"""REST API of analysis results: views, urls (mounted under /api/)."""

@@ -1,0 +1,303 @@
+"""The result contract of ``analysis.reports`` (Spot The Bot and A/B), typed for the
+OpenAPI schema: what each key of a run's result holds, so that a client can be generated
+from /api/schema/ instead of guessing a free-form object.
+
+The shape is documented in ``analysis/reports/__init__.py``; tests check that a report of
+each kind goes through `ReportSerializer` unchanged (no key dropped, no type changed).
+Numbers a statistic may not have (too few judgments) are nullable.
+"""
+
+from rest_framework import serializers
+
+from ..models import AnalysisRun
+
+
+def _float(**kwargs):
+    return serializers.FloatField(allow_null=True, **kwargs)
+
+
+def _pair(child):
+    return serializers.ListField(child=child, min_length=2, max_length=2)
+
+
+class PairwiseSerializer(serializers.Serializer):
+    a = serializers.CharField()
+    b = serializers.CharField()
+    wins_a = serializers.IntegerField()
+    wins_b = serializers.IntegerField()
+    ties = serializers.IntegerField()
+    win_rate_a = _float()
+    p_value = _float()
+    p_adjusted = _float()
+
+
+class RankingSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    win_rate = _float()
+    mu = _float(help_text="TrueSkill mean over the bootstrap replicates.")
+    sigma = _float()
+    rank_range = _pair(serializers.IntegerField())
+    cluster = serializers.IntegerField(help_text="1 is the best cluster.")
+
+
+class BradleyTerrySerializer(serializers.Serializer):
+    system = serializers.CharField()
+    rating = _float(help_text="Elo-like scale, mean 1000.")
+    ci = _pair(serializers.FloatField(allow_null=True))
+    rank = serializers.IntegerField(help_text="1 + the number of significantly better systems.")
+
+
+class LogrankSerializer(serializers.Serializer):
+    a = serializers.CharField()
+    b = serializers.CharField()
+    statistic = _float()
+    p_value = _float()
+    p_adjusted = _float()
+
+
+class LogrankAllSerializer(serializers.Serializer):
+    statistic = _float()
+    df = serializers.IntegerField()
+    p_value = _float()
+
+
+class CoxTermSerializer(serializers.Serializer):
+    coef = _float(help_text="Below 0: speakers preferred on the feature survive longer.")
+    se = _float()
+    p_value = _float()
+
+
+class SurvivalSerializer(serializers.Serializer):
+    segment_lengths = serializers.ListField(child=serializers.IntegerField())
+    curves = serializers.DictField(
+        child=serializers.ListField(child=serializers.FloatField(allow_null=True)),
+        help_text="{system: survival S(k) at each segment length} (Turnbull NPMLE).",
+    )
+    human = serializers.ListField(child=serializers.FloatField(allow_null=True), allow_null=True)
+    spotted = serializers.DictField(
+        child=serializers.ListField(child=_pair(serializers.IntegerField())),
+        help_text="{system: [[spotted, judged] at each segment length]}.",
+    )
+    logrank = LogrankSerializer(many=True)
+    logrank_all = LogrankAllSerializer(allow_null=True)
+    logrank_variance = serializers.CharField(
+        required=False, help_text="permutation, hypergeometric or zhao-sun (analysis parameters)."
+    )
+    cox = serializers.DictField(
+        child=serializers.DictField(child=CoxTermSerializer()),
+        help_text="{system: {feature: Cox term}}.",
+    )
+
+
+class FeatureWinSerializer(serializers.Serializer):
+    win_rate = _float()
+    wins = serializers.IntegerField()
+    losses = serializers.IntegerField()
+    no_difference = serializers.IntegerField()
+
+
+class FeaturesSerializer(serializers.Serializer):
+    names = serializers.ListField(child=serializers.CharField())
+    win_rates = serializers.DictField(
+        child=serializers.DictField(child=FeatureWinSerializer()),
+        help_text="{system: {feature: win rate}} (Spot The Bot, Table 2).",
+    )
+
+
+class CooccurrenceSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    label = serializers.CharField()
+    pairs_with_label = serializers.IntegerField()
+    pairs_both = serializers.IntegerField()
+    share = _float()
+
+
+class NominalAlphaSerializer(serializers.Serializer):
+    alpha = _float()
+    low = _float()
+    high = _float()
+    units = serializers.IntegerField()
+
+
+class OrdinalAlphaSerializer(serializers.Serializer):
+    alpha = _float()
+
+
+class KrippendorffSerializer(serializers.Serializer):
+    nominal = NominalAlphaSerializer()
+    ordinal = OrdinalAlphaSerializer(required=False)
+
+
+class AgreementSerializer(serializers.Serializer):
+    units_judged_twice = serializers.IntegerField()
+    cooccurrence = CooccurrenceSerializer(many=True)
+    krippendorff = KrippendorffSerializer(allow_null=True)
+
+
+class LeaveOneOutSerializer(serializers.Serializer):
+    left_out = serializers.CharField()
+    n_conversations = serializers.ListField(child=serializers.IntegerField())
+    share_reproduced = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    keeps_full_ranking = serializers.BooleanField(allow_null=True)
+
+
+class StabilitySerializer(serializers.Serializer):
+    """Empty for A/B tournaments."""
+
+    n_conversations = serializers.ListField(child=serializers.IntegerField(), required=False)
+    share_reproduced = serializers.ListField(
+        child=serializers.FloatField(allow_null=True), required=False
+    )
+    share_modal = serializers.ListField(
+        child=serializers.FloatField(allow_null=True), required=False
+    )
+    reference = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField()), required=False
+    )
+    subsamples = serializers.IntegerField(required=False)
+    replicates = serializers.IntegerField(required=False)
+    leave_one_out = LeaveOneOutSerializer(many=True, required=False)
+
+
+class SystemScoresSerializer(serializers.Serializer):
+    judged = serializers.IntegerField()
+    human = serializers.IntegerField()
+    unsure = serializers.IntegerField()
+    bot = serializers.IntegerField()
+    share_human = _float()
+    ci = _pair(serializers.FloatField(allow_null=True))
+    conversations = serializers.IntegerField()
+    self_play_judged = serializers.IntegerField(help_text="Judgments of self-play speakers.")
+
+
+class PartnerAgainstSerializer(serializers.Serializer):
+    target = serializers.CharField()
+    target_wins = serializers.IntegerField()
+    partner_wins = serializers.IntegerField()
+    ties = serializers.IntegerField()
+    p_value = _float()
+    p_adjusted = _float()
+
+
+class PartnerSerializer(serializers.Serializer):
+    """A bipartite-play partner: its record against the targets, never a rank."""
+
+    system = serializers.CharField()
+    wins = serializers.IntegerField()
+    losses = serializers.IntegerField()
+    ties = serializers.IntegerField()
+    win_rate = _float()
+    judged = serializers.IntegerField()
+    share_human = _float()
+    ci = _pair(serializers.FloatField(allow_null=True))
+    against = PartnerAgainstSerializer(many=True)
+
+
+class ChatEvalBaselineSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    baseline = serializers.CharField()
+    n = serializers.IntegerField()
+    wins = serializers.IntegerField()
+    ties = serializers.IntegerField()
+    losses = serializers.IntegerField()
+    win_share = _float()
+    win_low = _float()
+    win_high = _float()
+    tie_share = _float()
+    loss_share = _float()
+    sign_statistic = _float()
+    p_value = _float()
+    p_adjusted = _float()
+
+
+class ChatEvalKappaSerializer(serializers.Serializer):
+    weights = serializers.CharField()
+    kappa = _float()
+    items = serializers.IntegerField()
+
+
+class ChatEvalWorkerSerializer(serializers.Serializer):
+    worker_id = serializers.IntegerField(
+        help_text="The worker's row id (staff see who in the admin)."
+    )
+    items = serializers.IntegerField()
+    kappa = _float()
+    outlier = serializers.BooleanField()
+
+
+class ChatEvalSerializer(serializers.Serializer):
+    """A/B reported the ChatEval way: win/tie/loss against each baseline with a sign test,
+    Cohen's weighted kappa, and workers whose kappa with the others is low."""
+
+    baselines = ChatEvalBaselineSerializer(many=True)
+    kappa = ChatEvalKappaSerializer(allow_null=True)
+    workers = ChatEvalWorkerSerializer(many=True)
+    outliers = serializers.IntegerField()
+
+
+class ReportSerializer(serializers.Serializer):
+    """A Spot The Bot or A/B report (``analysis.reports.build_report``)."""
+
+    tournament = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["spot_the_bot", "ab"])
+    systems = serializers.ListField(child=serializers.CharField())
+    judgments = serializers.IntegerField()
+    automatic_ties = serializers.IntegerField(required=False, help_text="A/B only.")
+    pairwise = PairwiseSerializer(many=True)
+    ranking = RankingSerializer(many=True)
+    bradley_terry = BradleyTerrySerializer(many=True)
+    survival = SurvivalSerializer()
+    features = FeaturesSerializer()
+    agreement = AgreementSerializer()
+    stability = StabilitySerializer()
+    scores = serializers.DictField(
+        child=SystemScoresSerializer(), required=False, help_text="Spot The Bot only."
+    )
+    partners = PartnerSerializer(many=True, required=False, help_text="Bipartite-play only.")
+    chateval = ChatEvalSerializer(required=False, help_text="A/B only.")
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
+class ProvenanceSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    parameters = serializers.DictField(help_text="analysis/parameters.py, defaults filled in.")
+    inputs_digest = serializers.CharField()
+    versions = serializers.DictField(child=serializers.CharField())
+
+
+class ResultContractSerializer(ReportSerializer):
+    """What `GET /api/tournaments/<slug>/results/` answers: the report and its run."""
+
+    run = ProvenanceSerializer()
+
+
+class AnalysisRunSerializer(serializers.ModelSerializer):
+    tournament = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    campaign = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+
+    class Meta:
+        model = AnalysisRun
+        fields = [
+            "id",
+            "tournament",
+            "campaign",
+            "status",
+            "progress",
+            "parameters",
+            "inputs_digest",
+            "versions",
+            "created",
+            "started_at",
+            "finished_at",
+            "error",
+        ]
+        read_only_fields = fields
+
+
+class AnalysisRunDetailSerializer(AnalysisRunSerializer):
+    result = ReportSerializer(allow_null=True, help_text="Set once the run succeeded.")
+
+    class Meta(AnalysisRunSerializer.Meta):
+        fields = [*AnalysisRunSerializer.Meta.fields, "result"]
+        read_only_fields = fields

@@ -1,0 +1,173 @@
+"""The parameters of an analysis run, declared once: names, types, ranges and defaults.
+
+`AnalysisParameters` is the schema; `normalize_parameters` checks a mapping against it (an
+unknown name, a wrong type or a value out of range is a ValueError naming the parameter
+and what is allowed) and returns every parameter with the defaults filled in, which is
+what an AnalysisRun stores and digests. `DEFAULT_PARAMETERS` is that full set for `{}`.
+
+`PRESETS` are named starting points a researcher picks on the tournament page or in the
+API: "defaults" (the platform's choices: exact binomial pair test, Holm, permutation
+log-rank variance) and "as-published" (what Deriu et al. (2020) and their released code
+computed: the 2x2 chi-square test with Yates' correction, Bonferroni across pairs, and the
+generalized log-rank test with Zhao & Sun's (2004) multiple-imputation variance).
+"""
+
+from collections.abc import Mapping
+from typing import ClassVar, Literal
+
+from pydantic import Field, field_validator
+
+from evalhub.declared import Declared, DeclaredInvalid, check, describe
+
+
+class AnalysisParameters(Declared):
+    """Every parameter of a run. `exclude_blocked` is applied when the inputs are loaded;
+    the others steer the statistics."""
+
+    noun: ClassVar[str] = "analysis parameter"
+
+    exclude_blocked: bool = Field(False, description="Leave out blocked workers' judgments.")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of every bootstrap.")
+    replicates: int = Field(
+        1000,
+        ge=1,
+        le=100_000,
+        description="TrueSkill bootstrap replicates (rank ranges, clusters).",
+    )
+    bt_bootstrap: int = Field(
+        1000, ge=1, le=100_000, description="Bradley-Terry bootstrap replicates."
+    )
+    coverage: float = Field(
+        0.95,
+        gt=0,
+        lt=1,
+        description="Share of replicate ranks a rank range keeps; also the Bradley-Terry "
+        "confidence level.",
+    )
+    correction: Literal["holm", "bonferroni", "none"] = Field(
+        "holm", description="Multiple-comparison correction of the pairwise tests."
+    )
+    pair_test: Literal["binomial", "chi-square", "chi-square-2x2"] = Field(
+        "binomial",
+        description="Test of each pair's win rate: exact binomial of wins vs losses, its "
+        "chi-square approximation, or the released Spot The Bot code's 2x2 chi-square "
+        "test with Yates' correction on [[wins, losses], [n - wins, n - losses]].",
+    )
+    logrank_variance: Literal["permutation", "hypergeometric", "zhao-sun"] = Field(
+        "permutation",
+        description="Variance of the generalized log-rank test of the survival curves: "
+        "permutation (Fay & Shaw), hypergeometric risk tables, or Zhao & Sun's (2004) "
+        "multiple imputation (the paper's).",
+    )
+    logrank_imputations: int = Field(
+        50, ge=2, le=1000, description="Imputations of the Zhao & Sun variance (R glrt: 50)."
+    )
+    alpha_resamples: int = Field(
+        2000, ge=1, le=100_000, description="BCa resamples for Krippendorff's alpha."
+    )
+    stability_points: int = Field(
+        4, ge=1, le=50, description="Grid points of conversations per pair (stability)."
+    )
+    stability_subsamples: int = Field(
+        10, ge=1, le=1000, description="Subsamples per grid point (stability)."
+    )
+    stability_replicates: int = Field(
+        40,
+        ge=1,
+        le=10_000,
+        description="Replicates per subsample; 40 keeps exactly the central 95% (drops 1 "
+        "each side).",
+    )
+    leave_one_out: bool = Field(False, description="Also rank with each system left out in turn.")
+
+    # --- Dimensional reports: abc_eval, likert, comparative, study, and the ChatEval section
+    # of the A/B report (they also read correction, alpha_resamples and seed above). Kept
+    # together so that the pairwise reports' parameters above change apart from these.
+    annotations: Literal["all", "first"] = Field(
+        "all",
+        description="Behaviour rates count every annotation of a conversation ('all') or only "
+        "its first annotation per label ('first').",
+    )
+    significance_levels: list[float] = Field(
+        default_factory=lambda: [0.01, 0.05, 0.1],
+        min_length=1,
+        max_length=10,
+        description="Levels at which significant pairs are counted (ABC-Eval Table 5).",
+    )
+    sensitivity_adjusted: bool = Field(
+        False,
+        description="Count significant pairs on corrected p-values (the paper counts "
+        "uncorrected ones).",
+    )
+    likert_turn_unit: Literal["conversation", "turn"] = Field(
+        "conversation",
+        description="Turn-level Likert: average each annotation's turn ratings per "
+        "conversation first ('conversation') or treat every turn as an observation.",
+    )
+    likert_equal_var: bool = Field(
+        True, description="Student's pooled t-test (true) or Welch's (false) between systems."
+    )
+    outlier_kappa: float = Field(
+        0.0,
+        ge=-1,
+        le=1,
+        description="ChatEval A/B: a worker whose weighted kappa with the other workers' "
+        "majority is below this is flagged as an outlier.",
+    )
+    outlier_min_items: int = Field(
+        5,
+        ge=1,
+        le=10_000,
+        description="ChatEval A/B: items shared with other workers needed to judge a worker.",
+    )
+
+    @field_validator("significance_levels")
+    @classmethod
+    def _levels(cls, levels: list[float]) -> list[float]:
+        if any(not 0 < level < 1 for level in levels):
+            raise ValueError("significance_levels must lie strictly between 0 and 1.")
+        return sorted(set(levels))
+
+    # --- end of the dimensional reports' parameters
+
+
+def normalize_parameters(parameters: Mapping | None = None) -> dict:
+    """The full parameter set: defaults filled in, types and ranges checked.
+
+    Raises a ValueError (`evalhub.declared.DeclaredInvalid`) naming each wrong parameter."""
+    return check(AnalysisParameters, parameters)
+
+
+DEFAULT_PARAMETERS: dict[str, object] = normalize_parameters(None)
+
+
+PRESETS: dict[str, dict[str, object]] = {
+    "defaults": {},
+    "as-published": {
+        "pair_test": "chi-square-2x2",
+        "correction": "bonferroni",
+        "logrank_variance": "zhao-sun",
+    },
+}
+
+PRESET_DESCRIPTIONS: dict[str, str] = {
+    "defaults": "EvalHub's defaults: exact binomial pair test, Holm's correction, "
+    "permutation variance of the log-rank test.",
+    "as-published": "Spot The Bot as published: 2x2 chi-square test with Yates' correction "
+    "(the released code), Bonferroni across pairs, Zhao & Sun's generalized log-rank test.",
+}
+
+
+def preset_parameters(preset: str, overrides: Mapping | None = None) -> dict:
+    """The full parameter set of a named preset with `overrides` on top, checked.
+
+    Raises DeclaredInvalid naming `preset` when there is no such preset."""
+    if preset not in PRESETS:
+        allowed = ", ".join(repr(name) for name in PRESETS)
+        raise DeclaredInvalid({"preset": f"preset must be one of {allowed}, not {preset!r}."})
+    return normalize_parameters({**PRESETS[preset], **(overrides or {})})
+
+
+def parameter_rows() -> list[dict]:
+    """Name, description, default and range of each parameter, for pages and help."""
+    return describe(AnalysisParameters)

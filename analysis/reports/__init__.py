@@ -1,0 +1,129 @@
+"""The analysis of one tournament: plain arrays in, the result contract (JSON) out.
+
+Pure: numpy and ``analysis.stats`` only, no Django and no I/O, so the same function serves
+the Celery task, the ``analyze`` command and the tests. ``analysis.inputs`` turns the
+database into the dataclasses of ``analysis.reports.data``; ``build_report`` does the rest,
+with one module per report kind (``spot_the_bot``, ``ab``) over the shared ``common`` parts
+and the ``parameters`` every run is given.
+
+Result contract
+---------------
+Every number is a JSON number or ``null`` (NaN and infinities become ``null``)::
+
+    {"tournament": slug, "kind": "spot_the_bot" | "ab",
+     "systems": [slug, ...],                    # best first (TrueSkill order)
+     "judgments": n,                            # judgments by workers that were analysed
+     "pairwise": [{"a", "b", "wins_a", "wins_b", "ties", "win_rate_a",
+                   "p_value", "p_adjusted"}],   # a ranked above b; p: binomial (or
+                                                # chi-square, or the 2x2 chi-square
+                                                # test of the released code) of wins vs
+                                                # losses, p_adjusted: Holm (or the
+                                                # chosen correction) over the pairs
+     "ranking": [{"system", "win_rate", "mu", "sigma", "rank_range": [lo, hi],
+                  "cluster"}],                  # TrueSkill bootstrap; mu, sigma: means over
+                                                # the replicates; cluster 1 = best
+     "bradley_terry": [{"system", "rating", "ci": [lo, hi], "rank"}],
+                                                # Elo-like scale (mean 1000), percentile
+                                                # bootstrap CI, rank = 1 + #significantly better
+     "survival": {"segment_lengths": [k, ...],
+                  "curves": {system: [S(k) for each segment length]},   # Turnbull NPMLE
+                  "human": [S(k), ...] | null,  # the human-human controls, for reference
+                  "spotted": {system: [[spotted, judged] for each k]},
+                  "logrank": [{"a", "b", "statistic", "p_value", "p_adjusted"}],
+                  "logrank_all": {"statistic", "df", "p_value"} | null,
+                  "logrank_variance": "permutation" | "hypergeometric" | "zhao-sun",
+                  "cox": {system: {feature: {"coef", "se", "p_value"}}}},
+                                                # coef < 0: preferred speakers survive longer
+     "features": {"names": [feature, ...],
+                  "win_rates": {system: {feature: {"win_rate", "wins", "losses",
+                                                   "no_difference"}}}},   # Table 2
+     "agreement": {"units_judged_twice": n,
+                   "cooccurrence": [{"system", "label", "pairs_with_label", "pairs_both",
+                                     "share"}],                            # Table 3
+                   "krippendorff": {"nominal": {"alpha", "low", "high", "units"},
+                                    "ordinal": {"alpha"}} | null},
+     "stability": {"n_conversations": [n, ...], "share_reproduced": [...],
+                   "share_modal": [...], "reference": [[slug, ...], ...],
+                   "subsamples", "replicates", "leave_one_out": [...]} | {},
+     "warnings": [text, ...]}
+
+For an A/B tournament ``survival`` has empty lists and maps, ``features`` is empty,
+``stability`` is ``{}``, ``agreement`` has Krippendorff's alpha of the choices over items
+judged more than once, and ``automatic_ties`` counts the identical-response items, each of
+which is counted as a tie from every one of the campaign's ``redundancy`` judges.
+
+The A/B report also has ``chateval`` (``analysis.reports.chateval``). Campaigns of kinds
+``abc_eval``, ``likert`` and ``comparative`` and imported studies have reports of their own
+(``abc_eval``, ``likert``, ``comparative``, ``study``: each module documents its contract;
+all start with ``{"subject", "kind", "systems", "judgments"}`` and end with ``"warnings"``).
+
+Sources: Deriu et al. (2020), "Spot The Bot", sections 3.2-3.3 and 4 (win function,
+Equation 1, TrueSkill clusters, survival analysis, Tables 2-3, stability); the pairwise and
+survival tests are corrected with Holm's procedure by default (``correction``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..parameters import DEFAULT_PARAMETERS, normalize_parameters
+from .ab import ab_report
+from .abc_eval import abc_eval_report
+from .common import Progress, canonical_digest, json_safe
+from .comparative import comparative_report
+from .data import (
+    HUMAN,
+    ABData,
+    BehaviourData,
+    ComparativeData,
+    LikertData,
+    NothingToAnalyse,
+    SpotTheBotData,
+    StudyData,
+)
+from .likert import likert_report
+from .spot_the_bot import spot_the_bot_report
+from .study import study_report
+
+# Each kind of input and the module that reports on it.
+REPORTS = {
+    SpotTheBotData: spot_the_bot_report,
+    ABData: ab_report,
+    BehaviourData: abc_eval_report,
+    LikertData: likert_report,
+    ComparativeData: comparative_report,
+    StudyData: study_report,
+}
+
+__all__ = [
+    "DEFAULT_PARAMETERS",
+    "HUMAN",
+    "ABData",
+    "BehaviourData",
+    "ComparativeData",
+    "LikertData",
+    "NothingToAnalyse",
+    "SpotTheBotData",
+    "StudyData",
+    "build_report",
+    "canonical_digest",
+    "json_safe",
+    "normalize_parameters",
+]
+
+
+def build_report(
+    data: SpotTheBotData | ABData | BehaviourData | LikertData | ComparativeData | StudyData,
+    parameters: Mapping | None = None,
+    progress: Progress | None = None,
+) -> dict:
+    """The result contract (module docstring) for these inputs, JSON-safe.
+
+    ``progress`` is called with a short description before each stage. Raises
+    NothingToAnalyse when there is nothing to rank, ValueError for bad parameters.
+    """
+    params = normalize_parameters(parameters)
+    report = REPORTS.get(type(data))
+    if report is None:
+        raise TypeError(f"cannot analyse {type(data).__name__}")
+    return json_safe(report(data, params, progress))

@@ -1,0 +1,150 @@
+"""The ABC-Eval behaviour report (Finch et al., 2023): per system and label the share of bot
+turns showing the behaviour with its Wilson interval (Figures 4-5), pooled z-tests between
+systems with the count of significant pairs (Table 5), and per-label Krippendorff's alpha
+with a BCa interval over conversations annotated more than once (Figure 1).
+
+Section contract (``behaviours``)::
+
+    {"annotations_used": "all" | "first",       # which annotations the rates count
+     "conversations": n, "conversations_annotated_more_than_once": n,
+     "labels": [{"label", "group": "undesirable" | "desirable"}],
+     "rates": [{"system", "label", "group", "n_turns", "n_present", "rate", "low", "high"}],
+     "comparisons": [{"label", "a", "b", "rate_a", "rate_b", "z", "p_value", "p_adjusted"}],
+     "sensitivity": [{"metric", "alpha", "significant", "pairs", "adjusted"}],
+     "agreement": [{"label", "alpha", "low", "high", "conversations", "turns", "positives"}]}
+"""
+
+from __future__ import annotations
+
+from analysis.stats.behaviour import (
+    BehaviourJudgment,
+    behaviour_agreement,
+    behaviour_comparisons,
+    behaviour_rates,
+)
+
+from .common import Progress, report_progress
+from .data import BehaviourData, NothingToAnalyse
+from .dimensional import sensitivity_rows
+
+# Figure 4 (undesirable behaviours); every other label is one of Figure 5's.
+UNDESIRABLE_LABELS = frozenset(
+    {
+        "uninterpretable",
+        "antisocial",
+        "lack of empathy",
+        "commonsense contradiction",
+        "fact contradiction",
+        "self contradiction",
+        "partner contradiction",
+        "redundant",
+        "ignore",
+        "irrelevant",
+    }
+)
+
+
+def label_group(label: str) -> str:
+    return "undesirable" if label in UNDESIRABLE_LABELS else "desirable"
+
+
+def behaviour_judgments(data: BehaviourData) -> list[BehaviourJudgment]:
+    return [
+        BehaviourJudgment(conversation, system, turn, annotation, label, bool(present))
+        for conversation, system, turn, annotation, label, present in zip(
+            data.conversation,
+            data.system,
+            data.turn,
+            data.annotation,
+            data.label,
+            data.present,
+            strict=True,
+        )
+    ]
+
+
+def behaviour_section(data: BehaviourData, params: dict, warnings: list[str]) -> dict:
+    judgments = behaviour_judgments(data)
+    annotations: dict[str, set[int]] = {}
+    for judgment in judgments:
+        annotations.setdefault(judgment.conversation, set()).add(judgment.annotation)
+    # A conversation is annotated more than once for a label when two judgments label it.
+    per_label: dict[tuple[str, str], set[int]] = {}
+    for judgment in judgments:
+        per_label.setdefault((judgment.conversation, judgment.label), set()).add(
+            judgment.annotation
+        )
+    repeated = {conversation for (conversation, _), ids in per_label.items() if len(ids) > 1}
+    rates = behaviour_rates(judgments, use=params["annotations"])
+    comparisons = behaviour_comparisons(rates, correction=params["correction"])
+    agreement = behaviour_agreement(
+        judgments, n_resamples=params["alpha_resamples"], rng=params["seed"]
+    )
+    for label, entry in agreement.items():
+        if entry.alpha.n_undefined_resamples:
+            warnings.append(
+                f"Agreement on {label!r}: {entry.alpha.n_undefined_resamples} resamples "
+                "without variation, no interval."
+            )
+    labels = sorted({judgment.label for judgment in judgments})
+    return {
+        "annotations_used": params["annotations"],
+        "conversations": len(annotations),
+        "conversations_annotated_more_than_once": len(repeated),
+        "labels": [{"label": label, "group": label_group(label)} for label in labels],
+        "rates": [
+            {
+                "system": rate.system,
+                "label": rate.label,
+                "group": label_group(rate.label),
+                "n_turns": rate.n_turns,
+                "n_present": rate.n_present,
+                "rate": rate.rate,
+                "low": rate.low,
+                "high": rate.high,
+            }
+            for rate in rates
+        ],
+        "comparisons": [
+            {
+                "label": test.metric,
+                "a": test.system_a,
+                "b": test.system_b,
+                "rate_a": test.rate_a,
+                "rate_b": test.rate_b,
+                "z": test.statistic,
+                "p_value": test.pvalue,
+                "p_adjusted": test.pvalue_adjusted,
+            }
+            for test in comparisons
+        ],
+        "sensitivity": sensitivity_rows(comparisons, params),
+        "agreement": [
+            {
+                "label": label,
+                "alpha": entry.alpha.statistic,
+                "low": entry.alpha.low,
+                "high": entry.alpha.high,
+                "conversations": entry.n_conversations,
+                "turns": entry.n_turns,
+                "positives": entry.n_positive,
+            }
+            for label, entry in agreement.items()
+        ],
+    }
+
+
+def abc_eval_report(data: BehaviourData, params: dict, progress: Progress | None) -> dict:
+    if data.is_empty():
+        raise NothingToAnalyse("no behaviour label to analyse")
+    warnings: list[str] = []
+    report_progress(progress, "Behaviour rates, comparisons and agreement")
+    section = behaviour_section(data, params, warnings)
+    return {
+        "subject": data.subject,
+        "kind": data.kind,
+        "systems": sorted(set(data.system)),
+        "judgments": len(set(data.annotation)),
+        "behaviours": section,
+        "warnings": warnings,
+    }

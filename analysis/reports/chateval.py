@@ -1,0 +1,118 @@
+"""The ChatEval reading of an A/B experiment (Sedoc et al., 2019), beside the ranking of
+``ab``: the submission's wins, ties and losses against each baseline with Wilson intervals
+and an exact sign test (ties dropped, Holm over the baselines by default), agreement as
+Cohen's weighted kappa (linear weights over b better < tie < a better) between the first
+two workers of every item judged more than once, and each worker's weighted kappa against
+the majority of the other workers on the same items, flagged as an outlier below
+``outlier_kappa`` ("we examine the worker against the other annotators").
+
+In an A/B campaign ``system_a`` is the submission and ``system_b`` the baseline (see
+``annotation.kinds.ab``). Identical responses are ties from every judge, weighed as in the
+ranking (``automatic_weight``); they never enter the kappas.
+
+Section contract (``chateval``)::
+
+    {"baselines": [{"system", "baseline", "n", "wins", "ties", "losses",
+                    "win_share", "win_low", "win_high", "tie_share", "loss_share",
+                    "sign_statistic", "p_value", "p_adjusted"}],
+     "kappa": {"weights": "linear", "kappa", "items"} | null,
+     "workers": [{"worker_id", "items", "kappa", "outlier"}],   # lowest kappa first
+     "outliers": n}
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from analysis.stats.agreement import cohen_kappa
+from analysis.stats.judges import kappa_with_majority
+from analysis.stats.pairwise import adjust_pvalues
+from analysis.stats.proportions import sign_test_from_counts, wilson_interval
+
+from .data import ABData
+
+ORDER = ("b", "tie", "a")
+
+
+def _baselines(data: ABData, params: dict) -> list[dict]:
+    tallies: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: {"a": 0, "tie": 0, "b": 0})
+    for a, b, choice, automatic in zip(
+        data.system_a, data.system_b, data.choice, data.automatic, strict=True
+    ):
+        tallies[(a, b)][choice] += data.automatic_weight if automatic else 1
+    rows = []
+    for (system, baseline), tally in sorted(tallies.items()):
+        n = sum(tally.values())
+        test = sign_test_from_counts(tally["a"], tally["b"], n_ties=tally["tie"])
+        win = wilson_interval(tally["a"], n)
+        rows.append(
+            {
+                "system": system,
+                "baseline": baseline,
+                "n": n,
+                "wins": tally["a"],
+                "ties": tally["tie"],
+                "losses": tally["b"],
+                "win_share": win.proportion,
+                "win_low": win.confidence_interval.low,
+                "win_high": win.confidence_interval.high,
+                "tie_share": tally["tie"] / n,
+                "loss_share": tally["b"] / n,
+                "sign_statistic": test.statistic,
+                "p_value": test.pvalue,
+            }
+        )
+    adjusted = adjust_pvalues(np.array([row["p_value"] for row in rows]), params["correction"])
+    for row, p in zip(rows, adjusted, strict=True):
+        row["p_adjusted"] = float(p)
+    return rows
+
+
+def chateval_section(data: ABData, params: dict) -> dict:
+    by_item: dict[int, dict[int, str]] = defaultdict(dict)
+    for item, worker, choice, automatic in zip(
+        data.item, data.worker, data.choice, data.automatic, strict=True
+    ):
+        if not automatic:
+            by_item[item].setdefault(worker, choice)
+    first, second = [], []
+    for choices in by_item.values():
+        if len(choices) >= 2:
+            one, two = list(choices.values())[:2]
+            first.append(one)
+            second.append(two)
+    kappa = None
+    if first:
+        result = cohen_kappa(first, second, labels=ORDER, weights="linear")
+        kappa = {"weights": "linear", "kappa": result.statistic, "items": result.n_items}
+    workers = []
+    for worker in sorted({w for choices in by_item.values() for w in choices}):
+        own = {item: c[worker] for item, c in by_item.items() if worker in c and len(c) > 1}
+        others = {
+            item: [choice for w, choice in by_item[item].items() if w != worker] for item in own
+        }
+        if not own:
+            continue
+        result = kappa_with_majority(others, own, labels=ORDER, weights="linear").kappa
+        outlier = (
+            result.n_items >= params["outlier_min_items"]
+            and not np.isnan(result.statistic)
+            and result.statistic < params["outlier_kappa"]
+        )
+        workers.append(
+            {
+                "worker_id": worker,
+                "items": result.n_items,
+                "kappa": result.statistic,
+                "outlier": bool(outlier),
+            }
+        )
+    workers.sort(key=lambda row: (np.nan_to_num(row["kappa"], nan=np.inf), row["worker_id"]))
+    return {
+        "baselines": _baselines(data, params),
+        "kappa": kappa,
+        "workers": workers,
+        "outliers": sum(row["outlier"] for row in workers),
+    }

@@ -1,0 +1,273 @@
+"""Parts every report kind shares: the ranking (pairwise table, TrueSkill clusters,
+Bradley-Terry), ranking stability, Krippendorff's alpha, digests and JSON safety."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from analysis.stats import pairwise as pw
+from analysis.stats import trueskill as ts
+from analysis.stats.agreement import krippendorff_alpha, krippendorff_alpha_bca
+from analysis.stats.bradley_terry import bradley_terry_from_judgments
+from analysis.stats.stability import leave_one_out_stability, ranking_stability
+
+# Label codes ordered bot < unsure < human, as the win function and the ordinal alpha use.
+LABEL_CODE = {"bot": pw.BOT, "unsure": pw.UNSURE, "human": pw.HUMAN}
+AB_OUTCOME = {"a": pw.A_WINS, "b": pw.B_WINS, "tie": pw.TIE}
+# pairwise codes (a=0, b=1, tie=-1) to trueskill codes (a=+1, b=-1, draw=0)
+_TO_TRUESKILL = {pw.A_WINS: ts.A_WINS, pw.B_WINS: ts.B_WINS, pw.TIE: ts.DRAW}
+_SIGNIFICANCE = 0.05
+
+Progress = Callable[[str], None]
+
+
+def canonical_digest(value) -> str:
+    """sha256 of the canonical JSON of a dataclass or JSON-like value (sorted keys)."""
+    if hasattr(value, "__dataclass_fields__"):
+        value = asdict(value)
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def json_safe(value):
+    """The value with numpy types made plain and NaN/infinity replaced by None."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [json_safe(v) for v in value.tolist()]
+    if isinstance(value, np.bool_ | bool):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return float(value) if math.isfinite(value) else None
+    return value
+
+
+def report_progress(progress: Progress | None, text: str) -> None:
+    if progress is not None:
+        progress(text)
+
+
+@dataclass(frozen=True)
+class Matches:
+    """Decisive-or-tied comparisons between two systems (indices into ``names``)."""
+
+    names: list[str]
+    a: np.ndarray
+    b: np.ndarray
+    outcome: np.ndarray  # pairwise codes
+    conversation: np.ndarray  # what the stability analysis subsamples
+
+
+def ranking_section(matches: Matches, params: dict, warnings: list[str]):
+    """Pairwise table, TrueSkill clusters and Bradley-Terry fit, oriented best first."""
+    n = len(matches.names)
+    pairwise = pw.pairwise_comparison(
+        matches.a,
+        matches.b,
+        matches.outcome,
+        n,
+        test=params["pair_test"],
+        correction=params["correction"],
+    )
+    bootstrap = _trueskill_bootstrap(matches, params, warnings)
+    order = (
+        [int(p) for p in bootstrap.order]
+        if bootstrap is not None
+        else sorted(range(n), key=lambda i: (-_nan_low(pairwise.system_win_rate[i]), i))
+    )
+    ranking = []
+    if bootstrap is not None:
+        for p in order:
+            ranking.append(
+                {
+                    "system": matches.names[p],
+                    "win_rate": pairwise.system_win_rate[p],
+                    "mu": bootstrap.mean_mu[p],
+                    "sigma": float(bootstrap.sigma[:, p].mean()),
+                    "rank_range": [int(bootstrap.rank_lower[p]), int(bootstrap.rank_upper[p])],
+                    "cluster": int(bootstrap.cluster[p]),
+                }
+            )
+    pairs = _pairwise_rows(pairwise, matches.names, order)
+    bradley_terry = _bradley_terry_rows(matches, params, warnings)
+    return [matches.names[p] for p in order], pairs, ranking, bradley_terry
+
+
+def _trueskill_bootstrap(matches: Matches, params: dict, warnings: list[str]):
+    """The TrueSkill bootstrap (rank ranges, clusters), or None with a warning."""
+    ts_outcome = np.vectorize(_TO_TRUESKILL.get, otypes=[np.int8])(matches.outcome)
+    try:
+        return ts.trueskill_bootstrap(
+            matches.a,
+            matches.b,
+            ts_outcome,
+            n_players=len(matches.names),
+            n_replicates=params["replicates"],
+            seed=params["seed"],
+            coverage=params["coverage"],
+        )
+    except ValueError as error:
+        warnings.append(f"No TrueSkill ranking: {error}.")
+        return None
+
+
+def _pairwise_rows(pairwise, names: list[str], order: list[int]) -> list[dict]:
+    """One row per compared pair, the better-ranked system as ``a``, in ranking order."""
+    position = {system: rank for rank, system in enumerate(order)}
+    pairs = []
+    for k, (i, j) in enumerate(pairwise.pairs):
+        i, j = int(i), int(j)
+        wins_i, wins_j, rate_i = pairwise.wins_a[k], pairwise.wins_b[k], pairwise.win_rate_a[k]
+        if position[j] < position[i]:
+            i, j, wins_i, wins_j, rate_i = j, i, wins_j, wins_i, 1.0 - rate_i
+        pairs.append(
+            {
+                "a": names[i],
+                "b": names[j],
+                "wins_a": int(wins_i),
+                "wins_b": int(wins_j),
+                "ties": int(pairwise.ties[k]),
+                "win_rate_a": rate_i,
+                "p_value": pairwise.p_value[k],
+                "p_adjusted": pairwise.p_adjusted[k],
+            }
+        )
+    place = {names[p]: rank for p, rank in position.items()}
+    pairs.sort(key=lambda row: (place[row["a"]], place[row["b"]]))
+    return pairs
+
+
+def _bradley_terry_rows(matches: Matches, params: dict, warnings: list[str]) -> list[dict]:
+    """The Bradley-Terry ratings with bootstrap intervals, best rank first."""
+    bt = bradley_terry_from_judgments(
+        matches.a,
+        matches.b,
+        matches.outcome,
+        len(matches.names),
+        n_bootstrap=params["bt_bootstrap"],
+        confidence=params["coverage"],
+        seed=params["seed"],
+        labels=matches.names,
+    )
+    warnings.extend(f"Bradley-Terry: {message}" for message in bt.warnings)
+    return sorted(
+        (
+            {
+                "system": matches.names[p],
+                "rating": bt.ratings[p],
+                "ci": [bt.confidence_interval.low[p], bt.confidence_interval.high[p]],
+                "rank": int(bt.ranks[p]),
+            }
+            for p in range(len(matches.names))
+        ),
+        key=lambda row: (row["rank"], -row["rating"]),
+    )
+
+
+def _nan_low(value: float) -> float:
+    return -math.inf if math.isnan(value) else value
+
+
+def stability_section(matches: Matches, params: dict, warnings: list[str]) -> dict:
+    """How often subsamples of n conversations per pair reproduce the cluster ranking."""
+    pair_id = np.array(
+        [f"{min(x, y)}|{max(x, y)}" for x, y in zip(matches.a, matches.b, strict=True)]
+    )
+    per_pair = defaultdict(set)
+    for pair, conversation in zip(pair_id, matches.conversation, strict=True):
+        per_pair[pair].add(conversation)
+    if len(per_pair) < 2:
+        warnings.append("No stability analysis: it needs at least two pairs of systems.")
+        return {}
+    # Pairs never compared (e.g. bipartite-play) are simply absent from every subsample.
+    fewest = min(len(c) for c in per_pair.values())
+    if fewest < 2:
+        warnings.append("No stability analysis: a pair of systems has a single conversation.")
+        return {}
+    grid = sorted(
+        {int(round(x)) for x in np.linspace(1, fewest, params["stability_points"] + 1)[1:]}
+    )
+    ts_outcome = np.vectorize(_TO_TRUESKILL.get, otypes=[np.int8])(matches.outcome)
+    options = {
+        "n_subsamples": params["stability_subsamples"],
+        "n_replicates": params["stability_replicates"],
+        "reference_replicates": params["replicates"],
+        "seed": params["seed"],
+        "coverage": params["coverage"],
+    }
+    args = (matches.a, matches.b, ts_outcome, matches.conversation, pair_id, grid)
+    try:
+        result = ranking_stability(*args, **options)
+    except ValueError as error:
+        warnings.append(f"No stability analysis: {error}.")
+        return {}
+    section = {
+        "n_conversations": result.n_conversations,
+        "share_reproduced": result.share_reproduced,
+        "share_modal": result.share_modal,
+        "reference": [[matches.names[p] for p in cluster] for cluster in result.reference],
+        "subsamples": result.n_subsamples,
+        "replicates": result.n_replicates,
+        "leave_one_out": [],
+    }
+    if params["leave_one_out"] and len(matches.names) > 2:
+        for entry in leave_one_out_stability(*args, **options):
+            section["leave_one_out"].append(
+                {
+                    "left_out": matches.names[entry.left_out],
+                    "n_conversations": entry.stability.n_conversations,
+                    "share_reproduced": entry.stability.share_reproduced,
+                    "keeps_full_ranking": entry.keeps_full_ranking,
+                }
+            )
+    return section
+
+
+def alpha_section(units: Mapping[object, list[int]], params: dict, warnings: list[str]):
+    """Krippendorff's alpha over units coded at least twice (slots x units matrix).
+
+    Rows are "first, second, ... value of the unit", not workers: alpha only pairs values
+    within a unit from different coders, so the slot a value sits in does not matter, and the
+    matrix stays (redundancy x units) however many workers there are.
+    """
+    coded = [values for values in units.values() if len(values) >= 2]
+    if len(coded) < 2:
+        return None
+    width = max(len(values) for values in coded)
+    matrix = np.full((width, len(coded)), np.nan)
+    for column, values in enumerate(coded):
+        matrix[: len(values), column] = values
+    nominal = krippendorff_alpha(matrix, "nominal")
+    if math.isnan(nominal.statistic):
+        return {
+            "nominal": {"alpha": None, "low": None, "high": None, "units": len(coded)},
+            "ordinal": {"alpha": None},
+        }
+    interval = krippendorff_alpha_bca(
+        matrix, "nominal", n_resamples=params["alpha_resamples"], rng=params["seed"]
+    )
+    if interval.n_undefined_resamples:
+        warnings.append(
+            f"Krippendorff's alpha: {interval.n_undefined_resamples} resamples without "
+            "variation, no interval."
+        )
+    return {
+        "nominal": {
+            "alpha": nominal.statistic,
+            "low": interval.low,
+            "high": interval.high,
+            "units": len(coded),
+        },
+        "ordinal": {"alpha": krippendorff_alpha(matrix, "ordinal").statistic},
+    }

@@ -1,0 +1,120 @@
+"""The comparative report (ABC-Eval's Comparative): per dimension and system pair, the
+win/tie/loss shares with Wilson intervals (Figure 7) and the sign test of wins against
+losses (Table 5), and ordinal Krippendorff's alpha per dimension with a BCa interval over
+pairs judged more than once (Figure 1; a verdict is -1, 0 or 1 from a's side).
+
+Section contract (``comparative``)::
+
+    {"dimensions": [dimension, ...],
+     "results": [{"dimension", "a", "b", "n",
+                  "wins": {"count", "share", "low", "high"}, "ties": {...}, "losses": {...},
+                  "sign_statistic", "p_value", "p_adjusted"}],   # a's side; a < b
+     "sensitivity": [{"metric", "alpha", "significant", "pairs", "adjusted"}],
+     "agreement": [{"dimension", "alpha", "low", "high", "units"}]}
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from analysis.stats.agreement import krippendorff_alpha_bca
+from analysis.stats.comparative import ComparativeJudgment, comparative_results
+
+from .common import Progress, report_progress
+from .data import ComparativeData, NothingToAnalyse
+from .dimensional import sensitivity_rows
+
+OUTCOME = {"a": "a", "b": "b", "neither": "tie"}
+# A verdict from the side of the pair's a: ordered b better < neither < a better.
+ORDINAL = {"a": 1, "neither": 0, "b": -1}
+
+
+def comparative_judgments(data: ComparativeData) -> list[ComparativeJudgment]:
+    return [
+        ComparativeJudgment(a, b, dimension, OUTCOME[choice])
+        for a, b, dimension, choice in zip(
+            data.system_a, data.system_b, data.dimension, data.choice, strict=True
+        )
+        if a != b
+    ]
+
+
+def _share(share) -> dict:
+    return {"count": share.count, "share": share.proportion, "low": share.low, "high": share.high}
+
+
+def _agreement(data: ComparativeData, params: dict, warnings: list[str]) -> list[dict]:
+    units: dict[str, dict[int, list[int]]] = {}
+    for item, dimension, choice in zip(data.item, data.dimension, data.choice, strict=True):
+        units.setdefault(dimension, {}).setdefault(item, []).append(ORDINAL[choice])
+    rows = []
+    for dimension in sorted(units):
+        coded = [values for values in units[dimension].values() if len(values) >= 2]
+        if len(coded) < 2:
+            continue
+        matrix = np.full((max(map(len, coded)), len(coded)), np.nan)
+        for column, values in enumerate(coded):
+            matrix[: len(values), column] = values
+        result = krippendorff_alpha_bca(
+            matrix, "ordinal", n_resamples=params["alpha_resamples"], rng=params["seed"]
+        )
+        if result.n_undefined_resamples and not math.isnan(result.statistic):
+            warnings.append(
+                f"Agreement on {dimension!r}: {result.n_undefined_resamples} resamples "
+                "without variation, no interval."
+            )
+        rows.append(
+            {
+                "dimension": dimension,
+                "alpha": result.statistic,
+                "low": result.low,
+                "high": result.high,
+                "units": result.n_units,
+            }
+        )
+    return rows
+
+
+def comparative_section(data: ComparativeData, params: dict, warnings: list[str]) -> dict:
+    judgments = comparative_judgments(data)
+    same = len(data.choice) - len(judgments)
+    if same:
+        warnings.append(f"{same} verdicts between conversations of the same system left out.")
+    results = comparative_results(judgments, correction=params["correction"])
+    return {
+        "dimensions": sorted(set(data.dimension)),
+        "results": [
+            {
+                "dimension": result.metric,
+                "a": result.system_a,
+                "b": result.system_b,
+                "n": result.n,
+                "wins": _share(result.wins),
+                "ties": _share(result.ties),
+                "losses": _share(result.losses),
+                "sign_statistic": result.statistic,
+                "p_value": result.pvalue,
+                "p_adjusted": result.pvalue_adjusted,
+            }
+            for result in results
+        ],
+        "sensitivity": sensitivity_rows(results, params),
+        "agreement": _agreement(data, params, warnings),
+    }
+
+
+def comparative_report(data: ComparativeData, params: dict, progress: Progress | None) -> dict:
+    if data.is_empty():
+        raise NothingToAnalyse("no comparative verdict to analyse")
+    warnings: list[str] = []
+    report_progress(progress, "Win/tie/loss shares, sign tests and agreement")
+    return {
+        "subject": data.subject,
+        "kind": data.kind,
+        "systems": sorted(set(data.system_a) | set(data.system_b)),
+        "judgments": len(set(data.annotation)),
+        "comparative": comparative_section(data, params, warnings),
+        "warnings": warnings,
+    }

@@ -1,0 +1,191 @@
+"""The Alexa Prize conversation metrics of a set of conversations, and their unified rankings.
+
+Venkatesh et al. (2018), section 4: per conversation and per system engagement (turns,
+duration, user rating), coherence (response error rate), conversational depth, topical
+breadth and domain coverage; section 4.8 and Table 2: stack ranking, the winners' circle and
+confidence bands, each a per-system table of 0/1 (or rank) scores per metric with a total.
+
+Pure: :mod:`analysis.stats.dialogue_metrics` does the statistics; this module chooses what
+to rank and writes the result contract. ``analysis.dialogue_inputs`` reads the database.
+
+Result contract (every number a JSON number or ``null``)::
+
+    {"kind": "dialogue_metrics",
+     "scope": {"kind": "domain" | "tournament" | "study" | "campaign", "name": text},
+     "conversations": n,            # system-conversations analysed (a bot-bot conversation
+                                    # counts once for each of its systems)
+     "skipped": n,                  # conversations without a bot speaker
+     "topics": "labels" | "labels+keywords",
+     "error_labels": [label, ...],  # the ABC-Eval labels whose flags mark a response erroneous
+     "metrics": [{"name", "label", "higher_is_better", "ranked"}],
+                                    # ranked: false when no system has a value
+     "systems": [{"system", "n_conversations",
+                  <metric name>: {"value", "low", "high", "n"}, ...}],
+                                    # every SystemMetrics field; low/high: 95% interval
+     "per_conversation": [{"conversation", "system", "n_turns", "n_bot_turns",
+                           "duration_seconds", "rating", "n_judged_responses",
+                           "n_erroneous_responses", "response_error_rate", "depth",
+                           "dominant_domain", "topic_entropy"}],
+     "rankings": {"stack": <ranking>, "winners_circle": <ranking> | null,
+                  "confidence_bands": <ranking>},
+                  # <ranking>: {"metrics": [name, ...], "benchmarks": {metric: [system]},
+                  #             "rows": [{"system", "scores": {metric: score}, "total",
+                  #                       "position", "band"}]}   # best first
+     "winners": [system, ...],      # the winners' circle benchmarks (best user ratings)
+     "warnings": [text, ...]}
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+
+from analysis.stats.dialogue_metrics import (
+    ALEXA_DIRECTIONS,
+    Conversation,
+    UnifiedRanking,
+    confidence_bands,
+    conversation_metrics,
+    metric_table,
+    stack_ranking,
+    system_metrics,
+    top_systems,
+    winners_circle,
+)
+from analysis.stats.topics import KeywordTopicClassifier
+
+from .common import json_safe
+from .data import NothingToAnalyse
+
+# Table 2's metric names, for the page and the JSON (same order as ALEXA_DIRECTIONS).
+METRIC_LABELS = {
+    "mean_rating": "CUX: mean user rating",
+    "response_error_rate": "Coherence: response error rate",
+    "median_duration": "Engagement: median duration (s)",
+    "median_turns": "Engagement: median turns",
+    "r_cov": "Domain coverage: R-COV",
+    "topic_vocabulary": "Topical diversity: topic vocabulary size",
+    "topic_entropy": "Topical diversity: topic entropy (bits)",
+    "domain_entropy": "Domain coverage: domain entropy (bits)",
+    "mean_depth": "Conversational depth: mean depth",
+}
+TOPIC_SOURCES = ("labels", "labels+keywords")
+SYSTEM_FIELDS = (
+    "mean_turns",
+    "median_turns",
+    "mean_duration",
+    "median_duration",
+    "mean_rating",
+    "response_error_rate",
+    "mean_depth",
+    "topic_vocabulary",
+    "topic_entropy",
+    "domain_entropy",
+    "r_cov",
+)
+
+
+def _ranking(ranking: UnifiedRanking) -> dict:
+    return {
+        "metrics": list(ranking.metrics),
+        "benchmarks": {m: list(s) for m, s in ranking.benchmarks.items()},
+        "rows": [
+            {
+                "system": row.system,
+                "scores": dict(row.scores),
+                "total": row.total,
+                "position": row.position,
+                "band": row.band,
+            }
+            for row in ranking.rows
+        ],
+    }
+
+
+def dialogue_metrics_report(
+    conversations: Sequence[Conversation],
+    *,
+    scope: Mapping[str, str],
+    skipped: int = 0,
+    topics: str = "labels+keywords",
+    error_labels: Sequence[str] = (),
+    weights: Mapping[str, float] | None = None,
+    winners: Sequence[str] | None = None,
+    top: int = 2,
+) -> dict:
+    """The result contract (module docstring) for ``conversations``, JSON-safe.
+
+    ``topics``: "labels" uses only the turns' stored topic labels; "labels+keywords" asks the
+    :class:`KeywordTopicClassifier` for turns without one. ``winners`` default to the two
+    systems with the best mean user rating (the paper's choice); without any user rating the
+    winners' circle is left out (null) with a warning. Metrics that no system has a value
+    for (no timestamps, no judged responses) are left out of the rankings. Raises
+    NothingToAnalyse for no conversations, ValueError for bad arguments.
+    """
+    if topics not in TOPIC_SOURCES:
+        raise ValueError(f"topics must be one of {', '.join(TOPIC_SOURCES)}, got {topics!r}")
+    if not conversations:
+        raise NothingToAnalyse("No conversation with a bot speaker to analyse.")
+    classifier = KeywordTopicClassifier() if topics == "labels+keywords" else None
+    per_conversation = [conversation_metrics(c, classifier) for c in conversations]
+    systems = system_metrics(per_conversation)
+    table = metric_table(systems)
+    warnings = []
+    ranked = {
+        name: direction
+        for name, direction in ALEXA_DIRECTIONS.items()
+        if any(not math.isnan(table[s][name].value) for s in table)
+    }
+    unranked = [METRIC_LABELS[n] for n in ALEXA_DIRECTIONS if n not in ranked]
+    if unranked:
+        warnings.append(f"No system has a value for: {', '.join(unranked)}; not ranked.")
+    if not ranked:
+        raise NothingToAnalyse("No metric has a value: the conversations have no turns.")
+    unknown = sorted(set(weights or {}) - set(ALEXA_DIRECTIONS))
+    if unknown:
+        raise ValueError(f"Unknown metric in weights: {', '.join(unknown)}.")
+    weights = None if weights is None else {m: w for m, w in weights.items() if m in ranked}
+    rankings: dict = {"stack": _ranking(stack_ranking(table, ranked, weights))}
+    if winners is None and "mean_rating" in ranked:
+        winners = top_systems(table, "mean_rating", top)
+    if winners:
+        rankings["winners_circle"] = _ranking(winners_circle(table, winners, ranked))
+    else:
+        rankings["winners_circle"] = None
+        warnings.append("No user ratings: the winners' circle needs them to pick its winners.")
+    rankings["confidence_bands"] = _ranking(confidence_bands(table, ranked, top))
+    report = {
+        "kind": "dialogue_metrics",
+        "scope": dict(scope),
+        "conversations": len(per_conversation),
+        "skipped": skipped,
+        "topics": topics,
+        "error_labels": list(error_labels),
+        "metrics": [
+            {
+                "name": name,
+                "label": METRIC_LABELS[name],
+                "higher_is_better": direction,
+                "ranked": name in ranked,
+            }
+            for name, direction in ALEXA_DIRECTIONS.items()
+        ],
+        "systems": [
+            {
+                "system": s.system,
+                "n_conversations": s.n_conversations,
+                **{name: asdict(getattr(s, name)) for name in SYSTEM_FIELDS},
+            }
+            for s in systems
+        ],
+        "per_conversation": [
+            {key: value for key, value in asdict(m).items() if key not in ("topic_counts",)}
+            | {"conversation": str(m.conversation)}
+            for m in per_conversation
+        ],
+        "rankings": rankings,
+        "winners": list(winners or []),
+        "warnings": warnings,
+    }
+    return json_safe(report)

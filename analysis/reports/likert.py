@@ -1,0 +1,119 @@
+"""The Likert report (ABC-Eval's Dialogue and Turn Likert): mean rating per system and
+dimension with Student's t interval (Figures 6 and 8), t-tests between systems with the
+count of significant pairs (Table 5), and ordinal Krippendorff's alpha per dimension with a
+BCa interval over conversations rated more than once (Figure 1).
+
+Section contract (``likert``)::
+
+    {"levels": ["dialogue" | "turn", ...], "dimensions": [dimension, ...],
+     "turn_unit": "conversation" | "turn",
+     "means": [{"system", "dimension", "level", "n", "mean", "sd", "low", "high"}],
+     "comparisons": [{"dimension", "level", "a", "b", "mean_a", "mean_b", "t", "df",
+                      "p_value", "p_adjusted"}],
+     "sensitivity": [{"metric", "alpha", "significant", "pairs", "adjusted"}],
+     "agreement": [{"dimension", "level", "alpha", "low", "high", "units", "conversations"}]}
+"""
+
+from __future__ import annotations
+
+from analysis.stats.likert import LikertScore, likert_agreement, likert_comparisons, likert_means
+
+from .common import Progress, report_progress
+from .data import LikertData, NothingToAnalyse
+from .dimensional import sensitivity_rows
+
+
+def likert_scores(data: LikertData) -> list[LikertScore]:
+    return [
+        LikertScore(conversation, system, annotation, dimension, float(score), turn)
+        for conversation, system, annotation, dimension, score, turn in zip(
+            data.conversation,
+            data.system,
+            data.annotation,
+            data.dimension,
+            data.score,
+            data.turn,
+            strict=True,
+        )
+    ]
+
+
+def likert_section(data: LikertData, params: dict, warnings: list[str]) -> dict:
+    scores = likert_scores(data)
+    unit = params["likert_turn_unit"]
+    means = likert_means(scores, turn_unit=unit)
+    comparisons = likert_comparisons(
+        scores,
+        equal_var=params["likert_equal_var"],
+        correction=params["correction"],
+        turn_unit=unit,
+    )
+    agreement = likert_agreement(scores, n_resamples=params["alpha_resamples"], rng=params["seed"])
+    for entry in agreement:
+        if entry.alpha.n_undefined_resamples:
+            warnings.append(
+                f"Agreement on {entry.dimension!r}: {entry.alpha.n_undefined_resamples} "
+                "resamples without variation, no interval."
+            )
+    levels = sorted({"dialogue" if turn is None else "turn" for turn in data.turn})
+    return {
+        "levels": levels,
+        "dimensions": sorted(set(data.dimension)),
+        "turn_unit": unit,
+        "means": [
+            {
+                "system": mean.system,
+                "dimension": mean.dimension,
+                "level": mean.level,
+                "n": mean.n,
+                "mean": mean.mean,
+                "sd": mean.standard_deviation,
+                "low": mean.low,
+                "high": mean.high,
+            }
+            for mean in means
+        ],
+        "comparisons": [
+            {
+                "dimension": test.metric,
+                "level": test.level,
+                "a": test.system_a,
+                "b": test.system_b,
+                "mean_a": test.mean_a,
+                "mean_b": test.mean_b,
+                "t": test.statistic,
+                "df": test.df,
+                "p_value": test.pvalue,
+                "p_adjusted": test.pvalue_adjusted,
+            }
+            for test in comparisons
+        ],
+        "sensitivity": sensitivity_rows(comparisons, params),
+        "agreement": [
+            {
+                "dimension": entry.dimension,
+                "level": entry.level,
+                "alpha": entry.alpha.statistic,
+                "low": entry.alpha.low,
+                "high": entry.alpha.high,
+                "units": entry.n_units,
+                "conversations": entry.alpha.n_units,
+            }
+            for entry in agreement
+        ],
+    }
+
+
+def likert_report(data: LikertData, params: dict, progress: Progress | None) -> dict:
+    if data.is_empty():
+        raise NothingToAnalyse("no Likert rating to analyse")
+    warnings: list[str] = []
+    report_progress(progress, "Likert means, t-tests and agreement")
+    return {
+        "subject": data.subject,
+        "kind": data.kind,
+        "systems": sorted(set(data.system)),
+        "judgments": len(set(data.annotation)),
+        "likert": likert_section(data, params, warnings),
+        "warnings": warnings,
+    }

@@ -1,0 +1,17 @@
+from django.urls import path
+
+from . import results_views as views
+
+app_name = "results"
+
+urlpatterns = [
+    path("studies/<slug:slug>/", views.study_detail, name="study"),
+    path("studies/<slug:slug>/analyze/", views.analyze_study_view, name="analyze-study"),
+    path("results/campaigns/<slug:slug>/", views.campaign_results, name="campaign"),
+    path(
+        "results/campaigns/<slug:slug>/analyze/",
+        views.analyze_campaign_view,
+        name="analyze-campaign",
+    ),
+    path("results/runs/<int:run_id>/plots/<slug:name>.svg", views.run_plot, name="plot"),
+]

@@ -1,0 +1,2 @@
+"""Importers of published studies into annotation campaigns: ``abceval`` (an ABC-Eval
+study as finished campaigns of kinds abc_eval, likert and comparative)."""

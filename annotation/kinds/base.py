@@ -1,0 +1,195 @@
+"""What every annotation task kind provides. One module per kind implements it.
+
+A kind owns: the shape of its items (`ItemSpec.content`), its campaign config (declared
+by `config_schema`, a pydantic model: unknown keys, wrong types and out-of-range numbers
+are refused), the partial template that renders one item, the validation of a submitted
+form into a JSON payload (a Django form of `AnswerField`s, `parse_answers`, so each error
+sits next to its field), gold scoring with feedback, and the plain export row of a judgment.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from django import forms
+from django.core.exceptions import NON_FIELD_ERRORS
+from django.http import QueryDict
+
+from evalhub.declared import Declared, DeclaredInvalid, check
+from evalhub.errors import UserInputError, field_problems
+
+
+@dataclass(frozen=True)
+class ItemSpec:
+    """An item before it is stored; the builders of each kind return these."""
+
+    content: dict
+    group_key: str = ""
+    role: str = "task"
+    gold: dict | None = None
+    auto_payload: dict | None = None
+    prompt_id: int | None = None
+    response_a_id: int | None = None
+    response_b_id: int | None = None
+    conversation_id: int | None = None
+    conversation_b_id: int | None = None
+    segment_length: int | None = None
+
+
+class PayloadInvalid(UserInputError):
+    """A submitted form that does not fit the schema: {field name: message}; "" is general."""
+
+    def __init__(self, errors: dict[str, str]):
+        self.errors = errors
+        summary = "; ".join(f"{k or 'form'}: {v}" for k, v in errors.items())
+        super().__init__(field_problems(errors), summary=summary)
+
+
+class ConfigInvalid(UserInputError, ValueError):
+    pass
+
+
+class NoConfig(Declared):
+    """The config of a kind that has no settings: only `{}` is accepted."""
+
+    noun: ClassVar[str] = "config key"
+
+
+def check_config(schema: type[Declared], config: dict | None) -> dict:
+    """`config` checked against a kind's schema, defaults filled in; ConfigInvalid if wrong."""
+    try:
+        return check(schema, config)
+    except DeclaredInvalid as invalid:
+        raise ConfigInvalid(str(invalid)) from None
+
+
+@dataclass(frozen=True)
+class GoldResult:
+    """How a payload compares with the gold answer. `feedback` rows are shown to the worker
+    only after submission: {"where", "field", "yours", "gold", "explanation"}."""
+
+    correct: bool
+    mistakes: int
+    feedback: list[dict] = field(default_factory=list)
+
+
+class TaskKind:
+    key: str = ""
+    label: str = ""
+    template: str = ""
+    # Keyboard shortcuts documented on the page; the template wires data-key attributes.
+    shortcuts: tuple[tuple[str, str], ...] = ()
+    # The declared config: its fields, types, ranges, defaults and descriptions.
+    config_schema: type[Declared] = NoConfig
+
+    def default_config(self) -> dict:
+        return self.clean_config(None)
+
+    def build_from_conversations(self, conversations, config: dict, rng) -> list["ItemSpec"]:
+        """Items from catalog Conversations (with speakers and turns prefetched).
+
+        Kinds judged on whole conversations implement this; A/B builds from responses."""
+        raise NotImplementedError(f"{self.label} items are not built from conversations.")
+
+    def clean_config(self, config: dict | None) -> dict:
+        """The campaign config with defaults filled in; raise ConfigInvalid when it is wrong."""
+        return check_config(self.config_schema, config)
+
+    def item_context(self, item, config: dict) -> dict:
+        """What the template needs for one item. Must never include `item.gold`."""
+        return {"content": item.content}
+
+    def parse_payload(self, item, config: dict, data: QueryDict) -> dict:
+        raise NotImplementedError
+
+    def score_gold(self, item, payload: dict) -> GoldResult | None:
+        return None
+
+    def check_gold(self, content: dict, gold: dict) -> list[str]:
+        """What is wrong with an uploaded gold or training answer for an item of this
+        content (unknown label, wrong number of turns, wrong speaker), as messages; checked
+        at upload so that scoring never meets a malformed answer."""
+        return []
+
+    def export_row(self, judgment) -> dict[str, Any]:
+        return {
+            "campaign": judgment.campaign.slug,
+            "item": judgment.item.position,
+            "worker": str(judgment.worker.public_id),
+            "batch": judgment.assignment.batch.position,
+            "payload": judgment.payload,
+            "started_at_ms": int(judgment.started_at.timestamp() * 1000),
+            "duration_ms": judgment.client_duration_ms,
+        }
+
+    def csv_rows(self, judgment) -> list[dict[str, Any]]:
+        """The export row as CSV lines; nested dicts become columns (annotation.export)."""
+        return [self.export_row(judgment)]
+
+    def training_key(self, config: dict) -> str | None:
+        """Qualification key when the kind supports training and screening."""
+        return None
+
+    def default_training_threshold(self, config: dict) -> int | None:
+        return None
+
+
+class AnswerField(forms.Field):
+    """One answer of a radio group or checkbox: the submitted string, mapped to the value
+    stored in the payload. `missing` and `invalid` are the messages shown next to it
+    (`invalid` may name the submitted text as {value})."""
+
+    def __init__(self, allowed: dict[str, Any], *, missing: str | None, invalid: str):
+        # required=False: `missing` decides, and None lets an absent answer through
+        super().__init__(required=False)
+        self.allowed, self.missing, self.invalid = allowed, missing, invalid
+
+    def clean(self, value):
+        if value in (None, ""):
+            if self.missing is None:
+                return None
+            raise forms.ValidationError(self.missing, code="required")
+        if value not in self.allowed:
+            raise forms.ValidationError(self.invalid.replace("{value}", value), code="invalid")
+        return self.allowed[value]
+
+
+def choice_field(allowed: dict[str, Any], label: str) -> AnswerField:
+    """A required radio group named `label` in its messages."""
+    return AnswerField(
+        allowed,
+        missing=f"Choose an answer for {label}.",
+        invalid=f"'{{value}}' is not a possible answer for {label}.",
+    )
+
+
+class AnswerForm(forms.Form):
+    """The answer form of one item: its fields depend on the item and the config, so the
+    kind passes them in. `unexpected(keys)` returns the message for submitted keys that
+    are no field of the form (a tampered or stale page), or "" to let them be."""
+
+    def __init__(self, data: QueryDict, fields: dict[str, forms.Field], unexpected=None):
+        super().__init__(data)
+        self.fields.update(fields)
+        self.unexpected = unexpected
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.unexpected is not None:
+            message = self.unexpected(sorted(k for k in self.data if k not in self.fields))
+            if message:
+                raise forms.ValidationError(message)
+        return cleaned
+
+
+def parse_answers(data: QueryDict, fields: dict[str, forms.Field], unexpected=None) -> dict:
+    """The cleaned answers, or PayloadInvalid({field: message}) with every error at once;
+    errors about the form as a whole sit under ""."""
+    form = AnswerForm(data, fields, unexpected)
+    if not form.is_valid():
+        raise PayloadInvalid(
+            {
+                ("" if name == NON_FIELD_ERRORS else name): " ".join(messages)
+                for name, messages in form.errors.items()
+            }
+        )
+    return form.cleaned_data

@@ -1,0 +1,58 @@
+"""The quality dimensions rated by Likert and compared by comparative tasks: one set of names
+and definitions for both, and the per-item random order they are shown in.
+
+Dimensions: the 8 of the ABC-Eval paper's Table 3 (from Finch and Choi, 2020). ABC-Eval
+showed each item's dimensions in a random order; :func:`shown_order` gives an item its
+order, the same every time the item is rendered or submitted (so the page and the recorded
+judgment agree without storing anything before submission), and the kinds record it with
+the judgment as ``payload["dimension_order"]``.
+"""
+
+import hashlib
+import random
+from collections.abc import Sequence
+
+# Paraphrased from Finch and Choi (2020), whose definitions ABC-Eval showed verbatim; our copy
+# of the ABC-Eval paper does not reproduce them, so check the wording against the source.
+DIMENSIONS = {
+    "consistency": (
+        "Consistency",
+        "The responses do not contradict information known about the bot or said earlier.",
+    ),
+    "emotion_understanding": (
+        "Emotional understanding",
+        "The responses show an understanding of the user's emotional state and react "
+        "appropriately to it.",
+    ),
+    "engagingness": (
+        "Engagingness",
+        "The responses are engaging and meet the conversational goals the user implies.",
+    ),
+    "grammaticality": (
+        "Grammaticality",
+        "The responses are free of grammatical and semantic errors.",
+    ),
+    "informativeness": (
+        "Informativeness",
+        "The responses give unique, non-generic information specific to the conversation.",
+    ),
+    "quality": ("Quality", "The overall quality of, and satisfaction with, the responses."),
+    "proactivity": (
+        "Proactivity",
+        "The responses actively and appropriately move the conversation along different topics.",
+    ),
+    "relevance": ("Relevance", "The responses are on-topic with what was just said."),
+}
+
+DEFINITIONS = {name: definition for name, (_, definition) in DIMENSIONS.items()}
+
+ORDER_KEY = "dimension_order"
+
+
+def shown_order(item, dimensions: Sequence[str]) -> list[str]:
+    """``dimensions`` shuffled with a seed drawn from the item (its campaign and position),
+    so every worker sees one item's dimensions in the same order and items differ."""
+    seed = hashlib.sha256(f"{item.campaign_id}:{item.position}".encode()).digest()
+    order = list(dimensions)
+    random.Random(seed).shuffle(order)
+    return order

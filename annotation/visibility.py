@@ -1,0 +1,112 @@
+"""Private stays private: which campaigns the public may see, and who may be served items.
+
+A campaign is *private* when one of its items shows the output of a system that is not
+public (private, or embargoed now), or when a layer above annotation says so: a
+tournament registers "my campaign is private until I am published" with
+`register_private_rule` (annotation never imports tournaments). A private campaign is
+never listed publicly (home page, lists, API) and serves items only to workers who arrive
+through its crowd platform (MTurk naming one of its HITs, Prolific naming its study) or
+through an invitation link, and to workers already holding one of its batches (they came
+in one of those ways and are resuming in the same browser).
+
+`is_public(campaign)`, `public_campaigns(queryset)` and `visible_campaigns(user)` (for
+lists: public ones, the user's own, all for staff) are the one place this is decided;
+`may_serve(campaign, arrival, worker, invited=...)` is the one check the start page makes.
+"""
+
+from collections.abc import Callable
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from evalhub import permissions
+from evalhub.models import System
+
+from .models import Assignment, Campaign, Item
+
+# Each returns a Q over Campaign selecting the campaigns it makes private.
+_PRIVATE_RULES: list[Callable[[], Q]] = []
+
+
+def register_private_rule(rule: Callable[[], Q]) -> None:
+    """Let a higher layer mark campaigns private (e.g. an unpublished tournament's)."""
+    if rule not in _PRIVATE_RULES:
+        _PRIVATE_RULES.append(rule)
+
+
+def _hidden_systems(now):
+    return System.objects.filter(
+        Q(visibility=System.Visibility.PRIVATE) | Q(embargo_until__gt=now)
+    ).values("pk")
+
+
+def _shows_hidden_output(now) -> Exists:
+    hidden = _hidden_systems(now)
+    return Exists(
+        Item.objects.filter(campaign=OuterRef("pk")).filter(
+            Q(response_a__submission__system__in=hidden)
+            | Q(response_b__submission__system__in=hidden)
+            | Q(conversation__speakers__system__in=hidden)
+            | Q(conversation_b__speakers__system__in=hidden)
+        )
+    )
+
+
+def private_q(now=None) -> Q:
+    """Campaigns that are private now, as a filter."""
+    condition = Q(_shows_hidden_output(now or timezone.now()))
+    for rule in _PRIVATE_RULES:
+        condition |= rule()
+    return condition
+
+
+def public_campaigns(queryset: QuerySet | None = None, now=None) -> QuerySet:
+    queryset = Campaign.objects.all() if queryset is None else queryset
+    return queryset.exclude(private_q(now))
+
+
+def visible_campaigns(user, queryset: QuerySet | None = None, now=None) -> QuerySet:
+    """What a list (page or API) shows `user`: public campaigns, their own, all for staff."""
+    queryset = Campaign.objects.all() if queryset is None else queryset
+    return permissions.visible_to(queryset, user, public=~private_q(now))
+
+
+def is_public(campaign: Campaign, now=None) -> bool:
+    return not Campaign.objects.filter(pk=campaign.pk).filter(private_q(now)).exists()
+
+
+def arrives_through_platform(campaign: Campaign, arrival) -> bool:
+    """The visit names this campaign's own platform posting: an MTurk HIT of one of its
+    batches, or its Prolific study. A made-up participant id alone is not enough."""
+    if arrival is None or arrival.provider != campaign.provider:
+        return False
+    extra = arrival.extra or {}
+    if campaign.provider == Campaign.Provider.MTURK:
+        hit_id = extra.get("hit_id") or ""
+        return bool(hit_id) and campaign.batches.filter(platform_ref=hit_id).exists()
+    if campaign.provider == Campaign.Provider.PROLIFIC:
+        study_id = extra.get("study_id") or ""
+        return bool(study_id) and study_id == campaign.platform_ref
+    return False
+
+
+def may_serve(campaign: Campaign, arrival, worker, *, invited: bool = False) -> bool:
+    """Whether the start page may hand this visitor items of `campaign`."""
+    if invited or arrives_through_platform(campaign, arrival):
+        return True
+    if is_public(campaign):
+        return True
+    # Resuming: the browser's remembered worker, or a logged-in account, already holding
+    # a batch here (a typed-in participant id is not proof of anything).
+    resuming = arrival is None or arrival.external_id.startswith("user:")
+    return (
+        resuming
+        and worker is not None
+        and Assignment.objects.filter(campaign=campaign, worker=worker).exists()
+    )
+
+
+PRIVATE_REFUSAL = (
+    "This campaign is open only to participants invited to it or sent by its crowd "
+    "platform. Use the link you were given."
+)

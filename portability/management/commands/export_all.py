@@ -1,0 +1,20 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+
+from portability.study_dump import export_study
+
+
+class Command(BaseCommand):
+    help = (
+        "Write every table a study needs (catalog, campaigns, items, batches, workers, "
+        "assignments, judgments, tournaments, analysis runs...) as JSON lines into DIR."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("directory", type=Path)
+
+    def handle(self, directory: Path, **options):
+        tables = export_study(directory)
+        rows = sum(table["rows"] for table in tables)
+        self.stdout.write(f"Wrote {rows} rows of {len(tables)} tables to {directory}.")

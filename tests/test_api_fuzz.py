@@ -1,0 +1,104 @@
+"""The REST API under fuzzing (schemathesis): every operation of /api/schema/, called
+in-process as a researcher with generated valid and invalid input (both generation
+modes), answers without a server error, in the content type and the body shape its schema
+declares.
+
+Slow (a few minutes): it runs only when EVALHUB_RUN_FUZZ is set, as .ci/run does in its
+PostgreSQL stage (NUL bytes and other inputs SQLite accepts fail only there). The number
+of examples per operation is EVALHUB_FUZZ_EXAMPLES (default 20; about five minutes), so the run time stays
+bounded as the API grows.
+"""
+
+import itertools
+import os
+
+import pytest
+from django.db import DatabaseError, transaction
+from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import Unsatisfiable
+from rest_framework.authtoken.models import Token
+
+from tests import factories
+
+RUN = os.environ.get("EVALHUB_RUN_FUZZ", "").lower() in ("1", "true", "yes")
+EXAMPLES = int(os.environ.get("EVALHUB_FUZZ_EXAMPLES", "20"))
+
+pytestmark = [
+    pytest.mark.fuzz,
+    pytest.mark.skipif(not RUN, reason="API fuzzing is slow: set EVALHUB_RUN_FUZZ=1 (CI does)"),
+]
+
+if RUN:
+    import schemathesis
+    from schemathesis import GenerationMode
+    from schemathesis.checks import (
+        content_type_conformance,
+        not_a_server_error,
+        response_schema_conformance,
+    )
+
+    CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
+
+    @pytest.fixture
+    def api_schema(db):
+        from django.core import signals
+        from django.db import close_old_connections
+
+        from evalhub.wsgi import application
+
+        # As Django's test client does: the WSGI handler would otherwise close the test's
+        # database connection (and its transaction) after each request.
+        signals.request_started.disconnect(close_old_connections)
+        signals.request_finished.disconnect(close_old_connections)
+        yield schemathesis.openapi.from_wsgi("/api/schema/", application)
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
+
+    @pytest.fixture
+    def researcher_token(db):
+        """A researcher with a system, a submission and a campaign of their own, so that
+        operations on objects they may see get past their 404s."""
+        from tests.annotation.builders import ab_campaign
+
+        user = factories.user("fuzz-researcher")
+        prompt_set = factories.prompt_set(2, slug="fuzz-set")
+        system = factories.system(user, slug="fuzz-bot", name="Fuzz Bot")
+        factories.submission(system, prompt_set)
+        ab_campaign(4, slug="fuzz-campaign", owner=user)
+        return Token.objects.create(user=user).key
+
+    def test_the_api_keeps_its_schema(api_schema, researcher_token):
+        """Every operation in turn; the failures of all of them are reported together."""
+        headers = {"Authorization": f"Token {researcher_token}"}
+        failures = {}
+        operations = [result.ok() for result in api_schema.get_all_operations()]
+        assert operations
+        for operation, mode in itertools.product(operations, list(GenerationMode)):
+
+            @given(case=operation.as_strategy(mode))
+            @settings(
+                max_examples=EXAMPLES,
+                deadline=None,
+                suppress_health_check=list(HealthCheck),
+                derandomize=True,
+                database=None,
+            )
+            def fuzz(case):
+                # A savepoint per call: a request that breaks the transaction (a 500 on
+                # PostgreSQL) is reported, and the next calls still have a database.
+                try:
+                    with transaction.atomic():
+                        case.call_and_validate(headers=headers, checks=CHECKS)
+                except DatabaseError:
+                    pass  # the 500 it caused was already reported by the checks
+
+            try:
+                fuzz()
+            except Unsatisfiable:
+                # Negative mode finds no invalid value for some operations (a path of one
+                # free-text slug): nothing to send, nothing wrong.
+                assert mode == GenerationMode.NEGATIVE, operation.label
+            except (Exception, BaseExceptionGroup) as failure:  # collected, then reported
+                failures[f"{operation.label} ({mode.value})"] = str(failure)[:3000]
+        report = "\n\n".join(f"{label}:\n{text}" for label, text in failures.items())
+        assert not failures, f"{len(failures)} operations × modes failed:\n{report}"

@@ -1,0 +1,152 @@
+"""The layers of docs/architecture.md: each app imports only what stands below it.
+
+    demo          (the demo loader: may import everything, nothing imports it)
+    analysis      (runs, reports, leaderboards)
+    tournaments   (plans, collection, campaign generation)
+    annotation    (campaigns, kinds, allocation, quality, crowd providers)
+    evalhub       (settings, catalog, submission hub)        analysis.stats: pure
+
+Every import is read with ``ast``: top-level and inside functions, absolute and relative.
+Names in strings are not imports: the project's wiring (``INSTALLED_APPS`` in
+evalhub/settings.py, ``include("annotation.urls")`` in the root URLconf evalhub/urls.py,
+``{% load analysis_tags %}`` in a template) names the apps Django assembles at start-up,
+the way the project is meant to be put together, so it is allowed; an ``import`` of a
+higher app in those files is a back door like any other.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+APPS = ("evalhub", "annotation", "tournaments", "analysis", "demo")
+STATS = "analysis.stats"
+CLOUD_SDKS = ("boto3", "botocore")
+MTURK_PROVIDER = "annotation.crowd.mturk"
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def imported_names(source: str, module: str, is_package: bool = False) -> list[tuple[str, int]]:
+    """(absolute module name, line) of every import in ``source``, the module ``module``.
+
+    ``from x import y`` yields ``x.y`` as well as ``x``, since ``y`` may be a submodule
+    (``from analysis import tasks``); relative imports are resolved against ``module``.
+    """
+    package = module if is_package else module.rpartition(".")[0]
+    names = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.extend((alias.name, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                anchor = ".".join(parts[: len(parts) - (node.level - 1)])
+                base = f"{anchor}.{base}" if base else anchor
+            if node.module:
+                names.append((base, node.lineno))
+            names.extend((f"{base}.{alias.name}", node.lineno) for alias in node.names)
+    return names
+
+
+def layer_violation(module: str, imported: str) -> str | None:
+    """Why ``module`` may not import ``imported``, or None if it may."""
+    if _within(module, STATS):
+        outside = _within(imported, "django") or any(_within(imported, a) for a in APPS)
+        if outside and not _within(imported, STATS):
+            return "analysis.stats is pure: no Django and no app"
+        return None
+    if any(_within(imported, sdk) for sdk in CLOUD_SDKS) and not _within(module, MTURK_PROVIDER):
+        return f"only {MTURK_PROVIDER} talks to the AWS SDK"
+    if _within(imported, STATS):
+        return None
+    if _within(module, "annotation.crowd") and _within(imported, "annotation.kinds"):
+        return "a crowd provider moves people and money; it knows no task kind"
+    forbidden = {
+        "evalhub": ("annotation", "tournaments", "analysis", "demo"),
+        "annotation": ("tournaments", "analysis", "demo"),
+        "tournaments": ("analysis", "demo"),
+        "analysis": ("demo",),
+    }
+    for app, above in forbidden.items():
+        if _within(module, app):
+            for higher in above:
+                if _within(imported, higher):
+                    return f"{app} stands below {higher}"
+    return None
+
+
+def check_module(source: str, module: str, is_package: bool = False) -> list[str]:
+    """One message per import statement that crosses the layers."""
+    problems = {}
+    for name, line in imported_names(source, module, is_package):
+        why = layer_violation(module, name)
+        if why and line not in problems:
+            problems[line] = f"{module} line {line}: imports {name} ({why})"
+    return list(problems.values())
+
+
+def project_modules():
+    for app in APPS:
+        for path in sorted((ROOT / app).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            is_package = parts[-1] == "__init__"
+            yield path, ".".join(parts[:-1] if is_package else parts), is_package
+
+
+def test_no_module_imports_across_the_layers():
+    modules = list(project_modules())
+    assert len(modules) > 100
+    violations = [
+        problem
+        for path, module, is_package in modules
+        for problem in check_module(path.read_text(), module, is_package)
+    ]
+    assert violations == []
+
+
+FAKE_BACK_DOORS = [
+    ("evalhub.views.fake", "def view():\n    from annotation.models import Campaign\n", False),
+    ("evalhub.views.fake", "from annotation import views\n", False),
+    ("evalhub.fake", "import tournaments.models\n", False),
+    ("evalhub.fake", "from demo.loader import load_demo\n", False),
+    ("annotation.fake", "from tournaments.models import Tournament\n", False),
+    ("annotation.templatetags.fake", "from analysis.leaderboards import plot_url\n", False),
+    ("tournaments.fake", "from analysis import tasks\n", False),
+    ("tournaments.fake", "x = 1\n\n\ndef f():\n    import analysis.tasks\n", False),
+    ("analysis.stats.fake", "from django.db import models\n", False),
+    ("analysis.stats.fake", "from ..models import AnalysisRun\n", False),
+    ("analysis.stats", "from evalhub.models import System\n", True),
+    ("annotation.crowd.fake", "from ..kinds import get_kind\n", False),
+    ("annotation.crowd.prolific", "import boto3\n", False),
+    ("tournaments.fake", "from botocore.stub import Stubber\n", False),
+]
+
+
+@pytest.mark.parametrize(("module", "source", "is_package"), FAKE_BACK_DOORS)
+def test_the_checker_finds_a_back_door(module, source, is_package):
+    problems = check_module(source, module, is_package)
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(f"{module} line ")
+
+
+ALLOWED = [
+    ("evalhub.tasks", "from analysis.stats.text_metrics import bleu\n", False),
+    ("evalhub.urls", 'urlpatterns = [path("", include("annotation.urls"))]\n', False),
+    ("annotation.fake", "from evalhub.models import System\n", False),
+    ("tournaments.fake", "from annotation.models import Campaign\n", False),
+    ("analysis.fake", "from tournaments.models import Tournament\n", False),
+    ("analysis.stats.fake", "from .pairwise import A_WINS\nimport numpy\n", False),
+    ("annotation.crowd.mturk", "import boto3\nfrom botocore.stub import Stubber\n", False),
+    ("annotation.crowd.fake", "from ..models import Campaign\n", False),
+    ("demo.loader", "from analysis.demo import load_analysis_demo\n", False),
+]
+
+
+@pytest.mark.parametrize(("module", "source", "is_package"), ALLOWED)
+def test_the_checker_allows_imports_downwards(module, source, is_package):
+    assert check_module(source, module, is_package) == []

@@ -1,0 +1,229 @@
+"""Admin pages of the tournaments app: every model has one, list pages cost the same few
+queries whatever the size, plans are records, settings freeze once used, tokens stay hidden."""
+
+from datetime import date
+
+import pytest
+from django.apps import apps
+from django.contrib import admin
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from tests import factories
+from tests.annotation.builders import ab_campaign
+from tournaments.models import BotEndpoint, EndpointUsage, PartnerSet, PlannedDialogue, Tournament
+
+pytestmark = pytest.mark.django_db
+
+MODELS = [Tournament, PartnerSet, BotEndpoint, EndpointUsage, PlannedDialogue]
+TOKEN = "sk-very-secret-token-4711"
+
+
+def url(model, action="changelist", *args):
+    return reverse(f"admin:tournaments_{model._meta.model_name}_{action}", args=args)
+
+
+def populate(n=2, prefix="t"):
+    """`n` of everything: tournaments with a plan, endpoints with a token, a partner set."""
+    owner = factories.user()
+    systems = [factories.system(owner, slug=f"{prefix}-bot-{i}") for i in range(n)]
+    partners = PartnerSet.objects.create(slug=f"{prefix}-partners", name="Partners")
+    partners.systems.set(systems)
+    for i, system in enumerate(systems):
+        endpoint = BotEndpoint.objects.create(
+            system=system, url=f"http://127.0.0.1:9/{i}", auth_token=TOKEN
+        )
+        EndpointUsage.objects.create(endpoint=endpoint, day=date(2026, 1, 1 + i), requests=i)
+        tournament = Tournament.objects.create(
+            slug=f"{prefix}-{i}",
+            name=f"Tournament {prefix} {i}",
+            kind=Tournament.Kind.SPOT_THE_BOT,
+            owner=owner,
+            schedule=Tournament.Schedule.BIPARTITE_PLAY,
+            partner_set=partners,
+        )
+        tournament.systems.set(systems)
+        for k in range(3):
+            PlannedDialogue.objects.create(
+                tournament=tournament, key=f"{i}-{k}", speakers=[system.slug], index=k, seed=k
+            )
+    return systems
+
+
+@pytest.fixture
+def superuser(client):
+    user = factories.user("boss", staff=True)
+    client.force_login(user)
+    return user
+
+
+def test_every_tournaments_model_has_an_admin():
+    models = set(apps.get_app_config("tournaments").get_models())
+    assert models == set(MODELS)
+    assert all(model in admin.site._registry for model in models)
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
+def test_change_list_search_and_change_page_answer(client, superuser, model):
+    populate()
+    changelist = client.get(url(model))
+    search = client.get(url(model) + "?q=t-")
+    change = client.get(url(model, "change", model.objects.first().pk))
+    assert (changelist.status_code, search.status_code, change.status_code) == (200, 200, 200)
+    assert changelist.context["cl"].result_count == model.objects.count()
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
+def test_change_lists_cost_the_same_queries_with_more_rows(
+    client, superuser, model, django_assert_max_num_queries
+):
+    populate(1, prefix="a")
+    with CaptureQueriesContext(connection) as small:
+        rows = client.get(url(model)).context["cl"].result_count
+    populate(6, prefix="b")
+    with django_assert_max_num_queries(len(small.captured_queries)):
+        bigger = client.get(url(model)).context["cl"].result_count
+    assert bigger > rows
+
+
+def test_the_plan_is_a_record(client, superuser):
+    populate()
+    planned = PlannedDialogue.objects.first()
+    assert client.get(url(PlannedDialogue, "add")).status_code == 403
+    response = client.post(
+        url(PlannedDialogue, "change", planned.pk), {"status": "complete", "attempts": 0}
+    )
+    planned.refresh_from_db()
+    assert response.status_code == 403 and planned.status == PlannedDialogue.Status.PENDING
+    collecting = Tournament.objects.filter(pk=planned.tournament_id)
+    collecting.update(status=Tournament.Status.COLLECTING)
+    delete = client.post(url(PlannedDialogue, "delete", planned.pk), {"post": "yes"})
+    assert delete.status_code == 403 and PlannedDialogue.objects.filter(pk=planned.pk).exists()
+
+
+def test_a_tournament_being_planned_is_deleted_with_its_plan(client, superuser):
+    populate(1)
+    tournament = Tournament.objects.get()
+    response = client.post(url(Tournament, "delete", tournament.pk), {"post": "yes"})
+    assert response.status_code == 302
+    assert not Tournament.objects.exists() and not PlannedDialogue.objects.exists()
+
+
+def test_a_tournament_past_planning_is_not_deleted_nor_its_schedule_edited(client, superuser):
+    populate(1)
+    tournament = Tournament.objects.get()
+    tournament.status = Tournament.Status.COLLECTING
+    tournament.save()
+    page = client.get(url(Tournament, "change", tournament.pk)).content.decode()
+    assert 'name="name"' in page and 'name="published"' in page
+    for frozen in ("kind", "schedule", "seed", "conversations_per_pair", "status"):
+        assert f'name="{frozen}"' not in page
+    assert client.post(url(Tournament, "delete", tournament.pk), {"post": "yes"}).status_code == 403
+    assert Tournament.objects.filter(pk=tournament.pk).exists()
+
+
+def test_a_tournament_with_a_campaign_keeps_the_settings_it_was_built_with(client, superuser):
+    populate(1)
+    tournament = Tournament.objects.get()
+    tournament.campaign = ab_campaign(2)
+    tournament.status = Tournament.Status.ANNOTATING
+    tournament.save()
+    page = client.get(url(Tournament, "change", tournament.pk)).content.decode()
+    for frozen in ("segment_lengths", "human_share", "batch_size", "systems", "campaign"):
+        assert f'name="{frozen}"' not in page
+
+
+def test_a_partner_set_in_use_is_fixed(client, superuser):
+    populate(1)
+    used = PartnerSet.objects.get()
+    unused = PartnerSet.objects.create(slug="spare", name="Spare")
+    used_page = client.get(url(PartnerSet, "change", used.pk)).content.decode()
+    unused_page = client.get(url(PartnerSet, "change", unused.pk)).content.decode()
+    assert 'name="slug"' not in used_page and 'name="version"' not in used_page
+    assert 'name="systems"' in unused_page and 'name="slug"' in unused_page
+
+
+def test_editing_a_used_partner_set_saves_a_new_version(client, superuser):
+    systems = populate(1)
+    used = PartnerSet.objects.get()
+    extra = factories.system(None, slug="t-extra")
+    response = client.post(
+        url(PartnerSet, "change", used.pk),
+        {"name": "Partners", "description": "", "systems": [systems[0].pk, extra.pk]},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert "saved as version 2" in response.content.decode()
+    versions = {p.version: p for p in PartnerSet.objects.filter(slug=used.slug)}
+    assert sorted(versions) == [1, 2]
+    assert list(versions[1].systems.values_list("slug", flat=True)) == ["t-bot-0"]
+    assert sorted(versions[2].systems.values_list("slug", flat=True)) == ["t-bot-0", "t-extra"]
+    assert Tournament.objects.get().partner_set == versions[1]
+
+
+def test_editing_an_unused_partner_set_changes_it_in_place(client, superuser):
+    spare = PartnerSet.objects.create(slug="spare", name="Spare")
+    bot = factories.system(None, slug="spare-bot")
+    client.post(
+        url(PartnerSet, "change", spare.pk),
+        {"slug": "spare", "version": 1, "name": "Spare", "description": "", "systems": [bot.pk]},
+    )
+    assert PartnerSet.objects.get().systems.get() == bot
+
+
+@pytest.mark.parametrize("page", ["changelist", "change", "history"])
+def test_the_bot_token_never_appears(client, superuser, page):
+    populate(1)
+    endpoint = BotEndpoint.objects.get()
+    args = () if page == "changelist" else (endpoint.pk,)
+    response = client.get(url(BotEndpoint, page, *args))
+    assert response.status_code == 200
+    assert TOKEN not in response.content.decode()
+
+
+def test_saving_an_endpoint_without_typing_a_token_keeps_it(client, superuser):
+    populate(1)
+    endpoint = BotEndpoint.objects.get()
+    response = client.post(
+        url(BotEndpoint, "change", endpoint.pk),
+        {
+            "system": endpoint.system_id,
+            "url": "http://127.0.0.1:9/new",
+            "auth_token": "",
+            "timeout_seconds": 5,
+            "max_concurrency": 1,
+            "protocol": endpoint.protocol,
+            "daily_budget": endpoint.daily_budget,
+        },
+    )
+    endpoint.refresh_from_db()
+    assert response.status_code == 302
+    assert (endpoint.url, endpoint.auth_token) == ("http://127.0.0.1:9/new", TOKEN)
+    assert TOKEN not in client.get(url(BotEndpoint, "history", endpoint.pk)).content.decode()
+
+
+def test_a_typed_token_replaces_the_stored_one_and_can_be_removed(client, superuser):
+    populate(1)
+    endpoint = BotEndpoint.objects.get()
+    fields = {"system": endpoint.system_id, "url": endpoint.url, "timeout_seconds": 5}
+    fields.update(max_concurrency=1, protocol=endpoint.protocol, daily_budget=endpoint.daily_budget)
+    client.post(url(BotEndpoint, "change", endpoint.pk), {**fields, "auth_token": "new-token"})
+    endpoint.refresh_from_db()
+    assert endpoint.auth_token == "new-token"
+    client.post(url(BotEndpoint, "change", endpoint.pk), {**fields, "clear_token": "on"})
+    endpoint.refresh_from_db()
+    assert endpoint.auth_token == ""
+
+
+def test_a_token_typed_on_a_failed_form_is_not_sent_back(client, superuser):
+    populate(1)
+    endpoint = BotEndpoint.objects.get()
+    response = client.post(
+        url(BotEndpoint, "change", endpoint.pk),
+        {"system": endpoint.system_id, "url": "not a url", "auth_token": "typed-secret-99"},
+    )
+    assert response.status_code == 200
+    assert "typed-secret-99" not in response.content.decode()
+    endpoint.refresh_from_db()
+    assert endpoint.auth_token == TOKEN

@@ -1,0 +1,1 @@
+"""REST API of tournaments: serializers, views, urls (mounted under /api/)."""

@@ -1,0 +1,172 @@
+"""REST API of a system's bot endpoint: `GET/PUT/PATCH/DELETE /api/systems/<slug>/endpoint/`.
+
+Only the system's owner and staff (System.is_editable_by) read or change it: others who
+can see the system get 403, those who cannot see it 404, anonymous callers 401. The token
+is write-only: `auth_token` is accepted (omitted keeps the stored one, "" removes it) and
+never returned; `has_token` says whether one is stored. PUT registers or replaces, PATCH
+changes some fields, DELETE removes.
+"""
+
+from django.db import transaction
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+
+from evalhub.models import System
+
+from ..endpoint_budget import used_today
+from ..models import BotEndpoint
+
+
+class BotEndpointSerializer(serializers.ModelSerializer):
+    system = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    auth_token = serializers.CharField(
+        write_only=True, required=False, allow_blank=True, max_length=500
+    )
+    has_token = serializers.SerializerMethodField()
+    used_today = serializers.SerializerMethodField()
+    stop = serializers.ListField(
+        child=serializers.CharField(max_length=BotEndpoint.MAX_STOP_CHARS, trim_whitespace=False),
+        max_length=BotEndpoint.MAX_STOP_SEQUENCES,
+        required=False,
+    )
+
+    class Meta:
+        model = BotEndpoint
+        fields = [
+            "system",
+            "protocol",
+            "url",
+            "model_name",
+            "auth_token",
+            "has_token",
+            "system_prompt",
+            "temperature",
+            "top_p",
+            "max_tokens",
+            "stop",
+            "timeout_seconds",
+            "max_concurrency",
+            "daily_budget",
+            "allow_other_owners",
+            "used_today",
+            "updated",
+        ]
+        read_only_fields = ["system", "updated"]
+
+    def get_has_token(self, endpoint) -> bool:
+        return bool(endpoint.auth_token)
+
+    def get_used_today(self, endpoint) -> int:
+        return used_today(endpoint.pk)
+
+    def validate(self, data):
+        current = self.instance or BotEndpoint()
+        protocol = data.get("protocol", current.protocol)
+        model_name = data.get("model_name", current.model_name)
+        if protocol == BotEndpoint.Protocol.OPENAI and not model_name:
+            raise serializers.ValidationError(
+                {"model_name": "An OpenAI-compatible endpoint needs the model name."}
+            )
+        return data
+
+
+ENDPOINT = {
+    "system": "my-bot",
+    "protocol": "openai",
+    "url": "https://bots.example.org/v1/chat/completions",
+    "model_name": "my-bot-7b",
+    "has_token": True,
+    "system_prompt": "You are a friendly conversation partner.",
+    "temperature": 0.7,
+    "top_p": 1.0,
+    "max_tokens": 128,
+    "stop": ["\nUser:"],
+    "timeout_seconds": 30,
+    "max_concurrency": 2,
+    "daily_budget": 500,
+    "allow_other_owners": False,
+    "used_today": 37,
+    "updated": "2026-11-20T09:30:00Z",
+}
+ENDPOINT_IN = {
+    "protocol": "openai",
+    "url": ENDPOINT["url"],
+    "model_name": "my-bot-7b",
+    "auth_token": "sk-example-token",
+    "temperature": 0.7,
+    "max_tokens": 128,
+    "daily_budget": 500,
+}
+
+
+def _out(name, value, code="200"):
+    return OpenApiExample(name, value=value, response_only=True, status_codes=[code])
+
+
+@extend_schema_view(
+    get=extend_schema(examples=[_out("Endpoint", ENDPOINT)]),
+    put=extend_schema(
+        examples=[
+            OpenApiExample("OpenAI-compatible endpoint", value=ENDPOINT_IN, request_only=True),
+            _out("Created", ENDPOINT, "201"),
+            _out("Replaced", ENDPOINT),
+        ]
+    ),
+    patch=extend_schema(
+        examples=[
+            OpenApiExample("Lower the budget", value={"daily_budget": 200}, request_only=True),
+            _out("Changed", {**ENDPOINT, "daily_budget": 200}),
+        ]
+    ),
+)
+class BotEndpointView(generics.GenericAPIView):
+    serializer_class = BotEndpointSerializer
+    permission_classes = [IsAuthenticated]
+    queryset = BotEndpoint.objects.none()
+
+    def managed_system(self) -> System:
+        system = get_object_or_404(System, slug=self.kwargs["slug"])
+        if not system.is_visible_to(self.request.user):
+            raise Http404("No such system.")
+        if not system.is_editable_by(self.request.user):
+            raise PermissionDenied("Only the owner of a system and staff manage its endpoint.")
+        return system
+
+    def get_object(self) -> BotEndpoint:
+        endpoint = BotEndpoint.objects.filter(system=self.managed_system()).first()
+        if endpoint is None:
+            raise Http404("The system has no bot endpoint.")
+        return endpoint
+
+    def get(self, request, slug):
+        return Response(self.get_serializer(self.get_object()).data)
+
+    @extend_schema(responses={200: BotEndpointSerializer, 201: BotEndpointSerializer})
+    def put(self, request, slug):
+        system = self.managed_system()
+        endpoint = BotEndpoint.objects.filter(system=system).first()
+        serializer = self.get_serializer(endpoint, data=request.data)
+        serializer.is_valid(raise_exception=True)
+        with transaction.atomic():
+            saved = serializer.save(system=system)
+        created = endpoint is None
+        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(self.get_serializer(saved).data, status=code)
+
+    def patch(self, request, slug):
+        serializer = self.get_serializer(self.get_object(), data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        with transaction.atomic():
+            saved = serializer.save()
+        return Response(self.get_serializer(saved).data)
+
+    def delete(self, request, slug):
+        endpoint = self.get_object()
+        with transaction.atomic():
+            endpoint.delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)

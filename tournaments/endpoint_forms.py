@@ -1,0 +1,95 @@
+"""The form with which a system's owner registers or edits its bot endpoint.
+
+The token (API key) is write-only: the field is never filled in when the form is shown,
+leaving it blank keeps the stored one, and "remove the token" clears it."""
+
+from django import forms
+
+from .models import BotEndpoint
+
+
+class StopSequencesField(forms.CharField):
+    """Stop sequences, one per line (escapes such as \\n are written as such)."""
+
+    widget = forms.Textarea(attrs={"rows": 2})
+
+    def prepare_value(self, value):
+        if isinstance(value, list):
+            return "\n".join(s.encode("unicode_escape").decode() for s in value)
+        return value
+
+    def to_python(self, value):
+        lines = (super().to_python(value) or "").splitlines()
+        try:
+            return [line.encode().decode("unicode_escape") for line in lines if line.strip()]
+        except UnicodeDecodeError as error:
+            raise forms.ValidationError(f"Cannot read the stop sequences: {error}.") from None
+
+
+def url_field() -> forms.URLField:
+    model_field = BotEndpoint._meta.get_field("url")
+    return forms.URLField(
+        label="URL",
+        max_length=model_field.max_length,
+        assume_scheme="https",
+        help_text=model_field.help_text,
+    )
+
+
+class BotEndpointForm(forms.ModelForm):
+    url = url_field()
+    auth_token = forms.CharField(
+        label="Token or API key",
+        required=False,
+        max_length=500,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="Sent as 'Authorization: Bearer <token>'. Never shown again after saving; "
+        "leave blank to keep the current one.",
+    )
+    clear_token = forms.BooleanField(label="Remove the stored token", required=False)
+    stop = StopSequencesField(
+        label="Stop sequences",
+        required=False,
+        help_text=f"OpenAI-compatible: one per line, at most {BotEndpoint.MAX_STOP_SEQUENCES}.",
+    )
+
+    class Meta:
+        model = BotEndpoint
+        fields = [
+            "protocol",
+            "url",
+            "model_name",
+            "auth_token",
+            "system_prompt",
+            "temperature",
+            "top_p",
+            "max_tokens",
+            "stop",
+            "timeout_seconds",
+            "max_concurrency",
+            "daily_budget",
+            "allow_other_owners",
+        ]
+        widgets = {"system_prompt": forms.Textarea(attrs={"rows": 3})}
+
+    def __init__(self, *args, system, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.instance.system = system
+        self._stored_token = self.instance.auth_token if self.instance.pk else ""
+        if self._stored_token:
+            self.fields[
+                "auth_token"
+            ].help_text = "A token is stored (hidden). Leave blank to keep it, or type a new one."
+        else:
+            del self.fields["clear_token"]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("clear_token"):
+            data["auth_token"] = ""
+        elif not data.get("auth_token"):
+            data["auth_token"] = self._stored_token
+        # The model's own checks (model name for OpenAI) see the kept token too.
+        self.instance.auth_token = data["auth_token"]
+        return data

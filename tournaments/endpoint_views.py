@@ -1,0 +1,57 @@
+"""Pages of a system's bot endpoint: register or edit it, and remove it.
+
+Only the system's owner and staff (`BotEndpoint.is_managed_by`, i.e. System.is_editable_by)
+see and change an endpoint; others who can see the system get 403, those who cannot see
+it 404, and anonymous visitors the login page."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from evalhub.views.systems import visible_system_or_404
+
+from .endpoint_budget import used_today
+from .endpoint_forms import BotEndpointForm
+from .models import BotEndpoint
+
+
+def managed_system(request, slug):
+    system = visible_system_or_404(request, slug)
+    if not system.is_editable_by(request.user):
+        raise PermissionDenied("Only the owner of a system and staff manage its bot endpoint.")
+    return system
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def endpoint_edit(request, slug):
+    system = managed_system(request, slug)
+    endpoint = BotEndpoint.objects.filter(system=system).first()
+    form = BotEndpointForm(request.POST or None, instance=endpoint, system=system)
+    if request.method == "POST" and form.is_valid():
+        with transaction.atomic():
+            form.save()
+        messages.success(request, f"Saved the bot endpoint of {system.name}.")
+        return redirect("system-endpoint", slug=system.slug)
+    context = {
+        "system": system,
+        "endpoint": endpoint,
+        "form": form,
+        "used_today": used_today(endpoint.pk) if endpoint else 0,
+    }
+    status = 400 if request.method == "POST" else 200
+    return render(request, "tournaments/endpoint_form.html", context, status=status)
+
+
+@login_required
+@require_POST
+def endpoint_delete(request, slug):
+    system = managed_system(request, slug)
+    with transaction.atomic():
+        deleted, _ = BotEndpoint.objects.filter(system=system).delete()
+    if deleted:
+        messages.success(request, f"Removed the bot endpoint of {system.name}.")
+    return redirect(system)

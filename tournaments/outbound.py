@@ -1,0 +1,177 @@
+"""Outbound HTTP to bot endpoints: an httpx client that checks where it connects and
+enforces a total deadline per request.
+
+Address policy. A host name is resolved once, every address it resolves to is checked, and
+the connection goes to a checked address (TLS still verifies the certificate against the
+host name). Checking and then letting the HTTP library resolve again would let a DNS
+answer that changes in between (DNS rebinding) reach an internal address. Loopback,
+private, link-local, multicast, reserved and unspecified addresses are refused unless
+`allow_private` (EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES) is on. Proxies from the environment
+are ignored and redirects are never followed.
+
+Total deadline. httpx's timeouts bound each socket operation, so a bot that sends one byte
+every second never times out. Here every connect, read and write waits at most until the
+request's deadline (`deadline(seconds)` around the request), so the request ends in time
+and cannot outlive its concurrency lease.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import ipaddress
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpcore
+import httpx
+
+USER_AGENT = "EvalHub-bot-client/2"
+
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "evalhub_bot_deadline", default=None
+)
+
+
+class AddressRefused(httpcore.ConnectError):
+    """The host resolves to an address the policy refuses."""
+
+
+class Unresolvable(httpcore.ConnectError):
+    """The host name does not resolve (perhaps for now: DNS may come back)."""
+
+
+class DeadlinePassed(httpcore.TimeoutException):
+    """The request's total deadline passed during a connect, read or write."""
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Every socket operation inside the block ends by `seconds` from now."""
+    token = _deadline.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def _bounded(timeout: float | None) -> float | None:
+    """`timeout` shortened to what is left before the deadline."""
+    end = _deadline.get()
+    if end is None:
+        return timeout
+    left = end - time.monotonic()
+    if left <= 0:
+        raise DeadlinePassed("the request's total deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+def refused_reason(address: str) -> str | None:
+    """Why the policy refuses `address`, or None if it is a public address."""
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    # Most specific first: 169.254.169.254 (cloud metadata) is private too, but link-local
+    # says more.
+    for reason in ("unspecified", "loopback", "link_local", "multicast", "reserved", "private"):
+        if getattr(ip, f"is_{reason}"):
+            return reason.replace("_", "-")
+    if not ip.is_global:  # shared address space (100.64/10), documentation ranges...
+        return "not global"
+    return None
+
+
+def resolve_checked(host: str, port: int, *, allow_private: bool) -> list[tuple]:
+    """The getaddrinfo results for host:port, after checking every address."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as error:
+        raise Unresolvable(f"cannot resolve {host}: {error}") from None
+    if not infos:
+        raise Unresolvable(f"{host} resolves to no address")
+    if not allow_private:
+        for info in infos:
+            address = info[4][0]
+            reason = refused_reason(address)
+            if reason is not None:
+                raise AddressRefused(
+                    f"{host} resolves to {address}, a {reason} address; outbound requests "
+                    "to such addresses are refused (EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES)"
+                )
+    return infos
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A network stream whose reads and writes end by the request's deadline."""
+
+    def __init__(self, stream: httpcore.NetworkStream):
+        self._stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, _bounded(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, _bounded(timeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+        return _DeadlineStream(
+            self._stream.start_tls(ssl_context, server_hostname, _bounded(timeout))
+        )
+
+    def get_extra_info(self, info: str):
+        return self._stream.get_extra_info(info)
+
+
+class GuardedBackend(httpcore.SyncBackend):
+    """Connects only to checked addresses, within the deadline; no unix sockets."""
+
+    def __init__(self, *, allow_private: bool):
+        self.allow_private = allow_private
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        infos = resolve_checked(host, port, allow_private=self.allow_private)
+        last_error: Exception | None = None
+        for info in infos:
+            address = info[4][0]
+            try:
+                stream = super().connect_tcp(
+                    address, port, _bounded(timeout), local_address, socket_options
+                )
+            except httpcore.ConnectError as error:
+                last_error = error
+                continue
+            return _DeadlineStream(stream)
+        raise last_error or AddressRefused(f"cannot connect to {host}")
+
+    def connect_unix_socket(self, path, timeout=None, socket_options=None):
+        raise AddressRefused("unix sockets are not allowed for bot endpoints")
+
+
+class GuardedTransport(httpx.HTTPTransport):
+    """httpx's transport with the connection pool built on GuardedBackend."""
+
+    def __init__(self, *, allow_private: bool, max_connections: int = 100):
+        super().__init__(trust_env=False)
+        # httpx has no public hook for the network backend, so the pool it built is
+        # replaced by one with the same TLS context and ours (httpx is pinned).
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=self._pool._ssl_context,
+            max_connections=max_connections,
+            max_keepalive_connections=20,
+            keepalive_expiry=5.0,
+            network_backend=GuardedBackend(allow_private=allow_private),
+        )
+
+
+def make_client(*, allow_private: bool) -> httpx.Client:
+    """A reusable client (keep-alive connections) that never follows redirects."""
+    return httpx.Client(
+        transport=GuardedTransport(allow_private=allow_private),
+        follow_redirects=False,
+        trust_env=False,
+        headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+    )
