@@ -86,6 +86,10 @@ def crowdworker(base: str, slug: str, session_id: str, start: threading.Barrier)
     """One worker's whole session over HTTP; returns what it saw."""
     http = requests.Session()
     http.cookies.set("sessionid", session_id, domain="127.0.0.1")
+    # A browser resends a request whose reused connection the server closed while idle;
+    # requests does not, so each request takes a fresh connection instead of racing
+    # gunicorn's keep-alive timeout (seen in CI as RemoteDisconnected on a POST).
+    http.headers["Connection"] = "close"
     seen = {"submitted": 0, "acknowledged": 0, "errors": 0, "batches": 0}
     start.wait()
     page = http.get(f"{base}/work/{slug}/", timeout=60)
