@@ -72,6 +72,13 @@ class ConversationFiles:
 
 
 @dataclass(frozen=True)
+class ChatSystems:
+    """Items of a chat campaign: conversation slots with these systems' endpoints."""
+
+    systems: list[System]
+
+
+@dataclass(frozen=True)
 class CampaignSetup:
     campaign: Campaign
     batches: int
@@ -91,6 +98,10 @@ def builds_from_responses(kind: TaskKind) -> bool:
     return hasattr(kind, "build_from_responses")
 
 
+def builds_from_systems(kind: TaskKind) -> bool:
+    return hasattr(kind, "build_from_systems")
+
+
 def available_kinds() -> list[tuple[str, str]]:
     """Every task kind, as (key, label) choices."""
     return list(KIND_CHOICES)
@@ -101,7 +112,7 @@ def create_campaign(
 ) -> CampaignSetup:
     """Store `campaign` (unsaved) with its items built from `source`.
 
-    `source` is ResponsePairs or ConversationFiles, as the kind needs. Raises SetupInvalid
+    `source` is ResponsePairs, ConversationFiles or ChatSystems, as the kind needs. Raises SetupInvalid
     (nothing stored) naming the form field each problem belongs to.
     """
     kind = campaign.kind
@@ -123,6 +134,14 @@ def create_campaign(
 
 def _create(campaign, kind, source, gold_per_batch, user) -> CampaignSetup:
     rng = random.Random(campaign.slug)
+    if builds_from_systems(kind):
+        if not isinstance(source, ChatSystems) or not source.systems:
+            raise SetupInvalid({"chat_systems": [f"{kind.label} needs at least one system."]})
+        with transaction.atomic():
+            campaign.save()
+            specs = kind.build_from_systems(source.systems, campaign.task_config, rng)
+            counts = _add_items(campaign, specs, 0)
+        return CampaignSetup(campaign, **_counts(counts))
     if builds_from_responses(kind):
         if not isinstance(source, ResponsePairs):
             raise SetupInvalid({"prompt_set": [f"{kind.label} items are built from responses."]})
