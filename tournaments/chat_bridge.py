@@ -42,7 +42,7 @@ def chat_systems(user):
     with_endpoint = System.objects.filter(endpoint__isnull=False)
     if is_staff(user):
         return with_endpoint
-    if not user.is_authenticated:
+    if user is None or not user.is_authenticated:
         return System.objects.none()
     return with_endpoint.filter(Q(owner=user) | Q(endpoint__allow_other_owners=True))
 
