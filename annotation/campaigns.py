@@ -72,6 +72,15 @@ class ConversationFiles:
 
 
 @dataclass(frozen=True)
+class ChatConversations:
+    """Items from the conversations a chat campaign collected: the complete ones, unless
+    `include_incomplete` (a chat the bot failed in, or still open)."""
+
+    chat_campaign: Campaign
+    include_incomplete: bool = False
+
+
+@dataclass(frozen=True)
 class ChatSystems:
     """Items of a chat campaign: conversation slots with these systems' endpoints."""
 
@@ -150,6 +159,8 @@ def _create(campaign, kind, source, gold_per_batch, user) -> CampaignSetup:
             campaign.save()
             counts = _add_items(campaign, kind.build_from_responses(pairs, rng), gold_per_batch)
         return CampaignSetup(campaign, **_counts(counts))
+    if isinstance(source, ChatConversations):
+        return _from_chats(campaign, kind, source, rng, gold_per_batch)
     if not isinstance(source, ConversationFiles):
         raise SetupInvalid({"conversations": [f"{kind.label} items are built from conversations."]})
     return _from_conversations(campaign, kind, source, rng, gold_per_batch, user)
@@ -254,6 +265,33 @@ def _from_conversations(campaign, kind, source: ConversationFiles, rng, gold_per
     return CampaignSetup(
         campaign, **_counts(counts), skipped_conversations=skipped, imported=imported
     )
+
+
+def _from_chats(campaign, kind, source: ChatConversations, rng, gold_per_batch):
+    from .chat import usable_chats
+
+    collected = Conversation.objects.filter(metadata__chat__campaign=source.chat_campaign.slug)
+    ids = list(
+        usable_chats(collected, include_incomplete=source.include_incomplete)
+        .order_by("external_id")
+        .values_list("external_id", flat=True)
+    )
+    if not ids:
+        raise SetupInvalid(
+            {"chat_campaign": [f"{source.chat_campaign.title} has no complete conversations yet."]}
+        )
+    with transaction.atomic():
+        campaign.save()
+        conversations = _conversations(ids)
+        specs = _build(kind, conversations, campaign.task_config, rng, "task_config")
+        if not any(s.role == "task" for s in specs):
+            raise SetupInvalid(
+                {"chat_campaign": [f"{kind.label} builds no items from these conversations."]}
+            )
+        counts = _add_items(campaign, specs, gold_per_batch)
+    used = {s.conversation_id for s in specs} | {s.conversation_b_id for s in specs}
+    skipped = sum(1 for c in conversations if c.pk not in used)
+    return CampaignSetup(campaign, **_counts(counts), skipped_conversations=skipped)
 
 
 def _read_conversation_files(source: ConversationFiles) -> tuple[list, list]:

@@ -12,6 +12,7 @@ from evalhub.slugs import ProposedSlugForm
 
 from .campaign_settings import CampaignSettings, settings_errors
 from .campaigns import (
+    ChatConversations,
     ChatSystems,
     ConversationFiles,
     ResponsePairs,
@@ -86,6 +87,18 @@ class CampaignForm(ProposedSlugForm, forms.ModelForm):
         help_text='Optional .jsonl: the same lines plus "role": "gold" or "training" and a '
         '"gold" object with the answer.',
     )
+    chat_campaign = forms.ModelChoiceField(
+        label="Or: the conversations of a chat campaign",
+        queryset=Campaign.objects.filter(task_kind="chat"),
+        to_field_name="slug",
+        required=False,
+        help_text="Instead of a file: the conversations workers held in this chat campaign.",
+    )
+    include_incomplete = forms.BooleanField(
+        label="Include incomplete chats",
+        required=False,
+        help_text="Also the chats a bot failed in or that were never ended (left out by default).",
+    )
     chat_systems = forms.ModelMultipleChoiceField(
         label="Systems to chat with",
         queryset=System.objects.none(),
@@ -151,7 +164,13 @@ class CampaignForm(ProposedSlugForm, forms.ModelForm):
         ("Training and screening", ("requires_training", "training_threshold")),
     )
     RESPONSE_FIELDS = ("prompt_set", "system", "baselines")
-    CONVERSATION_FIELDS = ("conversations", "gold_items", "gold_per_batch")
+    CONVERSATION_FIELDS = (
+        "conversations",
+        "chat_campaign",
+        "include_incomplete",
+        "gold_items",
+        "gold_per_batch",
+    )
     CHAT_FIELDS = ("chat_systems",)
 
     def __init__(self, *args, user=None, **kwargs):
@@ -234,6 +253,15 @@ class CampaignForm(ProposedSlugForm, forms.ModelForm):
 
     def _conversation_files(self, cleaned) -> ConversationFiles | None:
         upload, gold = cleaned.get("conversations"), cleaned.get("gold_items")
+        chats = cleaned.get("chat_campaign")
+        if chats and upload:
+            self.add_error("chat_campaign", "Choose a file or a chat campaign, not both.")
+            return None
+        if chats:
+            if gold:
+                self.add_error("gold_items", "Gold items come with a conversations file.")
+            include = cleaned.get("include_incomplete", False)
+            return None if self.errors else ChatConversations(chats, include)
         if not upload:
             if "conversations" not in self.errors:
                 self.add_error("conversations", "Required for this task kind.")

@@ -5,8 +5,10 @@ import random
 from collections import Counter
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
+from annotation import chat
 from annotation.campaigns import ChatSystems, SetupInvalid, create_campaign
 from annotation.kinds import get_kind
 from annotation.kinds.base import ConfigInvalid
@@ -176,7 +178,7 @@ def test_the_export_row_names_the_system_and_the_ratings(client, fakes):
 def campaign_form(**fields):
     from tests.annotation.test_manage import form_data
 
-    return form_data(task_kind="chat", slug="talks", title="Talks", **fields)
+    return form_data(**{"task_kind": "chat", "slug": "talks", "title": "Talks", **fields})
 
 
 def test_staff_create_a_chat_campaign_from_systems_with_endpoints(admin_client, fakes):
@@ -210,3 +212,42 @@ def test_a_chat_campaign_without_systems_is_refused_on_the_form(admin_client):
     assert response.status_code == 400
     assert "Choose at least one system to chat with." in response.content.decode()
     assert not Campaign.objects.exists()
+
+
+def test_a_likert_campaign_is_built_from_the_complete_chats_only(client, admin_client, fakes):
+    server = fakes.start(openai_fake.counting)
+    chats = chat_campaign([bot_system(server, slug="a-bot")], batch_size=1, redundancy=2)
+    done = start(client, chats, "w1")
+    chat_through(client, done, items(done)[0])
+    other = Client()
+    left_open = start(other, chats, "w2")
+    say(other, left_open, items(left_open)[0], "only one message", 0)
+
+    def likert(slug, **extra):
+        return admin_client.post(
+            reverse("annotation:manage-campaign-create"),
+            campaign_form(
+                task_kind="likert", slug=slug, chat_campaign=chats.slug, gold_per_batch=0, **extra
+            ),
+        )
+
+    assert likert("rate-chats").status_code == 302
+    rated = Campaign.objects.get(slug="rate-chats")
+    shown = set(rated.items.values_list("conversation__external_id", flat=True))
+    assert shown == {chat.external_id(done, items(done)[0])}
+    assert likert("rate-all-chats", include_incomplete="on").status_code == 302
+    everything = Campaign.objects.get(slug="rate-all-chats")
+    assert everything.items.count() == 2
+
+
+def test_a_chat_campaign_without_complete_chats_builds_nothing(admin_client, fakes):
+    server = fakes.start(openai_fake.counting)
+    chats = chat_campaign([bot_system(server, slug="a-bot")], batch_size=1)
+    response = admin_client.post(
+        reverse("annotation:manage-campaign-create"),
+        campaign_form(task_kind="likert", slug="rate-none", chat_campaign=chats.slug),
+    )
+    assert response.status_code == 400 and "has no complete conversations yet" in (
+        response.content.decode()
+    )
+    assert not Campaign.objects.filter(slug="rate-none").exists()
