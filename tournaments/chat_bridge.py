@@ -16,7 +16,6 @@ from django.db.models import Q
 
 from annotation.chat_replies import ReplyFailed
 from evalhub.models import System
-from evalhub.permissions import is_staff
 
 from .bot_client import (
     BotBusy,
@@ -38,10 +37,10 @@ def _may_use(endpoint: BotEndpoint, owner_id) -> bool:
 
 
 def chat_systems(user):
-    """Systems with an endpoint `user` may chat with in a campaign (staff: every one)."""
+    """Systems with an endpoint a campaign of `user` may call: the same rule as a
+    tournament's (BotEndpoint.may_serve), for staff too, since the owner's consent is what
+    lets somebody else's campaign spend their endpoint's budget."""
     with_endpoint = System.objects.filter(endpoint__isnull=False)
-    if is_staff(user):
-        return with_endpoint
     if user is None or not user.is_authenticated:
         return System.objects.none()
     return with_endpoint.filter(Q(owner=user) | Q(endpoint__allow_other_owners=True))

@@ -26,7 +26,9 @@ conversation (the bot failed and the worker ended it) is not rated:
 `{"conversation": ..., "complete": false}`.
 
 Export (`export_row`): `{"campaign", "conversation", "system", "complete", "worker",
-"batch", "ratings", "comparison", "dimension_order", "started_at_ms", "duration_ms"}`.
+"batch", "ratings", "comparison", "dimension_order", "started_at_ms", "duration_ms"}`; CSV
+lines (`csv_rows`) have a `rating_<dimension>` and a `choice_<dimension>` column per
+dimension, and `compared_with` and `left`, empty where nothing was rated or compared.
 """
 
 import hashlib
@@ -254,6 +256,23 @@ class ChatKind(TaskKind):
             "started_at_ms": int(judgment.started_at.timestamp() * 1000),
             "duration_ms": round(judgment.seconds * 1000),
         }
+
+    def csv_rows(self, judgment):
+        # Every line has the same columns: a rating_<dimension> and a choice_<dimension> per
+        # configured dimension, empty where the conversation was not rated or compared.
+        dimensions = self.clean_config(judgment.campaign.task_config)["dimensions"]
+        row = self.export_row(judgment)
+        ratings, comparison = row.pop("ratings"), row.pop("comparison") or {}
+        choices = comparison.get("choices", {})
+        return [
+            {
+                **row,
+                "rating": {d: ratings.get(d) for d in dimensions},
+                "compared_with": comparison.get("a", ""),
+                "left": comparison.get("left", ""),
+                "choice": {d: choices.get(d) for d in dimensions},
+            }
+        ]
 
 
 KIND = ChatKind()

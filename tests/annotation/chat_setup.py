@@ -11,7 +11,8 @@ from tests import factories
 from tournaments.models import BotEndpoint
 
 
-def bot_system(server, *, slug=None, owner=None, timeout=5.0):
+def bot_system(server, *, slug=None, owner=None, timeout=5.0, shared=True):
+    """A system whose endpoint is `server`; `shared`: open to any owner's campaigns."""
     system = factories.system(owner, **({"slug": slug} if slug else {}))
     BotEndpoint.objects.create(
         system=system,
@@ -19,6 +20,7 @@ def bot_system(server, *, slug=None, owner=None, timeout=5.0):
         url=server.base_url,
         model_name=system.slug,
         timeout_seconds=timeout,
+        allow_other_owners=shared,
     )
     return system
 

@@ -87,11 +87,12 @@ def test_a_server_error_is_retried_once_then_explained():
         assert len(server.requests) == 2 and "HTTP 500" in failed.value.detail
 
 
-def test_staff_may_chat_with_every_system_that_has_an_endpoint(evalhub_bot):
-    with_endpoint = endpoint(evalhub_bot.url, factories.user())
-    factories.system()
+def test_staff_need_the_owners_consent_too(evalhub_bot):
     staff = factories.user(staff=True)
-    assert list(chat_bridge.chat_systems(staff)) == [with_endpoint]
+    shared = endpoint(evalhub_bot.url, factories.user(), allow_other_owners=True)
+    endpoint(evalhub_bot.url, factories.user())
+    factories.system(staff)  # no endpoint
+    assert list(chat_bridge.chat_systems(staff)) == [shared]
 
 
 def test_a_researcher_may_chat_with_their_own_and_shared_endpoints(evalhub_bot):

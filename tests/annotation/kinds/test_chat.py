@@ -251,3 +251,42 @@ def test_a_chat_campaign_without_complete_chats_builds_nothing(admin_client, fak
         response.content.decode()
     )
     assert not Campaign.objects.filter(slug="rate-none").exists()
+
+
+def test_staff_are_not_offered_an_endpoint_its_owner_keeps_to_themselves(admin_client, fakes):
+    server = fakes.start(openai_fake.counting)
+    private = bot_system(server, slug="kept-bot", owner=factories.user(), shared=False)
+    response = admin_client.post(
+        reverse("annotation:manage-campaign-create"), campaign_form(chat_systems=[private.slug])
+    )
+    assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
+    assert not Campaign.objects.filter(slug="talks").exists()
+
+
+def test_the_csv_export_has_the_same_columns_for_rated_compared_and_incomplete_chats(
+    client, admin_client, fakes
+):
+    server = fakes.start(openai_fake.counting)
+    broken = fakes.start(lambda payload: openai_fake.MALFORMED)
+    campaign = chat_campaign(
+        [bot_system(server, slug="a-bot"), bot_system(broken, slug="b-bot")],
+        config={"dimensions": ["quality"]},
+    )
+    assignment = start(client, campaign)
+    for item in items(assignment):
+        chat_through(
+            client, assignment, item, n=2 if item.content["meta"]["system"] == "a-bot" else 1
+        )
+        rated = {"rating_quality": "5"} if item.content["meta"]["system"] == "a-bot" else {}
+        assert submit(client, assignment, item, rated).status_code == 302
+    response = admin_client.get(
+        reverse("annotation:manage-campaign-export-csv", args=[campaign.slug])
+    )
+    lines = b"".join(response.streaming_content).decode().splitlines()
+    header = lines[0].split(",")
+    assert {"rating_quality", "choice_quality", "compared_with", "left"} <= set(header)
+    assert len(lines) == 3 and all(len(line.split(",")) >= len(header) for line in lines[1:])
+    by_system = {j.item.content["meta"]["system"]: j.payload for j in assignment.judgments.all()}
+    assert by_system["b-bot"]["complete"] is False and by_system["a-bot"]["ratings"] == {
+        "quality": 5
+    }
