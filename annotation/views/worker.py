@@ -34,12 +34,6 @@ from ..visibility import PRIVATE_REFUSAL, is_public, may_serve
 STARTED_SALT = "annotation.item-started"
 
 
-def chat_page(request, assignment, item, position, total, **extra):
-    from .chat import chat_page as page  # the chat views use this module's helpers
-
-    return page(request, assignment, item, position, total, **extra)
-
-
 def framed_by_provider(view):
     """Task pages may be framed by the campaign's crowd platform, and by nobody else."""
 
@@ -239,6 +233,9 @@ def assignment_page(request, public_id):
         return redirect("annotation:done", public_id=assignment.public_id)
     position, item = pending[0]
     if assignment.campaign.kind.live and not chat_ended(assignment, item):
+        # A live item starts with its conversation; views/chat.py imports this module.
+        from .chat import chat_page
+
         return chat_page(request, assignment, item, position, len(items))
     return _item_page(request, assignment, item, position, len(items))
 
