@@ -175,7 +175,9 @@ def open_conversation(assignment: Assignment, item: Item) -> Conversation:
         with transaction.atomic():
             conversation = Conversation.objects.create(
                 external_id=key,
-                domain="chat",
+                # One domain per chat campaign: the Alexa metrics' "domain" scope and the
+                # comparative kind's pairing (within a domain) then stay inside it.
+                domain=f"chat-{assignment.campaign.slug}",
                 source=Conversation.Source.CHAT,
                 metadata={
                     "incomplete": True,

@@ -43,6 +43,7 @@ def test_a_message_gets_the_bots_reply_stored_with_speakers_times_and_latency(cl
     assert response.status_code == 302 and response["Location"] == assignment.get_absolute_url()
     conversation = conversation_of(assignment, item)
     assert conversation.source == "chat" and conversation.metadata["incomplete"] is True
+    assert conversation.domain == f"chat-{campaign.slug}"
     speakers = {s.index: s.system_id for s in conversation.speakers.all()}
     assert speakers == {0: None, 1: system.pk}
     human, bot = conversation.turns.order_by("position")
