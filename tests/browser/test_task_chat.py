@@ -107,3 +107,34 @@ def test_worker_chats_twice_retries_a_failure_rates_and_compares(page, screensho
     comparison = second["comparison"]
     assert (comparison["a"], comparison["b"]) == (first["conversation"], second["conversation"])
     assert set(comparison["choices"].values()) == {comparison["left"]}
+
+
+def test_without_javascript_each_turn_is_one_form_post(browser, live_server):
+    context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    try:
+        with FakePool() as fakes:
+            server = fakes.start(openai_fake.counting)
+            campaign = chat_campaign(
+                [bot_system(server, slug="plain-bot")],
+                slug="chat-plain",
+                batch_size=1,
+                config={"dimensions": DIMENSIONS, "min_turns": 1, "max_turns": 2},
+            )
+            page.goto(f"{campaign.start_url()}?worker=plain")
+            page.locator("#chat-text").fill("Hello without scripts")
+            page.locator("#chat-send-button").click()
+            expect(page.locator(".chat-turn.bot .text")).to_have_text("plain-bot: heard 1, 0 mine")
+            page.locator("#chat-text").fill("Second and last")
+            page.locator("#chat-send-button").click()
+            # The last turn ends the conversation: the rating form follows.
+            expect(page.locator(".dialogue .turn")).to_have_count(4)
+            rate(page, "3")
+            page.get_by_role("button", name="Finish").click()
+            expect(page.get_by_test_id("completion-code")).to_be_visible()
+    finally:
+        context.close()
+    judgment = Judgment.objects.get()
+    assert judgment.payload["ratings"] == {"engagingness": 3, "quality": 3}
+    assert Conversation.objects.get().metadata["chat"]["status"] == "complete"
