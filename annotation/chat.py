@@ -37,6 +37,9 @@ HUMAN, BOT = 0, 1
 OPEN, COMPLETE, INCOMPLETE = "open", "complete", "incomplete"
 
 
+STALE_MESSAGE = "The chatbot's reply never arrived."
+
+
 class ChatRefused(UserInputError):
     """An action the conversation's state does not allow, with what to do instead."""
 
@@ -60,7 +63,11 @@ class ChatState:
 
     @property
     def error(self) -> str:
-        return self.chat.get("error", "")
+        if self.chat.get("error"):
+            return self.chat["error"]
+        if self.status == OPEN and self.unanswered and _stale(self.chat):
+            return STALE_MESSAGE
+        return ""
 
     @property
     def worker_turns(self) -> int:

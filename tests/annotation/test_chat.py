@@ -2,9 +2,12 @@
 idempotency, ownership, CSRF and the rate limit. The bots are OpenAI-compatible fake
 servers on 127.0.0.1."""
 
+import threading
+
 import pytest
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 
 from annotation import chat, chat_replies
 from annotation.chat import usable_chats
@@ -281,3 +284,66 @@ def test_the_bot_is_asked_with_no_transaction_open(client, one_bot):
         chat_replies.register(reply=previous, systems=chat_replies._REGISTRY.systems)
     assert seen == [False]
     assert Turn.objects.get(position=1).text == "fine"
+
+
+def test_a_reply_that_never_arrived_can_be_retried(client, one_bot):
+    server, _, campaign = one_bot
+    assignment = start(client, campaign)
+    item = items(assignment)[0]
+    say(client, assignment, item, "Hello", 0)
+    Turn.objects.filter(position=1).delete()
+    conversation = conversation_of(assignment, item)
+    # As if the process asking the bot had died ten minutes ago.
+    conversation.metadata["chat"]["asking_since"] = "2000-01-01T00:00:00+00:00"
+    conversation.save()
+    page = client.get(assignment.get_absolute_url()).content.decode()
+    assert "reply never arrived" in page and "Try that turn again" in page
+    state = client.post(url("retry", assignment, item, json=True)).json()
+    assert state["turns"][-1]["text"] == "counter: heard 1, 0 mine" and state["error"] == ""
+    assert len(server.requests) == 2 and Turn.objects.count() == 2
+
+
+def test_a_reply_still_coming_cannot_be_retried(client, one_bot):
+    _, _, campaign = one_bot
+    assignment = start(client, campaign)
+    item = items(assignment)[0]
+    say(client, assignment, item, "Hello", 0)
+    Turn.objects.filter(position=1).delete()
+    conversation = conversation_of(assignment, item)
+    conversation.metadata["chat"]["asking_since"] = timezone.now().isoformat()
+    conversation.save()
+    refused = client.post(url("retry", assignment, item, json=True))
+    assert refused.status_code == 409 and "still coming" in refused.json()["error"]
+    assert refused.json()["state"]["waiting"] is True and Turn.objects.count() == 1
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_racing_copies_of_a_message_store_one_turn_and_ask_once(client, fakes):
+    server = fakes.start(lambda payload: openai_fake.trickle(openai_fake.counting, 0.002)(payload))
+    campaign = chat_campaign([bot_system(server, slug="racer")], batch_size=1)
+    assignment = start(client, campaign)
+    item = items(assignment)[0]
+    barrier = threading.Barrier(2)
+    errors = []
+
+    def send():
+        try:
+            barrier.wait()
+            chat.send(assignment, item, "Hello", 0)
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=send) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert list(Turn.objects.order_by("position").values_list("speaker", "text")) == [
+        (0, "Hello"),
+        (1, "racer: heard 1, 0 mine"),
+    ]
+    assert len(server.requests) == 1
