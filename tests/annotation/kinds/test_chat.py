@@ -290,3 +290,19 @@ def test_the_csv_export_has_the_same_columns_for_rated_compared_and_incomplete_c
     assert by_system["b-bot"]["complete"] is False and by_system["a-bot"]["ratings"] == {
         "quality": 5
     }
+
+
+def test_workers_rating_one_system_alike_agree_though_their_chats_differ(client, fakes):
+    from annotation.quality import worker_figures
+
+    server = fakes.start(openai_fake.counting)
+    campaign = chat_campaign([bot_system(server, slug="a-bot")], batch_size=1, redundancy=2)
+    for name in ("w1", "w2"):
+        browser = Client()
+        assignment = start(browser, campaign, name)
+        item = items(assignment)[0]
+        chat_through(browser, assignment, item)
+        assert submit(browser, assignment, item, ratings("4")).status_code == 302
+    figures = worker_figures(campaign)
+    assert [f.agreement.value for f in figures] == [1.0, 1.0]
+    assert len({j.payload["conversation"] for j in campaign.judgments.all()}) == 2
