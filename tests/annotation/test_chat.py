@@ -3,6 +3,7 @@ idempotency, ownership, CSRF and the rate limit. The bots are OpenAI-compatible 
 servers on 127.0.0.1."""
 
 import threading
+from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -347,3 +348,23 @@ def test_two_racing_copies_of_a_message_store_one_turn_and_ask_once(client, fake
         (1, "racer: heard 1, 0 mine"),
     ]
     assert len(server.requests) == 1
+
+
+def test_a_batch_past_its_time_takes_no_more_messages(client, one_bot):
+    server, _, campaign = one_bot
+    assignment = start(client, campaign)
+    item = items(assignment)[0]
+    assignment.expires_at = timezone.now() - timedelta(minutes=1)
+    assignment.save(update_fields=["expires_at"])
+    response = say(client, assignment, item, "Hello", 0, json=True)
+    assert response.status_code == 409 and "time for this batch ran out" in response.json()["error"]
+    assert not Turn.objects.exists() and server.requests == []
+
+
+def test_ending_a_conversation_never_started_is_refused(client, one_bot):
+    _, _, campaign = one_bot
+    assignment = start(client, campaign)
+    item = items(assignment)[0]
+    response = client.post(url("end", assignment, item))
+    assert response.status_code == 409 and "Send at least 2 messages" in response.content.decode()
+    assert not Conversation.objects.exists()
