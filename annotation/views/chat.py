@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 from evalhub.ratelimit import allow_key
 
 from .. import chat
-from ..chat import ChatRefused, chat_state
+from ..chat import ChatRefused, chat_ended, chat_state
 from .worker import _usable, framed_by_provider, own_assignment
 
 RATE_LIMITED = "You are sending messages too fast; wait a minute and send again."
@@ -86,6 +86,8 @@ def chat_action(request, public_id, item_id, action, fmt):
         if item is None:
             context = {"campaign": assignment.campaign, "reason": message}
             return render(request, "annotation/no_work.html", context, status=status)
+        if chat_ended(assignment, item):  # a late post from the chat page: the rating is next
+            return redirect(assignment)
         text = request.POST.get("text", "") if action == "send" else ""
         return chat_page(
             request, assignment, item, position, total, error=message, text=text, status=status

@@ -368,3 +368,15 @@ def test_ending_a_conversation_never_started_is_refused(client, one_bot):
     response = client.post(url("end", assignment, item))
     assert response.status_code == 409 and "Send at least 2 messages" in response.content.decode()
     assert not Conversation.objects.exists()
+
+
+def test_a_late_form_post_after_the_end_leads_to_the_rating(client, one_bot):
+    _, _, campaign = one_bot
+    assignment = start(client, campaign)
+    item = items(assignment)[0]
+    say(client, assignment, item, "one", 0)
+    say(client, assignment, item, "two", 2)
+    client.post(url("end", assignment, item))
+    response = say(client, assignment, item, "three", 4)
+    assert response.status_code == 302 and response["Location"] == assignment.get_absolute_url()
+    assert Turn.objects.count() == 4
