@@ -306,3 +306,29 @@ def test_workers_rating_one_system_alike_agree_though_their_chats_differ(client,
     figures = worker_figures(campaign)
     assert [f.agreement.value for f in figures] == [1.0, 1.0]
     assert len({j.payload["conversation"] for j in campaign.judgments.all()}) == 2
+
+
+@pytest.mark.parametrize(
+    ("kind", "config"),
+    [
+        ("likert", {}),
+        ("abc_eval", {"behaviour_task": "empathy"}),
+        ("comparative", {}),
+        ("spot_the_bot", {"segment_lengths": [1, 2]}),
+    ],
+)
+def test_every_conversation_kind_builds_items_from_finished_chats(client, fakes, kind, config):
+    from annotation.campaigns import ChatConversations
+
+    server = fakes.start(openai_fake.counting)
+    chats = chat_campaign([bot_system(server, slug=s) for s in ("a-bot", "b-bot")])
+    assignment = start(client, chats)
+    for item in items(assignment):
+        chat_through(client, assignment, item)
+    judged = Campaign(slug=f"judge-{kind}".replace("_", "-"), title="Judge", task_kind=kind)
+    judged.task_config = config
+    setup = create_campaign(judged, ChatConversations(chats), gold_per_batch=0)
+    shown = judged.items.filter(role="task")
+    assert setup.shown == shown.count() > 0
+    ids = set(shown.values_list("conversation__external_id", flat=True))
+    assert all(i.startswith(f"chat-{chats.slug}-") for i in ids)
