@@ -177,7 +177,9 @@ def open_conversation(assignment: Assignment, item: Item) -> Conversation:
     found = Conversation.objects.filter(external_id=key).first()
     if found:
         return found
-    system = System.objects.get(slug=item.content["meta"]["system"])
+    system = System.objects.filter(slug=item.content["meta"]["system"]).first()
+    if system is None:
+        raise ChatRefused("This chatbot is no longer available; skip to the next conversation.")
     try:
         with transaction.atomic():
             conversation = Conversation.objects.create(

@@ -380,3 +380,33 @@ def test_a_late_form_post_after_the_end_leads_to_the_rating(client, one_bot):
     response = say(client, assignment, item, "three", 4)
     assert response.status_code == 302 and response["Location"] == assignment.get_absolute_url()
     assert Turn.objects.count() == 4
+
+
+def test_without_javascript_a_failed_turn_is_retried_with_a_form_post(client, fakes):
+    server = fakes.start(
+        openai_fake.then(openai_fake.Reply(403, b"no"), openai_fake.counting, times=1)
+    )
+    campaign = chat_campaign([bot_system(server, slug="flaky")], batch_size=1)
+    assignment = start(client, campaign)
+    item = items(assignment)[0]
+    say(client, assignment, item, "Hello", 0)
+    page = client.get(assignment.get_absolute_url()).content.decode()
+    assert "Try that turn again" in page and "kept as incomplete" in page
+    assert 'id="chat-retry" hidden' not in page
+    response = client.post(url("retry", assignment, item))
+    assert response.status_code == 302
+    assert Turn.objects.get(position=1).text == "flaky: heard 1, 0 mine"
+    # The retry form stays in the page for the script, hidden.
+    assert 'id="chat-retry" hidden' in client.get(assignment.get_absolute_url()).content.decode()
+
+
+def test_a_system_removed_from_the_catalog_is_a_clear_message(client, fakes):
+    server = fakes.start(openai_fake.counting)
+    system = bot_system(server, slug="gone-bot")
+    campaign = chat_campaign([system], batch_size=1)
+    assignment = start(client, campaign)
+    item = items(assignment)[0]
+    system.delete()
+    response = say(client, assignment, item, "Hello", 0, json=True)
+    assert response.status_code == 409 and "no longer available" in response.json()["error"]
+    assert not Conversation.objects.exists()
