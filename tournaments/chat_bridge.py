@@ -68,12 +68,15 @@ def reply(campaign, system: System, conversation_id: str, turns: list[dict]) -> 
         )
     cap = settings.EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS
     target = Endpoint.from_model(endpoint)
-    # Two attempts must fit in the worker's wait.
-    target = replace(target, timeout=min(target.timeout or cap, cap / 2))
+    # The worst case fits in `cap`, since a web process is held meanwhile: two attempts
+    # (0.35 each), a short Retry-After between them (0.1) and a slot wait before each (0.1).
+    target = replace(target, timeout=min(target.timeout or cap, 0.35 * cap))
     client = BotClient(
         target,
-        retry=RetryPolicy(attempts=2, base_delay=0.2, max_delay=1.0, max_retry_after=2.0),
-        slot_wait=min(5.0, cap / 4),
+        retry=RetryPolicy(
+            attempts=2, base_delay=0.2, max_delay=0.1 * cap, max_retry_after=0.1 * cap
+        ),
+        slot_wait=0.1 * cap,
     )
     try:
         return client.reply(conversation_id, turns, BOT_SPEAKER)
