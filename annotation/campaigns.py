@@ -72,6 +72,22 @@ class ConversationFiles:
 
 
 @dataclass(frozen=True)
+class ChatConversations:
+    """Items from the conversations a chat campaign collected: the complete ones, unless
+    `include_incomplete` (a chat the bot failed in, or still open)."""
+
+    chat_campaign: Campaign
+    include_incomplete: bool = False
+
+
+@dataclass(frozen=True)
+class ChatSystems:
+    """Items of a chat campaign: conversation slots with these systems' endpoints."""
+
+    systems: list[System]
+
+
+@dataclass(frozen=True)
 class CampaignSetup:
     campaign: Campaign
     batches: int
@@ -91,6 +107,10 @@ def builds_from_responses(kind: TaskKind) -> bool:
     return hasattr(kind, "build_from_responses")
 
 
+def builds_from_systems(kind: TaskKind) -> bool:
+    return hasattr(kind, "build_from_systems")
+
+
 def available_kinds() -> list[tuple[str, str]]:
     """Every task kind, as (key, label) choices."""
     return list(KIND_CHOICES)
@@ -101,7 +121,7 @@ def create_campaign(
 ) -> CampaignSetup:
     """Store `campaign` (unsaved) with its items built from `source`.
 
-    `source` is ResponsePairs or ConversationFiles, as the kind needs. Raises SetupInvalid
+    `source` is ResponsePairs, ConversationFiles or ChatSystems, as the kind needs. Raises SetupInvalid
     (nothing stored) naming the form field each problem belongs to.
     """
     kind = campaign.kind
@@ -123,6 +143,14 @@ def create_campaign(
 
 def _create(campaign, kind, source, gold_per_batch, user) -> CampaignSetup:
     rng = random.Random(campaign.slug)
+    if builds_from_systems(kind):
+        if not isinstance(source, ChatSystems) or not source.systems:
+            raise SetupInvalid({"chat_systems": [f"{kind.label} needs at least one system."]})
+        with transaction.atomic():
+            campaign.save()
+            specs = kind.build_from_systems(source.systems, campaign.task_config, rng)
+            counts = _add_items(campaign, specs, 0)
+        return CampaignSetup(campaign, **_counts(counts))
     if builds_from_responses(kind):
         if not isinstance(source, ResponsePairs):
             raise SetupInvalid({"prompt_set": [f"{kind.label} items are built from responses."]})
@@ -131,6 +159,8 @@ def _create(campaign, kind, source, gold_per_batch, user) -> CampaignSetup:
             campaign.save()
             counts = _add_items(campaign, kind.build_from_responses(pairs, rng), gold_per_batch)
         return CampaignSetup(campaign, **_counts(counts))
+    if isinstance(source, ChatConversations):
+        return _from_chats(campaign, kind, source, rng, gold_per_batch)
     if not isinstance(source, ConversationFiles):
         raise SetupInvalid({"conversations": [f"{kind.label} items are built from conversations."]})
     return _from_conversations(campaign, kind, source, rng, gold_per_batch, user)
@@ -235,6 +265,33 @@ def _from_conversations(campaign, kind, source: ConversationFiles, rng, gold_per
     return CampaignSetup(
         campaign, **_counts(counts), skipped_conversations=skipped, imported=imported
     )
+
+
+def _from_chats(campaign, kind, source: ChatConversations, rng, gold_per_batch):
+    from .chat import usable_chats
+
+    collected = Conversation.objects.filter(metadata__chat__campaign=source.chat_campaign.slug)
+    ids = list(
+        usable_chats(collected, include_incomplete=source.include_incomplete)
+        .order_by("external_id")
+        .values_list("external_id", flat=True)
+    )
+    if not ids:
+        raise SetupInvalid(
+            {"chat_campaign": [f"{source.chat_campaign.title} has no complete conversations yet."]}
+        )
+    with transaction.atomic():
+        campaign.save()
+        conversations = _conversations(ids)
+        specs = _build(kind, conversations, campaign.task_config, rng, "task_config")
+        if not any(s.role == "task" for s in specs):
+            raise SetupInvalid(
+                {"chat_campaign": [f"{kind.label} builds no items from these conversations."]}
+            )
+        counts = _add_items(campaign, specs, gold_per_batch)
+    used = {s.conversation_id for s in specs} | {s.conversation_b_id for s in specs}
+    skipped = sum(1 for c in conversations if c.pk not in used)
+    return CampaignSetup(campaign, **_counts(counts), skipped_conversations=skipped)
 
 
 def _read_conversation_files(source: ConversationFiles) -> tuple[list, list]:

@@ -12,11 +12,15 @@ from evalhub.slugs import ProposedSlugForm
 
 from .campaign_settings import CampaignSettings, settings_errors
 from .campaigns import (
+    ChatConversations,
+    ChatSystems,
     ConversationFiles,
     ResponsePairs,
     available_kinds,
     builds_from_responses,
+    builds_from_systems,
 )
+from .chat_replies import chat_systems
 from .crowd import PROVIDERS
 from .kinds import get_kind
 from .kinds.base import ConfigInvalid
@@ -83,6 +87,27 @@ class CampaignForm(ProposedSlugForm, forms.ModelForm):
         help_text='Optional .jsonl: the same lines plus "role": "gold" or "training" and a '
         '"gold" object with the answer.',
     )
+    chat_campaign = forms.ModelChoiceField(
+        label="Or: the conversations of a chat campaign",
+        queryset=Campaign.objects.filter(task_kind="chat"),
+        to_field_name="slug",
+        required=False,
+        help_text="Instead of a file: the conversations workers held in this chat campaign.",
+    )
+    include_incomplete = forms.BooleanField(
+        label="Include incomplete chats",
+        required=False,
+        help_text="Also the chats a bot failed in or that were never ended (left out by default).",
+    )
+    chat_systems = forms.ModelMultipleChoiceField(
+        label="Systems to chat with",
+        queryset=System.objects.none(),
+        to_field_name="slug",
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Chat campaigns: systems with a bot endpoint you may use; each conversation "
+        "is with one of them, balanced.",
+    )
     # Its range and help come from CampaignSettings, like the other settings'.
     gold_per_batch = forms.IntegerField(label="Gold items per batch", initial=1)
 
@@ -139,10 +164,18 @@ class CampaignForm(ProposedSlugForm, forms.ModelForm):
         ("Training and screening", ("requires_training", "training_threshold")),
     )
     RESPONSE_FIELDS = ("prompt_set", "system", "baselines")
-    CONVERSATION_FIELDS = ("conversations", "gold_items", "gold_per_batch")
+    CONVERSATION_FIELDS = (
+        "conversations",
+        "chat_campaign",
+        "include_incomplete",
+        "gold_items",
+        "gold_per_batch",
+    )
+    CHAT_FIELDS = ("chat_systems",)
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["chat_systems"].queryset = chat_systems(user).order_by("slug")
         self.fields["task_kind"].choices = available_kinds()
         declare_fields(self.fields, CampaignSettings)
         self.source = None
@@ -155,6 +188,9 @@ class CampaignForm(ProposedSlugForm, forms.ModelForm):
 
     def conversation_fields(self) -> list:
         return [self[name] for name in self.CONVERSATION_FIELDS]
+
+    def chat_fields(self) -> list:
+        return [self[name] for name in self.CHAT_FIELDS]
 
     def clean_slug(self):
         slug = self.cleaned_data["slug"]
@@ -193,7 +229,12 @@ class CampaignForm(ProposedSlugForm, forms.ModelForm):
                 cleaned["task_config"] = kind.clean_config(cleaned["task_config"])
             except ConfigInvalid as invalid:
                 self.add_error("task_config", str(invalid))
-        if builds_from_responses(kind):
+        if builds_from_systems(kind):
+            systems = list(cleaned.get("chat_systems") or [])
+            if not systems and "chat_systems" not in self.errors:
+                self.add_error("chat_systems", "Choose at least one system to chat with.")
+            self.source = None if self.errors else ChatSystems(systems)
+        elif builds_from_responses(kind):
             self.source = self._response_pairs(cleaned)
         else:
             self.source = self._conversation_files(cleaned)
@@ -212,6 +253,15 @@ class CampaignForm(ProposedSlugForm, forms.ModelForm):
 
     def _conversation_files(self, cleaned) -> ConversationFiles | None:
         upload, gold = cleaned.get("conversations"), cleaned.get("gold_items")
+        chats = cleaned.get("chat_campaign")
+        if chats and upload:
+            self.add_error("chat_campaign", "Choose a file or a chat campaign, not both.")
+            return None
+        if chats:
+            if gold:
+                self.add_error("gold_items", "Gold items come with a conversations file.")
+            include = cleaned.get("include_incomplete", False)
+            return None if self.errors else ChatConversations(chats, include)
         if not upload:
             if "conversations" not in self.errors:
                 self.add_error("conversations", "Required for this task kind.")
@@ -242,6 +292,7 @@ def kind_summaries() -> list[dict]:
                 "key": key,
                 "label": label,
                 "from_responses": builds_from_responses(kind),
+                "from_systems": builds_from_systems(kind),
                 "config": json.dumps(kind.default_config(), indent=2),
                 "keys": describe(kind.config_schema),
             }

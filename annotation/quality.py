@@ -37,8 +37,10 @@ from django.db.models import Count, Q, QuerySet
 from .models import Assignment, Campaign, Item, Judgment, Qualification, Worker
 
 # Payload keys that say how the item was shown, not what the worker answered: `left` is
-# the side on which the randomised first response or dialogue appeared (ab, comparative).
-VOLATILE_KEYS = frozenset({"left"})
+# the side on which the randomised first response or dialogue appeared (ab, comparative);
+# a chat's `conversation` and `comparison` name each worker's own conversations, which
+# nobody else saw (chat workers agree or not on their ratings of the same system).
+VOLATILE_KEYS = frozenset({"left", "conversation", "comparison"})
 HUMAN = "human"
 
 

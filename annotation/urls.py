@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import invitations, manage, quality, review, training, worker
+from .views import chat, invitations, manage, quality, review, training, worker
 
 app_name = "annotation"
 
@@ -13,6 +13,17 @@ urlpatterns = [
         name="submit-item",
     ),
     path("work/assignment/<uuid:public_id>/done/", worker.done, name="done"),
+    # A chat item's actions: a form post per turn, and the same as JSON for the page script.
+    *(
+        path(
+            f"work/assignment/<uuid:public_id>/items/<int:item_id>/chat/{action}{suffix}",
+            chat.chat_action,
+            {"action": action, "fmt": fmt},
+            name=f"chat-{action}{'-json' if fmt == 'json' else ''}",
+        )
+        for action in chat.ACTIONS
+        for suffix, fmt in (("/", "html"), (".json", "json"))
+    ),
     path("work/<slug:slug>/training/", training.home, name="training"),
     path("work/<slug:slug>/training/begin/", training.begin, name="training-begin"),
     path(

@@ -209,7 +209,15 @@ class ConversationAdmin(FileUploadAdmin):
 
 @admin.register(Turn)
 class TurnAdmin(admin.ModelAdmin):
-    list_display = ["conversation", "position", "speaker", "text"]
+    list_display = [
+        "conversation",
+        "position",
+        "speaker",
+        "text",
+        "latency_ms",
+        "flagged_offensive",
+    ]
+    list_filter = ["flagged_offensive"]
     search_fields = ["text", "conversation__external_id"]
     raw_id_fields = ["conversation"]
     list_select_related = ["conversation"]

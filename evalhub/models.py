@@ -3,7 +3,7 @@
 import uuid
 
 from django.conf import settings
-from django.core.validators import RegexValidator
+from django.core.validators import MaxValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
@@ -222,6 +222,9 @@ class Conversation(models.Model):
         BIPARTITE_PLAY = "bipartite-play", "Bipartite-play"
         HUMAN_HUMAN = "human-human", "Human-human"
         HUMAN_BOT = "human-bot", "Human-bot"
+        # A worker talking with a system's endpoint in a chat campaign (annotation/chat.py);
+        # metadata["incomplete"] is true until the conversation ended complete.
+        CHAT = "chat", "Live chat (chat campaign)"
 
     external_id = models.CharField(
         max_length=200,
@@ -297,6 +300,10 @@ class Speaker(models.Model):
         return self.system_id is None
 
 
+# An hour: no live reply is awaited longer (the chat client gives up within a minute).
+MAX_LATENCY_MS = 3_600_000
+
+
 class Turn(models.Model):
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
     position = models.PositiveIntegerField()
@@ -304,11 +311,24 @@ class Turn(models.Model):
     text = models.TextField()
     timestamp = models.DateTimeField(null=True, blank=True, help_text="When it was said.")
     topic = models.CharField(max_length=60, blank=True, help_text="The turn's topic label.")
+    latency_ms = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(MAX_LATENCY_MS)],
+        help_text="A live bot's turn: milliseconds from the request to its reply (0 to 3,600,000).",
+    )
+    flagged_offensive = models.BooleanField(
+        default=False, help_text="The person talking with the bot flagged this turn as offensive."
+    )
 
     class Meta:
         ordering = ["conversation", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["conversation", "position"], name="turn_position")
+            models.UniqueConstraint(fields=["conversation", "position"], name="turn_position"),
+            models.CheckConstraint(
+                condition=Q(latency_ms__isnull=True) | Q(latency_ms__lte=MAX_LATENCY_MS),
+                name="turn_latency_range",
+            ),
         ]
 
     def __str__(self):

@@ -335,6 +335,13 @@ EVALHUB_BOT_LEASE_MARGIN_SECONDS = float(os.environ.get("EVALHUB_BOT_LEASE_MARGI
 # Outbound requests refuse loopback, private, link-local, multicast and reserved addresses
 # (after DNS resolution) unless this is set: tests and on-premises deployments.
 EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = env_bool("EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES", False)
+# Chat campaigns (annotation/chat.py, tournaments/chat_bridge.py): a worker waits at most
+# this long for one reply (the endpoint's own timeout is used when shorter; one retry of a
+# transient failure fits inside), and sends at most this many messages a minute.
+EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS = float(
+    os.environ.get("EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS", "20")
+)
+EVALHUB_CHAT_MESSAGES_PER_MINUTE = int(os.environ.get("EVALHUB_CHAT_MESSAGES_PER_MINUTE", "20"))
 EVALHUB_COLLECTION_STALE_SECONDS = float(os.environ.get("EVALHUB_COLLECTION_STALE_SECONDS", "3600"))
 # An analysis run "running" for longer than this lost its worker and may be claimed again.
 EVALHUB_ANALYSIS_STALE_SECONDS = float(os.environ.get("EVALHUB_ANALYSIS_STALE_SECONDS", "3600"))

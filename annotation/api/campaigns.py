@@ -245,7 +245,7 @@ class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         examples=[CREATE_AB, ERRORS_EXAMPLE],
     )
     def create(self, request):
-        serializer = CampaignCreateSerializer(data=request.data)
+        serializer = CampaignCreateSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
         form = serializer.validated_data["form"]
         campaign = form.save(commit=False)

@@ -122,6 +122,18 @@ class CampaignCreateSerializer(serializers.Serializer):
     )
     conversations = serializers.FileField(required=False, help_text="Conversations (.jsonl).")
     gold_items = serializers.FileField(required=False, help_text="Gold and training (.jsonl).")
+    chat_campaign = serializers.CharField(
+        required=False,
+        help_text="Instead of conversations: the slug of a chat campaign whose chats to use.",
+    )
+    include_incomplete = serializers.BooleanField(
+        required=False, default=False, help_text="With chat_campaign: also incomplete chats."
+    )
+    chat_systems = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Chat campaigns: slugs of systems with a bot endpoint you may use.",
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -142,7 +154,8 @@ class CampaignCreateSerializer(serializers.Serializer):
             elif value is not None:
                 data[name] = value
         data = {k: ("" if v is None else v) for k, v in data.items()}
-        form = CampaignForm(data, files)
+        request = self.context.get("request")
+        form = CampaignForm(data, files, user=request.user if request else None)
         if not form.is_valid():
             raise serializers.ValidationError(
                 {field: list(messages) for field, messages in form.errors.items()}

@@ -4,13 +4,14 @@ import importlib
 
 from .base import TaskKind
 
-KIND_KEYS = ("ab", "spot_the_bot", "abc_eval", "likert", "comparative")
+KIND_KEYS = ("ab", "spot_the_bot", "abc_eval", "likert", "comparative", "chat")
 KIND_CHOICES = [
     ("ab", "A/B response comparison (ChatEval)"),
     ("spot_the_bot", "Spot The Bot"),
     ("abc_eval", "ABC-Eval behaviour labels"),
     ("likert", "Likert ratings (dialogue or turn)"),
     ("comparative", "Side-by-side dialogue comparison"),
+    ("chat", "Live chat with a system, then ratings"),
 ]
 
 

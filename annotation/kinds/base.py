@@ -80,6 +80,9 @@ class TaskKind:
     shortcuts: tuple[tuple[str, str], ...] = ()
     # The declared config: its fields, types, ranges, defaults and descriptions.
     config_schema: type[Declared] = NoConfig
+    # A live kind (chat) has the worker do something on their assignment before the item's
+    # form: its page and answers depend on the assignment, not only on the item.
+    live: bool = False
 
     def default_config(self) -> dict:
         return self.clean_config(None)
@@ -100,6 +103,14 @@ class TaskKind:
 
     def parse_payload(self, item, config: dict, data: QueryDict) -> dict:
         raise NotImplementedError
+
+    def assignment_context(self, assignment, item, config: dict) -> dict:
+        """What the template needs on a worker's page; most kinds show the item alone."""
+        return self.item_context(item, config)
+
+    def parse_assignment_payload(self, assignment, item, config: dict, data: QueryDict) -> dict:
+        """A worker's submitted form; most kinds judge the item alone."""
+        return self.parse_payload(item, config, data)
 
     def score_gold(self, item, payload: dict) -> GoldResult | None:
         return None

@@ -106,7 +106,7 @@ def campaign_judgments(request, campaign):
 @staff_required
 @require_http_methods(["GET", "POST"])
 def campaign_create(request):
-    form = CampaignForm(request.POST or None, request.FILES or None)
+    form = CampaignForm(request.POST or None, request.FILES or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         campaign = form.save(commit=False)
         campaign.task_config = form.cleaned_data["task_config"]

@@ -11,6 +11,7 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ..allocation import NoWork, next_assignment
+from ..chat import chat_ended
 from ..conflicts import owners_behind
 from ..crowd import get_provider
 from ..crowd.mturk import PREVIEW as MTURK_PREVIEW
@@ -153,17 +154,23 @@ def _mturk_preview(request, campaign):
     return render(request, "annotation/mturk_preview.html", context)
 
 
-def task_page_context(campaign, item, position, total, *, values=None, errors=None) -> dict:
+def task_page_context(
+    campaign, item, position, total, *, values=None, errors=None, assignment=None
+) -> dict:
     """What `annotation/assignment.html` needs to show one item (the staff preview uses it
-    too, with its own `form_action`)."""
+    too, with its own `form_action`, and no assignment)."""
     kind = campaign.kind
     config = kind.clean_config(campaign.task_config)
+    if assignment is None:
+        task = kind.item_context(item, config)
+    else:
+        task = kind.assignment_context(assignment, item, config)
     return {
         "campaign": campaign,
         "item": item,
         "kind": kind,
         "config": config,
-        "task": kind.item_context(item, config),
+        "task": task,
         "position": position,
         "total": total,
         "values": values or {},
@@ -177,7 +184,13 @@ def _item_page(request, assignment, item, position, total, *, values=None, error
         salt=STARTED_SALT,
     )
     context = task_page_context(
-        assignment.campaign, item, position, total, values=values, errors=errors
+        assignment.campaign,
+        item,
+        position,
+        total,
+        values=values,
+        errors=errors,
+        assignment=assignment,
     )
     context.update(assignment=assignment, started_token=started)
     return render(request, "annotation/assignment.html", context, status=status)
@@ -219,6 +232,11 @@ def assignment_page(request, public_id):
         submit_if_complete(assignment, len(items))
         return redirect("annotation:done", public_id=assignment.public_id)
     position, item = pending[0]
+    if assignment.campaign.kind.live and not chat_ended(assignment, item):
+        # A live item starts with its conversation; views/chat.py imports this module.
+        from .chat import chat_page
+
+        return chat_page(request, assignment, item, position, len(items))
     return _item_page(request, assignment, item, position, len(items))
 
 
@@ -260,7 +278,7 @@ def submit_item(request, public_id, item_id):
     kind = assignment.campaign.kind
     config = kind.clean_config(assignment.campaign.task_config)
     try:
-        payload = kind.parse_payload(item, config, request.POST)
+        payload = kind.parse_assignment_payload(assignment, item, config, request.POST)
     except PayloadInvalid as invalid:
         return _item_page(
             request,

@@ -224,3 +224,25 @@ def test_every_campaign_endpoint_is_in_the_schema(api):
         "/api/judgments/",
     ]:
         assert path in paths, path
+
+
+def test_staff_create_a_chat_campaign_naming_systems_with_endpoints(api):
+    from tests.annotation.chat_setup import bot_system
+    from tests.tournaments.openai_fake import FakePool, counting
+
+    with FakePool() as pool:
+        server = pool.start(counting)
+        systems = [bot_system(server, slug=s).slug for s in ("a-bot", "b-bot")]
+    body = {
+        "task_kind": "chat",
+        "title": "Talks",
+        "slug": "talks",
+        "chat_systems": systems,
+        "task_config": {"conversations_per_system": 2},
+        "redundancy": 1,
+        "batch_size": 2,
+    }
+    response = api.post("/api/campaigns/", body, format="json")
+    assert response.status_code == 201, response.json()
+    assert response.json()["batches"] == 2
+    assert Campaign.objects.get(slug="talks").items.count() == 4

@@ -3,17 +3,19 @@
 import pytest
 from django.core.management import call_command
 
-from annotation.kinds import KIND_KEYS
+from annotation.kinds import KIND_KEYS, get_kind
 from annotation.models import Assignment, Campaign, Item
 
 pytestmark = pytest.mark.django_db
+# A live kind (chat) needs a system's bot endpoint to talk to, which the demo does not run.
+DEMO_KINDS = [key for key in KIND_KEYS if not get_kind(key).live]
 
 
 def test_one_live_campaign_per_kind_linked_from_home(client):
     call_command("load_demo")
     # The analysis demo adds finished (simulated) campaigns; the open ones are these.
     campaigns = Campaign.objects.filter(status="live")
-    assert sorted(c.task_kind for c in campaigns) == sorted(KIND_KEYS)
+    assert sorted(c.task_kind for c in campaigns) == sorted(DEMO_KINDS)
     assert all(c.provider == "local" for c in campaigns)
     home = client.get("/").content.decode()
     for campaign in campaigns:
@@ -30,7 +32,7 @@ def test_demo_campaigns_are_created_once(capsys):
 
 def test_a_newcomer_can_open_each_demo_campaign(client):
     call_command("load_demo")
-    for kind in KIND_KEYS:
+    for kind in DEMO_KINDS:
         campaign = Campaign.objects.get(task_kind=kind, status="live")
         response = client.get(campaign.start_url() + "?worker=newcomer")
         assert response.status_code == 302, kind

@@ -12,7 +12,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.campaigns import available_kinds, builds_from_responses, change_status
+from annotation.campaigns import (
+    available_kinds,
+    builds_from_responses,
+    builds_from_systems,
+    change_status,
+)
 from annotation.crowd.local import LocalProvider
 from annotation.kinds import get_kind
 from annotation.models import Assignment, Campaign, Item, Judgment
@@ -25,7 +30,9 @@ from tests.annotation.test_progress import NOW, judge, shown
 pytestmark = pytest.mark.django_db
 
 CONVERSATION_KINDS = [
-    key for key, _ in available_kinds() if not builds_from_responses(get_kind(key))
+    key
+    for key, _ in available_kinds()
+    if not builds_from_responses(get_kind(key)) and not builds_from_systems(get_kind(key))
 ]
 # Test data for kinds that have no usable default config.
 KIND_CONFIGS = {"abc_eval": {"behaviour_task": "empathy"}}

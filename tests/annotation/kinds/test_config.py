@@ -30,6 +30,11 @@ UNKNOWN_KEY = [
         {"max_pair": 10},
         ["'max_pair' is an unknown comparative config key", "max_pairs"],
     ),
+    (
+        "chat",
+        {"max_turn": 10},
+        ["'max_turn' is an unknown chat config key", "max_turns"],
+    ),
 ]
 WRONG_TYPE = [
     ("likert", {"level": 2}, ["level must be 'dialogue' or 'turn', not 2"]),
@@ -38,8 +43,10 @@ WRONG_TYPE = [
     ("spot_the_bot", {"segment_lengths": [2.0]}, ["segment_lengths must be a list"]),
     ("comparative", {"max_pairs": "200"}, ["max_pairs must be a whole number, got '200'"]),
     ("comparative", {"human_name": 5}, ["human_name must be text"]),
+    ("chat", {"min_turns": "3"}, ["min_turns must be a whole number"]),
 ]
 OUT_OF_RANGE = [
+    ("chat", {"max_turns": 51}, ["max_turns must be from 1 to 50, got 51"]),
     ("likert", {"dimensions": ["quality"] * 9}, ["dimensions must be a non-empty list"]),
     ("spot_the_bot", {"segment_lengths": [51]}, ["at most 50"]),
     ("spot_the_bot", {"segment_lengths": list(range(1, 12))}, ["at most 10 of them"]),

@@ -1,0 +1,402 @@
+"""The live conversation of a chat campaign's item: one per (assignment, item), stored in the
+catalog turn by turn (source "chat"; the worker is speaker 0, the system speaker 1).
+
+Every action of the page (send, retry, end, flag) is one function here; the form pages
+and the JSON endpoint both call them (annotation/views/chat.py). The rules:
+
+- a message carries the position it will take; a replayed or double-clicked message
+  finds its turn stored and stores nothing more, and never asks the bot twice;
+- the bot is asked with no database transaction open (a reply may take many seconds);
+  the conversation row is locked only to check and store a turn;
+- a failed reply leaves the worker's turn unanswered with a message saying why: the
+  worker may retry that turn or end the conversation, which then ends *incomplete*;
+- the conversation ends complete after `max_turns` of the worker's messages answered, or
+  when the worker ends it after at least `min_turns`;
+- `metadata["incomplete"]` is true until the conversation ended complete, so campaign
+  builders leave open and incomplete chats out by default (`usable_chats`).
+"""
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from evalhub.errors import UserInputError
+from evalhub.models import MAX_LATENCY_MS, Conversation, Speaker, System, Turn
+
+from . import chat_replies
+from .models import Assignment, Item
+
+logger = logging.getLogger(__name__)
+
+HUMAN, BOT = 0, 1
+OPEN, COMPLETE, INCOMPLETE = "open", "complete", "incomplete"
+
+
+STALE_MESSAGE = "The chatbot's reply never arrived."
+
+
+class ChatRefused(UserInputError):
+    """An action the conversation's state does not allow, with what to do instead."""
+
+
+@dataclass
+class ChatState:
+    """A conversation as the page shows it; `conversation` is None before the first message."""
+
+    conversation: Conversation | None
+    turns: list[Turn]
+    config: dict
+    chat: dict = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        return self.chat.get("status", OPEN)
+
+    @property
+    def complete(self) -> bool:
+        return self.status == COMPLETE
+
+    @property
+    def error(self) -> str:
+        if self.chat.get("error"):
+            return self.chat["error"]
+        if self.status == OPEN and self.unanswered and _stale(self.chat):
+            return STALE_MESSAGE
+        return ""
+
+    @property
+    def worker_turns(self) -> int:
+        return sum(t.speaker == HUMAN for t in self.turns)
+
+    @property
+    def unanswered(self) -> bool:
+        return bool(self.turns) and self.turns[-1].speaker == HUMAN
+
+    @property
+    def waiting(self) -> bool:
+        return self.status == OPEN and self.unanswered and not self.error
+
+    @property
+    def can_send(self) -> bool:
+        return (
+            self.status == OPEN
+            and not self.unanswered
+            and self.worker_turns < self.config["max_turns"]
+        )
+
+    @property
+    def can_retry(self) -> bool:
+        return self.status == OPEN and self.unanswered and (bool(self.error) or _stale(self.chat))
+
+    @property
+    def can_end(self) -> bool:
+        if self.status != OPEN:
+            return False
+        if self.unanswered:
+            return self.can_retry
+        return self.worker_turns >= self.config["min_turns"]
+
+    def shown_turns(self) -> list[dict]:
+        return [
+            {
+                "position": t.position,
+                "bot": t.speaker == BOT,
+                "who": "Chatbot" if t.speaker == BOT else "You",
+                "text": t.text,
+                "offensive": t.flagged_offensive,
+            }
+            for t in self.turns
+        ]
+
+    def as_json(self) -> dict:
+        """What the page's script needs to redraw the conversation."""
+        return {
+            "status": self.status,
+            "turns": self.shown_turns(),
+            "next_position": len(self.turns),
+            "worker_turns": self.worker_turns,
+            "min_turns": self.config["min_turns"],
+            "max_turns": self.config["max_turns"],
+            "error": self.error,
+            "waiting": self.waiting,
+            "can_send": self.can_send,
+            "can_retry": self.can_retry,
+            "can_end": self.can_end,
+        }
+
+
+def external_id(assignment: Assignment, item: Item) -> str:
+    return f"chat-{assignment.campaign.slug}-{assignment.public_id.hex}-{item.position}"
+
+
+def _config(assignment: Assignment) -> dict:
+    campaign = assignment.campaign
+    return campaign.kind.clean_config(campaign.task_config)
+
+
+def _stale(chat: dict) -> bool:
+    """A reply asked for so long ago that its request has surely died (a killed process)."""
+    since = chat.get("asking_since")
+    if not since:
+        return False
+    limit = timedelta(seconds=3 * settings.EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS)
+    return timezone.now() - datetime.fromisoformat(since) > limit
+
+
+def chat_state(assignment: Assignment, item: Item) -> ChatState:
+    conversation = (
+        Conversation.objects.filter(external_id=external_id(assignment, item))
+        .prefetch_related("turns")
+        .first()
+    )
+    config = _config(assignment)
+    if conversation is None:
+        return ChatState(None, [], config)
+    turns = sorted(conversation.turns.all(), key=lambda t: t.position)
+    return ChatState(conversation, turns, config, conversation.metadata.get("chat", {}))
+
+
+def chat_ended(assignment: Assignment, item: Item) -> bool:
+    """Whether the item's conversation is over, so its rating form may be shown."""
+    chat = (
+        Conversation.objects.filter(external_id=external_id(assignment, item))
+        .values_list("metadata__chat__status", flat=True)
+        .first()
+    )
+    return chat in (COMPLETE, INCOMPLETE)
+
+
+def open_conversation(assignment: Assignment, item: Item) -> Conversation:
+    """The item's conversation for this assignment, created (with its two speakers) once."""
+    key = external_id(assignment, item)
+    found = Conversation.objects.filter(external_id=key).first()
+    if found:
+        return found
+    system = System.objects.filter(slug=item.content["meta"]["system"]).first()
+    if system is None:
+        raise ChatRefused("This chatbot is no longer available; skip to the next conversation.")
+    try:
+        with transaction.atomic():
+            conversation = Conversation.objects.create(
+                external_id=key,
+                # One domain per chat campaign: the Alexa metrics' "domain" scope and the
+                # comparative kind's pairing (within a domain) then stay inside it.
+                domain=f"chat-{assignment.campaign.slug}",
+                source=Conversation.Source.CHAT,
+                metadata={
+                    "incomplete": True,
+                    "chat": {
+                        "campaign": assignment.campaign.slug,
+                        "assignment": str(assignment.public_id),
+                        "item": item.position,
+                        "worker": str(assignment.worker.public_id),
+                        "system": system.slug,
+                        "status": OPEN,
+                        "error": "",
+                        "asking_since": None,
+                        "ended_at": None,
+                    },
+                },
+            )
+            Speaker.objects.bulk_create(
+                [
+                    Speaker(conversation=conversation, index=HUMAN, system=None),
+                    Speaker(conversation=conversation, index=BOT, system=system),
+                ]
+            )
+    except IntegrityError:  # a concurrent first message created it
+        return Conversation.objects.get(external_id=key)
+    return conversation
+
+
+def _locked(pk: int) -> tuple[Conversation, list[Turn]]:
+    conversation = Conversation.objects.select_for_update().get(pk=pk)
+    return conversation, list(Turn.objects.filter(conversation=conversation).order_by("position"))
+
+
+def _save_chat(conversation: Conversation, **changes) -> None:
+    chat = {**conversation.metadata["chat"], **changes}
+    conversation.metadata = {
+        **conversation.metadata,
+        "chat": chat,
+        "incomplete": chat["status"] != COMPLETE,
+    }
+    conversation.save(update_fields=["metadata"])
+
+
+def send(assignment: Assignment, item: Item, text: str, position) -> ChatState:
+    """Store the worker's message at `position` and ask the bot for its reply."""
+    config = _config(assignment)
+    text = (text or "").strip()
+    if not text:
+        raise ChatRefused("Write a message before sending it.", field="text")
+    if len(text) > config["max_message_chars"]:
+        raise ChatRefused(
+            f"Your message has {len(text)} characters; at most "
+            f"{config['max_message_chars']} are allowed.",
+            field="text",
+        )
+    try:
+        position = int(position)
+    except (TypeError, ValueError):
+        raise ChatRefused("The message has no position; reload the page.") from None
+    conversation = open_conversation(assignment, item)
+    try:
+        with transaction.atomic():
+            conversation, turns = _locked(conversation.pk)
+            stored = turns[position] if 0 <= position < len(turns) else None
+            if stored is not None and stored.speaker == HUMAN and stored.text == text:
+                return chat_state(assignment, item)  # sent twice: the first one counts
+            chat = conversation.metadata["chat"]
+            if chat["status"] != OPEN:
+                raise ChatRefused("This conversation has ended.")
+            if position != len(turns):
+                raise ChatRefused(
+                    "The page was out of date: the conversation is shown as it is now."
+                )
+            if turns and turns[-1].speaker == HUMAN:
+                raise ChatRefused("Wait for the reply, or try it again, before writing more.")
+            if sum(t.speaker == HUMAN for t in turns) >= config["max_turns"]:
+                raise ChatRefused("The conversation has reached its last turn.")
+            Turn.objects.create(
+                conversation=conversation,
+                position=position,
+                speaker=HUMAN,
+                text=text,
+                timestamp=timezone.now(),
+            )
+            _save_chat(conversation, error="", asking_since=timezone.now().isoformat())
+    except IntegrityError:  # the same message raced in twice; the other one asks the bot
+        return chat_state(assignment, item)
+    return _ask(assignment, item, conversation.pk, position + 1)
+
+
+def retry(assignment: Assignment, item: Item) -> ChatState:
+    """Ask the bot again for the reply that failed."""
+    state = chat_state(assignment, item)
+    if not state.can_retry:
+        raise ChatRefused(
+            "The reply is still coming." if state.waiting else "There is no reply to try again."
+        )
+    with transaction.atomic():
+        conversation, turns = _locked(state.conversation.pk)
+        chat = conversation.metadata["chat"]
+        if chat["status"] != OPEN or not turns or turns[-1].speaker != HUMAN:
+            raise ChatRefused("There is no reply to try again.")
+        if not chat["error"] and not _stale(chat):
+            raise ChatRefused("The reply is still coming.")
+        _save_chat(conversation, error="", asking_since=timezone.now().isoformat())
+    return _ask(assignment, item, conversation.pk, len(turns))
+
+
+def _ask(assignment: Assignment, item: Item, pk: int, position: int) -> ChatState:
+    """Ask the bot for the turn at `position`, outside any transaction, and store it."""
+    conversation = Conversation.objects.get(pk=pk)
+    history = [
+        {"speaker": t.speaker, "text": t.text}
+        for t in Turn.objects.filter(conversation=conversation).order_by("position")
+    ]
+    system = Speaker.objects.select_related("system").get(conversation=conversation, index=BOT)
+    started = time.monotonic()
+    try:
+        text = chat_replies.reply(
+            assignment.campaign, system.system, conversation.external_id, history
+        )
+    except chat_replies.ReplyFailed as failed:
+        logger.warning("Chat %s: no reply: %s", conversation.external_id, failed.detail)
+        with transaction.atomic():
+            conversation, turns = _locked(pk)
+            if len(turns) == position:
+                _save_chat(conversation, error=failed.message, asking_since=None)
+        return chat_state(assignment, item)
+    latency = min(MAX_LATENCY_MS, round((time.monotonic() - started) * 1000))
+    config = _config(assignment)
+    with transaction.atomic():
+        conversation, turns = _locked(pk)
+        # Only the reply to the turn still unanswered is kept (a retry may have won).
+        if len(turns) == position and conversation.metadata["chat"]["status"] == OPEN:
+            Turn.objects.create(
+                conversation=conversation,
+                position=position,
+                speaker=BOT,
+                text=text,
+                timestamp=timezone.now(),
+                latency_ms=latency,
+            )
+            worker_turns = sum(t.speaker == HUMAN for t in turns)
+            done = {"status": COMPLETE, "ended_at": timezone.now().isoformat()}
+            _save_chat(
+                conversation,
+                error="",
+                asking_since=None,
+                **(done if worker_turns >= config["max_turns"] else {}),
+            )
+    return chat_state(assignment, item)
+
+
+def end(assignment: Assignment, item: Item) -> ChatState:
+    """End the conversation: complete after `min_turns` answered messages, incomplete when
+    the worker gives up on a failed reply. Ending twice changes nothing."""
+    state = chat_state(assignment, item)
+    if state.status != OPEN:
+        return state
+    if not state.can_end:
+        if state.waiting:
+            raise ChatRefused("Wait for the reply before ending the conversation.")
+        needed = state.config["min_turns"]
+        raise ChatRefused(
+            f"Send at least {needed} message{'s' if needed != 1 else ''} before ending "
+            f"(you sent {state.worker_turns})."
+        )
+    with transaction.atomic():
+        conversation, turns = _locked(state.conversation.pk)
+        if conversation.metadata["chat"]["status"] == OPEN:
+            answered = bool(turns) and turns[-1].speaker == BOT
+            enough = sum(t.speaker == HUMAN for t in turns) >= state.config["min_turns"]
+            _save_chat(
+                conversation,
+                status=COMPLETE if answered and enough else INCOMPLETE,
+                asking_since=None,
+                ended_at=timezone.now().isoformat(),
+            )
+    return chat_state(assignment, item)
+
+
+def flag(assignment: Assignment, item: Item, position, offensive: bool) -> ChatState:
+    """Mark (or unmark) one of the bot's turns as offensive."""
+    state = chat_state(assignment, item)
+    try:
+        position = int(position)
+    except (TypeError, ValueError):
+        position = -1
+    turn = next((t for t in state.turns if t.position == position), None)
+    if turn is None or turn.speaker != BOT:
+        raise ChatRefused("Only the chatbot's turns can be flagged.")
+    Turn.objects.filter(pk=turn.pk).update(flagged_offensive=offensive)
+    return chat_state(assignment, item)
+
+
+def comparison_partner(assignment, item, config, state: ChatState) -> ChatState | None:
+    """The batch's other conversation this one is compared with: on the last item of a
+    batch, the one before it, when both ended complete and the campaign compares."""
+    if not config["compare"] or not state.complete:
+        return None
+    siblings = list(item.batch.items.order_by("order_in_batch")) if item.batch_id else []
+    if len(siblings) < 2 or siblings[-1].pk != item.pk:
+        return None
+    partner = chat_state(assignment, siblings[-2])
+    return partner if partner.complete else None
+
+
+def usable_chats(queryset=None, *, include_incomplete: bool = False):
+    """Catalog conversations from chat campaigns; incomplete ones left out by default."""
+    queryset = Conversation.objects.all() if queryset is None else queryset
+    queryset = queryset.filter(source=Conversation.Source.CHAT)
+    if include_incomplete:
+        return queryset
+    return queryset.filter(metadata__incomplete=False)

@@ -1,0 +1,112 @@
+"""The chat stage of a chat campaign's item: the conversation page, and its four actions
+(send, retry, end, flag) as plain form posts (`fmt="html"`: the page again, one post per
+turn) and as JSON for the page's script (`fmt="json"`). Both call one function of
+annotation/chat.py; only the answer's shape differs.
+
+Each action is for the worker holding the assignment (own_assignment: a 404 for anyone
+else), CSRF-protected like every POST, and sending or retrying is limited per worker to
+EVALHUB_CHAT_MESSAGES_PER_MINUTE (every message costs a request to somebody's bot).
+"""
+
+from django.conf import settings
+from django.http import JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from evalhub.ratelimit import allow_key
+
+from .. import chat
+from ..chat import ChatRefused, chat_ended, chat_state
+from .worker import _usable, framed_by_provider, own_assignment
+
+RATE_LIMITED = "You are sending messages too fast; wait a minute and send again."
+
+
+def chat_page(request, assignment, item, position, total, *, error="", text="", status=200):
+    state = chat_state(assignment, item)
+    context = {
+        "campaign": assignment.campaign,
+        "assignment": assignment,
+        "item": item,
+        "position": position,
+        "total": total,
+        "state": state,
+        "turns": state.shown_turns(),
+        "refusal": error,
+        "text": text,
+        "max_chars": state.config["max_message_chars"],
+    }
+    return render(request, "annotation/chat.html", context, status=status)
+
+
+def _send(assignment, item, data):
+    return chat.send(assignment, item, data.get("text", ""), data.get("position"))
+
+
+def _retry(assignment, item, data):
+    return chat.retry(assignment, item)
+
+
+def _end(assignment, item, data):
+    return chat.end(assignment, item)
+
+
+def _flag(assignment, item, data):
+    return chat.flag(assignment, item, data.get("position"), data.get("offensive") != "0")
+
+
+ACTIONS = {"send": _send, "retry": _retry, "end": _end, "flag": _flag}
+LIMITED = {"send", "retry"}
+
+
+def _chat_item(assignment, item_id):
+    """(position, item) of the batch's item being chatted about; None if it is not one."""
+    if not assignment.campaign.kind.live:
+        return None
+    items = list(assignment.batch.items.order_by("order_in_batch"))
+    judged = set(assignment.judgments.values_list("item_id", flat=True))
+    for n, item in enumerate(items, 1):
+        if item.pk == item_id and item.pk not in judged:
+            return n, item, len(items)
+    return None
+
+
+@framed_by_provider
+@require_POST
+def chat_action(request, public_id, item_id, action, fmt):
+    assignment = own_assignment(request, public_id)
+    as_json = fmt == "json"
+
+    def refuse(message, status, position=None, item=None, total=None):
+        if as_json:
+            body = {"error": message}
+            if item is not None:
+                body["state"] = chat_state(assignment, item).as_json()
+            return JsonResponse(body, status=status)
+        if item is None:
+            context = {"campaign": assignment.campaign, "reason": message}
+            return render(request, "annotation/no_work.html", context, status=status)
+        if chat_ended(assignment, item):  # a late post from the chat page: the rating is next
+            return redirect(assignment)
+        text = request.POST.get("text", "") if action == "send" else ""
+        return chat_page(
+            request, assignment, item, position, total, error=message, text=text, status=status
+        )
+
+    problem = _usable(assignment)
+    if problem:
+        return refuse("This batch is finished." if problem == "done" else problem, 409)
+    found = _chat_item(assignment, item_id)
+    if found is None:
+        return refuse("That conversation is not open in your batch.", 400)
+    position, item, total = found
+    limit = settings.EVALHUB_CHAT_MESSAGES_PER_MINUTE
+    if action in LIMITED and not allow_key(f"chat:{assignment.worker_id}", limit, 60):
+        return refuse(RATE_LIMITED, 429, position, item, total)
+    try:
+        state = ACTIONS[action](assignment, item, request.POST)
+    except ChatRefused as refused:
+        return refuse(refused.problems[0].message, 409, position, item, total)
+    if as_json:
+        return JsonResponse(state.as_json())
+    return redirect(assignment)

@@ -1,0 +1,123 @@
+// The chat page without reloads: a message is sent with fetch to the JSON twin of its form,
+// shown at once with a "typing" state, the send button disabled until the reply arrives.
+// Without this script every form still posts and the page comes back (one post per turn).
+(function () {
+  "use strict";
+  var chat = document.getElementById("chat");
+  if (!chat || !window.fetch) return;
+  var sendForm = document.getElementById("chat-send");
+  var retryForm = document.getElementById("chat-retry");
+  var endForm = document.getElementById("chat-end");
+  var list = document.getElementById("chat-turns");
+  var typing = document.getElementById("chat-typing");
+  var errorBox = document.getElementById("chat-error");
+  var errorText = document.getElementById("chat-error-text");
+  var count = document.getElementById("chat-count");
+  var button = document.getElementById("chat-send-button");
+  var text = document.getElementById("chat-text");
+  var flagTemplate = document.getElementById("chat-flag-template");
+
+  function turnItem(turn) {
+    var li = document.createElement("li");
+    li.className = "chat-turn " + (turn.bot ? "bot" : "you");
+    li.dataset.position = turn.position;
+    var who = document.createElement("span");
+    who.className = "who";
+    who.textContent = turn.who;
+    var body = document.createElement("span");
+    body.className = "text";
+    body.textContent = turn.text;
+    li.appendChild(who);
+    li.appendChild(body);
+    if (turn.bot && flagTemplate) {
+      var form = flagTemplate.content.firstElementChild.cloneNode(true);
+      form.querySelector('input[name="position"]').value = turn.position;
+      form.querySelector('input[name="offensive"]').value = turn.offensive ? "0" : "1";
+      form.querySelector("button").textContent = turn.offensive ? "Flagged as offensive · undo" : "Flag as offensive";
+      li.appendChild(form);
+    }
+    return li;
+  }
+
+  function draw(state) {
+    if (state.status !== "open") {
+      window.location.reload();  // the conversation is over: the rating form comes next
+      return;
+    }
+    list.textContent = "";
+    state.turns.forEach(function (turn) { list.appendChild(turnItem(turn)); });
+    sendForm.querySelector('input[name="position"]').value = state.next_position;
+    count.textContent = "You sent " + state.worker_turns + " of " + state.max_turns +
+      " messages (at least " + state.min_turns + ").";
+    typing.hidden = !state.waiting;
+    sendForm.hidden = !state.can_send;
+    endForm.hidden = !state.can_end;
+    retryForm.hidden = !state.can_retry;
+    showError(state.error);
+  }
+
+  function showError(message) {
+    errorBox.hidden = !message;
+    errorText.textContent = message || "";
+  }
+
+  function post(url, form) {
+    return fetch(url, {
+      method: "POST",
+      body: new FormData(form),
+      credentials: "same-origin",
+      headers: { "Accept": "application/json" }
+    }).then(function (response) {
+      return response.json().then(function (data) {
+        if (!response.ok) {
+          if (data.state) draw(data.state);
+          showError(data.error || "Something went wrong; reload the page.");
+          return null;
+        }
+        draw(data);
+        return data;
+      });
+    });
+  }
+
+  function waiting(on) {
+    button.disabled = on;
+    typing.hidden = !on;
+    chat.classList.toggle("is-waiting", on);
+  }
+
+  sendForm.addEventListener("submit", function (event) {
+    event.preventDefault();
+    if (button.disabled || !text.value.trim()) return;
+    var sent = text.value.trim();
+    var position = Number(sendForm.querySelector('input[name="position"]').value);
+    list.appendChild(turnItem({ position: position, bot: false, who: "You", text: sent }));
+    showError("");
+    waiting(true);
+    post(chat.dataset.sendUrl, sendForm).then(function (state) {
+      if (state) text.value = "";
+    }).catch(function () {
+      showError("The connection failed; send your message again.");
+    }).then(function () {
+      waiting(false);
+      if (!sendForm.hidden) text.focus();
+    });
+  });
+
+  text.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && !event.shiftKey) {
+      event.preventDefault();
+      sendForm.requestSubmit ? sendForm.requestSubmit() : sendForm.dispatchEvent(new Event("submit"));
+    }
+  });
+
+  retryForm.addEventListener("submit", function (event) {
+    event.preventDefault();
+    showError("");
+    retryForm.hidden = true;
+    waiting(true);
+    post(chat.dataset.retryUrl, retryForm).catch(function () {
+      showError("The connection failed; try again.");
+    }).then(function () { waiting(false); });
+  });
+})();

@@ -1,0 +1,140 @@
+"""A worker holds two chats with fake OpenAI-compatible bots on 127.0.0.1, one of which fails
+mid-way and is retried, then rates both conversations and compares them side by side."""
+
+import threading
+
+import pytest
+from playwright.sync_api import expect
+
+from annotation.models import Assignment, Judgment
+from evalhub.models import Conversation, Turn
+from tests.annotation.chat_setup import bot_system, chat_campaign
+from tests.tournaments import openai_fake
+from tests.tournaments.openai_fake import FakePool
+
+pytestmark = pytest.mark.django_db(transaction=True)
+DIMENSIONS = ["engagingness", "quality"]
+
+
+def failing_second_request():
+    """Answers slowly enough to see the typing state; the second request of the run fails
+    (both of the client's attempts), every other one is answered."""
+    calls = 0
+    lock = threading.Lock()
+
+    def run(payload):
+        nonlocal calls
+        with lock:
+            calls += 1
+            n = calls
+        if n in (2, 3):
+            return openai_fake.Reply(500, b'{"error": "overloaded"}')
+        return openai_fake.trickle(openai_fake.counting, 0.002)(payload)
+
+    return run
+
+
+def rate(page, value):
+    for dimension in DIMENSIONS:
+        page.locator(f"label:has(input[name=rating_{dimension}][value='{value}'])").click()
+
+
+def test_worker_chats_twice_retries_a_failure_rates_and_compares(page, screenshot):
+    with FakePool() as fakes:
+        server = fakes.start(failing_second_request())
+        systems = [bot_system(server, slug=slug) for slug in ("alpha-bot", "beta-bot")]
+        campaign = chat_campaign(
+            systems,
+            slug="chat-pair",
+            config={"dimensions": DIMENSIONS, "min_turns": 2, "max_turns": 4},
+        )
+
+        page.goto(f"{campaign.start_url()}?worker=chatter")
+        expect(page.locator(".progress")).to_have_text("Conversation 1 of 2")
+        page.locator("#chat-text").fill("Hello, who are you?")
+        page.locator("#chat-send-button").click()
+        # While the reply comes, the page says so and the button waits.
+        expect(page.locator("#chat-typing")).to_be_visible()
+        expect(page.locator("#chat-send-button")).to_be_disabled()
+        expect(page.locator(".chat-turn.bot")).to_have_count(1)
+        expect(page.locator("#chat-typing")).to_be_hidden()
+        # The bot fails on the second message: the worker is told and tries that turn again.
+        page.locator("#chat-text").fill("What do you like?")
+        page.locator("#chat-send-button").click()
+        expect(page.locator("#chat-error")).to_contain_text("did not give a usable answer")
+        expect(page.locator("#chat-send")).to_be_hidden()
+        page.get_by_role("button", name="Try that turn again").click()
+        expect(page.locator(".chat-turn.bot")).to_have_count(2)
+        expect(page.locator("#chat-error")).to_be_hidden()
+        expect(page.locator("#chat-send")).to_be_visible()
+        page.locator(".chat-turn.bot .chat-flag button").first.click()
+        expect(page.locator(".chat-turn.bot").first).to_contain_text("Flagged as offensive")
+        screenshot("worker-chat")
+        page.get_by_role("button", name="End the conversation and rate it").click()
+
+        expect(page.locator(".progress")).to_have_text("Item 1 of 2")
+        expect(page.locator(".dialogue .turn")).to_have_count(4)
+        rate(page, "4")
+        page.get_by_role("button", name="Next").click()
+
+        expect(page.locator(".progress")).to_have_text("Conversation 2 of 2")
+        page.locator("#chat-text").fill("Hi again")
+        page.locator("#chat-send-button").click()
+        expect(page.locator(".chat-turn.bot")).to_have_count(1)
+        page.locator("#chat-text").fill("Tell me a story")
+        page.locator("#chat-send-button").click()
+        expect(page.locator(".chat-turn.bot")).to_have_count(2)
+        page.get_by_role("button", name="End the conversation and rate it").click()
+
+        expect(page.locator("h2", has_text="Compare your two conversations")).to_be_visible()
+        rate(page, "2")
+        for dimension in DIMENSIONS:
+            page.locator(f"label:has(input[name=compare_{dimension}][value='left'])").click()
+        screenshot("worker-chat-compare")
+        page.get_by_role("button", name="Finish").click()
+        expect(page.get_by_test_id("completion-code")).to_be_visible()
+
+    assignment = Assignment.objects.get(worker__external_id="link:chatter")
+    assert assignment.status == "submitted"
+    conversations = Conversation.objects.filter(source="chat").order_by("metadata__chat__item")
+    assert [c.metadata["chat"]["status"] for c in conversations] == ["complete", "complete"]
+    assert {c.metadata["chat"]["system"] for c in conversations} == {"alpha-bot", "beta-bot"}
+    assert Turn.objects.filter(speaker=1, latency_ms__isnull=False).count() == 4
+    assert Turn.objects.filter(flagged_offensive=True).count() == 1
+    first, second = (j.payload for j in Judgment.objects.order_by("item__order_in_batch"))
+    assert first["ratings"] == {"engagingness": 4, "quality": 4} and "comparison" not in first
+    assert second["ratings"] == {"engagingness": 2, "quality": 2}
+    comparison = second["comparison"]
+    assert (comparison["a"], comparison["b"]) == (first["conversation"], second["conversation"])
+    assert set(comparison["choices"].values()) == {comparison["left"]}
+
+
+def test_without_javascript_each_turn_is_one_form_post(browser, live_server):
+    context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    try:
+        with FakePool() as fakes:
+            server = fakes.start(openai_fake.counting)
+            campaign = chat_campaign(
+                [bot_system(server, slug="plain-bot")],
+                slug="chat-plain",
+                batch_size=1,
+                config={"dimensions": DIMENSIONS, "min_turns": 1, "max_turns": 2},
+            )
+            page.goto(f"{campaign.start_url()}?worker=plain")
+            page.locator("#chat-text").fill("Hello without scripts")
+            page.locator("#chat-send-button").click()
+            expect(page.locator(".chat-turn.bot .text")).to_have_text("plain-bot: heard 1, 0 mine")
+            page.locator("#chat-text").fill("Second and last")
+            page.locator("#chat-send-button").click()
+            # The last turn ends the conversation: the rating form follows.
+            expect(page.locator(".dialogue .turn")).to_have_count(4)
+            rate(page, "3")
+            page.get_by_role("button", name="Finish").click()
+            expect(page.get_by_test_id("completion-code")).to_be_visible()
+    finally:
+        context.close()
+    judgment = Judgment.objects.get()
+    assert judgment.payload["ratings"] == {"engagingness": 3, "quality": 3}
+    assert Conversation.objects.get().metadata["chat"]["status"] == "complete"

@@ -1,0 +1,86 @@
+"""Chat campaigns' bots: annotation asks for a reply through annotation.chat_replies, and
+this module answers it with the system's BotEndpoint and the bot client (registered in
+TournamentsConfig.ready, since annotation never imports tournaments).
+
+A worker is waiting, so a live chat's request is shorter than a collection's: the
+endpoint's timeout capped at EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS, two attempts, a
+Retry-After honoured only when short, and no long wait for a concurrency slot. The
+endpoint's budget and address policy apply as everywhere. A campaign may use an endpoint
+its owner may use: the system's owner's own, or any whose owner allows other owners.
+"""
+
+from dataclasses import replace
+
+from django.conf import settings
+from django.db.models import Q
+
+from annotation.chat_replies import ReplyFailed
+from evalhub.models import System
+
+from .bot_client import (
+    BotBusy,
+    BotClient,
+    BotError,
+    BotHTTPError,
+    BotTimeout,
+    BudgetExhausted,
+    Endpoint,
+    RetryPolicy,
+)
+from .models import BotEndpoint
+
+BOT_SPEAKER = 1
+
+
+def _may_use(endpoint: BotEndpoint, owner_id) -> bool:
+    return endpoint.allow_other_owners or endpoint.system.owner_id == owner_id
+
+
+def chat_systems(user):
+    """Systems with an endpoint a campaign of `user` may call: the same rule as a
+    tournament's (BotEndpoint.may_serve), for staff too, since the owner's consent is what
+    lets somebody else's campaign spend their endpoint's budget."""
+    with_endpoint = System.objects.filter(endpoint__isnull=False)
+    if user is None or not user.is_authenticated:
+        return System.objects.none()
+    return with_endpoint.filter(Q(owner=user) | Q(endpoint__allow_other_owners=True))
+
+
+def _message(error: BotError) -> str:
+    if isinstance(error, BotTimeout):
+        return "The chatbot took too long to answer."
+    if isinstance(error, BotHTTPError) and error.status == 429:
+        return "The chatbot is busy right now."
+    if isinstance(error, BotBusy | BudgetExhausted):
+        return "The chatbot cannot take more messages right now."
+    return "The chatbot did not give a usable answer."
+
+
+def reply(campaign, system: System, conversation_id: str, turns: list[dict]) -> str:
+    endpoint = BotEndpoint.objects.select_related("system").filter(system=system).first()
+    if endpoint is None:
+        raise ReplyFailed("This chatbot can no longer be reached.", transient=False)
+    if not _may_use(endpoint, campaign.owner_id):
+        raise ReplyFailed(
+            "This chatbot can no longer be reached.",
+            detail=f"{system.slug}'s endpoint does not allow other owners' campaigns",
+            transient=False,
+        )
+    cap = settings.EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS
+    target = Endpoint.from_model(endpoint)
+    # The worst case fits in `cap`, since a web process is held meanwhile: two attempts
+    # (0.35 each), a short Retry-After between them (0.1) and a slot wait before each (0.1).
+    target = replace(target, timeout=min(target.timeout or cap, 0.35 * cap))
+    client = BotClient(
+        target,
+        retry=RetryPolicy(
+            attempts=2, base_delay=0.2, max_delay=0.1 * cap, max_retry_after=0.1 * cap
+        ),
+        slot_wait=0.1 * cap,
+    )
+    try:
+        return client.reply(conversation_id, turns, BOT_SPEAKER)
+    except BotError as error:
+        raise ReplyFailed(
+            _message(error), detail=f"{type(error).__name__}: {error}", transient=error.transient
+        ) from error
