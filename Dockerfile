@@ -9,4 +9,4 @@ RUN DEBUG=0 SECRET_KEY=collectstatic-only python manage.py collectstatic --noinp
 RUN useradd --create-home evalhub && mkdir -p /app/media && chown evalhub /app/media
 USER evalhub
 EXPOSE 8000
-CMD ["gunicorn", "evalhub.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]
+CMD ["gunicorn", "evalhub.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--threads", "8"]

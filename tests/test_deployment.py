@@ -39,6 +39,7 @@ def test_app_services_share_the_image_and_point_at_the_real_services():
 def test_commands_run_gunicorn_and_celery_on_the_project():
     services = compose()["services"]
     assert "gunicorn evalhub.wsgi:application" in services["web"]["command"]
+    assert "--threads" in services["web"]["command"]  # chats wait on bots inside a request
     assert "migrate" not in services["web"]["command"]
     assert services["migrate"]["command"] == "python manage.py migrate --noinput"
     assert services["worker-collection"]["command"].startswith("celery -A evalhub worker")
