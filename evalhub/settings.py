@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "evalhub",
     "annotation",
     "tournaments",
+    "judging",  # automatic judges: above tournaments, below analysis
     "analysis",
     "portability",  # export_all/import_all: reads and writes every app's tables
     "demo",  # above every layer: assembles each app's demo part
