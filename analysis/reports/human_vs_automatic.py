@@ -83,7 +83,7 @@ def convergence_sizes(smallest: int, points: int) -> list[int]:
     if smallest < 1:
         return []
     grid = np.geomspace(1, smallest, num=max(points, 1)) if points > 1 else [smallest]
-    return sorted({int(round(n)) for n in grid} | ({smallest} if points > 1 else set()))
+    return sorted({int(round(n)) for n in grid})
 
 
 def _agreement(human, judge, level: str, weights: str) -> tuple[dict, list[str]]:
