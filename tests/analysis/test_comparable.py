@@ -35,7 +35,9 @@ def test_abc_eval_labels_each_bot_turn_and_scores_the_rate():
     content = {"meta": {"conversation": "c2", "system": "bot"}, "bot_turns": [1, 3, 5, 7]}
     payload = {"labels": {"ignore": [1, 0, 0, 1]}}
     labels, scores = compare_payload("abc_eval", 9, payload, content)
-    assert labels == [("ignore", f"9:{t}", f) for t, f in zip([1, 3, 5, 7], [1, 0, 0, 1])]
+    assert labels == [
+        ("ignore", f"9:{t}", f) for t, f in zip([1, 3, 5, 7], [1, 0, 0, 1], strict=True)
+    ]
     assert scores == [("ignore", "bot", "c2", 0.5)]
 
 
