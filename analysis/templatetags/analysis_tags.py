@@ -6,6 +6,9 @@
   viewer may see, with its strengths and weaknesses and links to the evidence;
 - ``{% tournament_results tournament %}``: a tournament's latest results (the tournament
   page's ``results`` block), or a note that there are none yet;
+- ``{% human_vs_automatic tournament %}``: the target ranking by the humans and by an
+  automatic judge and their correlation (the latest comparison of a judge run on the
+  tournament's campaign), and a link to the campaign's human-versus-automatic page;
 - ``{% campaign_results_links campaign %}``: links to a campaign's results page and its
   study's page (the staff campaign page);
 - ``value|stat:digits``: a number with that many decimals, or a dash for null (NaN);
@@ -14,6 +17,7 @@
 """
 
 from django import template
+from django.urls import reverse
 
 from analysis.leaderboards import (
     latest_succeeded_run,
@@ -23,6 +27,7 @@ from analysis.leaderboards import (
 )
 from analysis.report_card import evaluations
 from analysis.results import RESULT_KINDS
+from analysis.versus import may_compare, tournament_comparison
 from evalhub.permissions import may_manage
 
 register = template.Library()
@@ -85,6 +90,21 @@ def percent(value, digits=0):
     if value is None:
         return "–"
     return f"{100 * float(value):.{int(digits)}f}%"
+
+
+@register.inclusion_tag("analysis/_versus_summary.html", takes_context=True)
+def human_vs_automatic(context, tournament):
+    # Inside another inclusion tag the context processors' values are gone; the request
+    # stays on the context itself.
+    request = getattr(context, "request", None) or context["request"]
+    user = request.user
+    campaign = tournament.campaign if tournament.campaign_id else None
+    if campaign is None or not tournament.is_visible_to(user):
+        return {}
+    compare_url = (
+        reverse("results:versus", args=[campaign.slug]) if may_compare(user, campaign) else None
+    )
+    return {**(tournament_comparison(tournament) or {}), "compare_url": compare_url}
 
 
 @register.simple_tag
