@@ -55,6 +55,7 @@ in the table when the judge scored more dialogues than the humans).
 
 from __future__ import annotations
 
+import warnings as warnings_module
 from collections import defaultdict
 from collections.abc import Mapping
 
@@ -173,15 +174,20 @@ def _correlation(human, judge, params) -> tuple[dict | None, list[str]]:
     }
     if len(shared) < 2:
         return None, ["fewer than two systems have conversations scored by both: no correlation"]
-    result = ranking_correlation(
-        {s: human[s] for s in shared},
-        {s: judge[s] for s in shared},
-        confidence_level=params["coverage"],
-        n_resamples=params["judge_resamples"],
-        rng=params["seed"],
-    )
+    with warnings_module.catch_warnings():
+        # Resamples without variation give NaN bounds, which the warnings below explain.
+        warnings_module.simplefilter("ignore", stats.DegenerateDataWarning)
+        result = ranking_correlation(
+            {s: human[s] for s in shared},
+            {s: judge[s] for s in shared},
+            confidence_level=params["coverage"],
+            n_resamples=params["judge_resamples"],
+            rng=params["seed"],
+        )
     warnings = []
-    if np.isnan(result.spearman_low):
+    if np.isnan(result.spearman):
+        warnings.append("every system has the same mean score on one side: no correlation")
+    elif np.isnan(result.spearman_low):
         warnings.append("a system has one conversation scored by both: no bootstrap interval")
     return (
         {

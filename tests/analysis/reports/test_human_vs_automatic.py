@@ -239,3 +239,20 @@ def test_the_report_names_its_judge_run_and_counts():
 )
 def test_convergence_sizes_span_one_to_the_smallest(smallest, points, expected):
     assert convergence_sizes(smallest, points) == expected
+
+
+def test_a_judge_giving_every_system_the_same_score_has_no_correlation_and_says_so():
+    data = likert_world()
+    flat = HumanVsAutomaticData(
+        **{
+            **data.__dict__,
+            "judge_scores": tuple((d, s, c, 3.0) for d, s, c, _ in data.judge_scores),
+        }
+    )
+    report = build_report(flat, FAST)
+    (section,) = report["dimensions"]
+    assert section["correlation"]["spearman"] is None
+    assert section["convergence"][0]["spearman_mean"] is None
+    assert report["warnings"] == [
+        "overall: every system has the same mean score on one side: no correlation"
+    ]
