@@ -13,7 +13,6 @@ from .models import Judge, JudgeRun, Rubric
 from .rubrics import judgeable_kinds
 from .run_settings import JudgeRunSettings
 
-
 # Addresses under /judges/ that a judge's slug would hide.
 RESERVED_SLUGS = ("new", "rubrics", "runs")
 
