@@ -337,6 +337,12 @@ EVALHUB_BOT_LEASE_MARGIN_SECONDS = float(os.environ.get("EVALHUB_BOT_LEASE_MARGI
 # (after DNS resolution) unless this is set: tests and on-premises deployments.
 EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = env_bool("EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES", False)
 EVALHUB_COLLECTION_STALE_SECONDS = float(os.environ.get("EVALHUB_COLLECTION_STALE_SECONDS", "3600"))
+# Automatic judges (judging/): a running judge run without a heartbeat for this long lost its
+# worker and is claimed again; one task works on a run for at most the slice, then queues
+# the rest (so it stays within the task time limits) and reads the reply limit.
+EVALHUB_JUDGE_STALE_SECONDS = float(os.environ.get("EVALHUB_JUDGE_STALE_SECONDS", "120"))
+EVALHUB_JUDGE_SLICE_SECONDS = float(os.environ.get("EVALHUB_JUDGE_SLICE_SECONDS", "300"))
+EVALHUB_JUDGE_MAX_REPLY_CHARS = int(os.environ.get("EVALHUB_JUDGE_MAX_REPLY_CHARS", "20000"))
 # An analysis run "running" for longer than this lost its worker and may be claimed again.
 EVALHUB_ANALYSIS_STALE_SECONDS = float(os.environ.get("EVALHUB_ANALYSIS_STALE_SECONDS", "3600"))
 

@@ -40,6 +40,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("annotation.urls")),
     path("tournaments/", include("tournaments.urls")),
+    path("judges/", include("judging.urls")),
     path("leaderboards/", include("analysis.urls")),
     path("", include("analysis.results_urls")),
     path("admin/", admin.site.urls),
