@@ -12,8 +12,6 @@ and staff); others get 404.
 
 from __future__ import annotations
 
-from django.urls import NoReverseMatch, reverse
-
 from annotation.models import Campaign
 from evalhub.permissions import may_manage
 from judging.models import JudgeRun
@@ -27,7 +25,6 @@ from .results import run_plot_url
 __all__ = [
     "comparison_context",
     "judge_runs_of",
-    "judging_url",
     "latest_comparison",
     "may_compare",
     "tournament_comparison",
@@ -38,14 +35,6 @@ MAIN_SCORE = {
     "label": "share of segments where the speaker was not spotted as a bot",
     "choice": "share of comparisons won (ties count a half)",
 }
-
-
-def judging_url(name: str, *args) -> str | None:
-    """A page of the judging app, or None while its pages are not mounted."""
-    try:
-        return reverse(f"judging:{name}", args=args)
-    except NoReverseMatch:
-        return None
 
 
 def tournament_of(campaign: Campaign) -> Tournament | None:

@@ -24,7 +24,6 @@ from .tasks import analyze_judge_run
 from .versus import (
     comparison_context,
     judge_runs_of,
-    judging_url,
     latest_comparison,
     may_compare,
     tournament_of,
@@ -70,8 +69,9 @@ def campaign_versus(request, slug):
             "active_run": active,
             "failed_run": failed,
             "refresh": REFRESH_SECONDS if active else None,
-            "start_judge_run_url": judging_url("run-start", campaign.slug),
-            "judge_run_url": judging_url("run-detail", judge_run.pk) if judge_run else None,
+            # Runs start on a judge's page, where the campaign is chosen.
+            "start_judge_run_url": reverse("judging:judge-list"),
+            "judge_run_url": judge_run.get_absolute_url() if judge_run else None,
         },
     )
 

@@ -9,8 +9,8 @@
 - ``{% human_vs_automatic tournament %}``: the target ranking by the humans and by an
   automatic judge and their correlation (the latest comparison of a judge run on the
   tournament's campaign), and a link to the campaign's human-versus-automatic page;
-- ``{% campaign_results_links campaign %}``: links to a campaign's results page and its
-  study's page (the staff campaign page);
+- ``{% campaign_results_links campaign %}``: links to a campaign's results page, its
+  study's page and its human-versus-automatic page (the staff campaign page);
 - ``value|stat:digits``: a number with that many decimals, or a dash for null (NaN);
 - ``p|pvalue``: a p-value with 4 decimals, "< 0.0001" below that, a dash for null;
   ``p|p_is`` the same inside a sentence ("p = 0.0123", "p < 0.0001").
@@ -47,7 +47,8 @@ def system_report_card(context, system):
 def tournament_results(context, tournament):
     user = context["request"].user
     run = latest_succeeded_run(tournament) if tournament.is_visible_to(user) else None
-    return results_context(tournament, run)
+    # The request goes on to the tags inside (human_vs_automatic).
+    return {**results_context(tournament, run), "request": context["request"]}
 
 
 @register.filter
@@ -94,10 +95,7 @@ def percent(value, digits=0):
 
 @register.inclusion_tag("analysis/_versus_summary.html", takes_context=True)
 def human_vs_automatic(context, tournament):
-    # Inside another inclusion tag the context processors' values are gone; the request
-    # stays on the context itself.
-    request = getattr(context, "request", None) or context["request"]
-    user = request.user
+    user = context["request"].user
     campaign = tournament.campaign if tournament.campaign_id else None
     if campaign is None or not tournament.is_visible_to(user):
         return {}
@@ -122,4 +120,5 @@ def campaign_results_links(context, campaign):
         "campaign": campaign,
         "has_results": campaign.task_kind in RESULT_KINDS and may_manage(user, campaign),
         "study": campaign.study if campaign.study_id and may_manage(user, campaign.study) else None,
+        "may_compare": may_compare(user, campaign),
     }

@@ -165,3 +165,11 @@ def test_a_tournament_page_without_a_comparison_links_to_the_comparison_page(cli
     client.force_login(factories.user("eve"))
     other = client.get(tournament.get_absolute_url())
     assert 'id="versus-link"' not in other.content.decode()
+
+
+def test_the_campaign_results_page_links_to_human_versus_automatic(client):
+    staff = factories.user("boss", staff=True)
+    campaign = likert_campaign()
+    client.force_login(staff)
+    html = client.get(reverse("results:campaign", args=[campaign.slug])).content.decode()
+    assert f'href="{versus_url(campaign)}" id="versus-link"' in html
