@@ -557,7 +557,9 @@ def versus_plot_names(result: dict) -> list[dict]:
             {
                 "dimension": section["dimension"],
                 "scatter": f"versus-scatter-{index}" if both else None,
-                "convergence": f"versus-convergence-{index}" if section["convergence"] else None,
+                "convergence": f"versus-convergence-{index}"
+                if any(p["spearman_mean"] is not None for p in section["convergence"])
+                else None,
             }
         )
     return names

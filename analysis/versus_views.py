@@ -91,6 +91,8 @@ def compare_view(request, slug):
     except NothingToAnalyse as reason:
         messages.error(request, f"{judge_run.judge}: {reason}")
     else:
+        # Without a broker (eager Celery) the run may have finished meanwhile.
+        run.refresh_from_db(fields=["status", "error", "progress"])
         if run.status == AnalysisRun.Status.SUCCEEDED:
             messages.success(request, f"The comparison is up to date (analysis {run.pk}).")
         elif run.status == AnalysisRun.Status.FAILED:

@@ -57,7 +57,7 @@ def test_the_owner_compares_a_judge_run_from_the_page(client, django_capture_on_
     html = page.content.decode()
     assert 'id="versus-results"' in html
     assert "How to read this page" in html
-    assert "Kappa with the human majority" in html
+    assert "Kappa vs majority" in html
     for dimension in ("consistency", "quality"):
         assert f'data-dimension="{dimension}"' in html
 
