@@ -66,3 +66,13 @@ def test_a_bipartite_play_tournaments_partners_come_with_the_inputs():
     data = judge_run_inputs(run)
     assert data.partners == ("partner-one", "partner-two")
     assert data.task_kind == "spot_the_bot"
+
+
+def test_the_inputs_take_a_fixed_number_of_queries(django_assert_max_num_queries):
+    tournament = bipartite_tournament()
+    run = judge_run(tournament.campaign, first_human_payload)
+    run = type(run).objects.select_related("judge", "rubric", "campaign").get(pk=run.pk)
+    # Human judgments, automatic judgments, the tournament, its partners: whatever the size.
+    with django_assert_max_num_queries(4):
+        data = judge_run_inputs(run)
+    assert data.automatic_judgments > 50
