@@ -5,7 +5,7 @@ import random
 
 from annotation.kinds import get_kind
 from annotation.services import add_items
-from judging.defaults import DEFAULT_NAME
+from judging.defaults import DEFAULT_NAME, install_default_rubrics
 from judging.models import Judge, Rubric
 from tests import factories
 from tests.annotation.builders import MIDDLE, ab_campaign, campaign
@@ -38,6 +38,8 @@ def judge(server, owner=None, **endpoint_fields) -> Judge:
 
 
 def default_rubric(kind: str) -> Rubric:
+    # The data migration installs them; a transactional test before this one flushed them.
+    install_default_rubrics()
     return Rubric.objects.filter(task_kind=kind, name=DEFAULT_NAME).latest("version")
 
 
