@@ -88,3 +88,7 @@ def comparative(**fields):
     second = _human_bot(2)
     config = {"dimensions": ["relevance", "quality"]}
     return _built("comparative", [first, second], config, **fields)
+
+
+def campaign_without_items(**fields):
+    return campaign("ab", **fields)
