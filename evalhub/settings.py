@@ -295,6 +295,8 @@ SPECTACULAR_SETTINGS = {
         "SubmissionStatusEnum": "evalhub.models.Submission.Status",
         "TournamentStatusEnum": "tournaments.models.Tournament.Status",
         "AnalysisRunStatusEnum": "analysis.models.AnalysisRun.Status",
+        "JudgeRunStatusEnum": "judging.models.JudgeRun.Status",
+        "AutomaticJudgmentStatusEnum": "judging.models.AutomaticJudgment.Status",
         "ReportKindEnum": ["spot_the_bot", "ab"],
     },
 }

@@ -49,4 +49,5 @@ urlpatterns = [
     path("api/", include("evalhub.api.urls")),
     path("api/", include("annotation.api.urls")),
     path("api/", include("tournaments.api.urls")),
+    path("api/", include("judging.api.urls")),
 ]

@@ -5,7 +5,7 @@ import random
 
 from annotation.kinds import get_kind
 from annotation.services import add_items
-from judging.defaults import DEFAULT_NAME
+from judging.defaults import DEFAULT_NAME, install_default_rubrics
 from judging.models import Judge, Rubric
 from tests import factories
 from tests.annotation.builders import MIDDLE, ab_campaign, campaign
@@ -38,6 +38,8 @@ def judge(server, owner=None, **endpoint_fields) -> Judge:
 
 
 def default_rubric(kind: str) -> Rubric:
+    # The data migration installs them; a transactional test before this one flushed them.
+    install_default_rubrics()
     return Rubric.objects.filter(task_kind=kind, name=DEFAULT_NAME).latest("version")
 
 
@@ -86,3 +88,7 @@ def comparative(**fields):
     second = _human_bot(2)
     config = {"dimensions": ["relevance", "quality"]}
     return _built("comparative", [first, second], config, **fields)
+
+
+def campaign_without_items(**fields):
+    return campaign("ab", **fields)
