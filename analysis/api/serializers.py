@@ -275,7 +275,7 @@ class ResultContractSerializer(ReportSerializer):
 # --- Human versus automatic (analysis.reports.human_vs_automatic) ------------------------------
 
 
-class JudgeSerializer(serializers.Serializer):
+class ComparedJudgeSerializer(serializers.Serializer):
     run = serializers.IntegerField(help_text="The judge run (judging.JudgeRun) compared.")
     label = serializers.CharField()
 
@@ -343,7 +343,7 @@ class HumanVsAutomaticSerializer(serializers.Serializer):
     task_kind = serializers.CharField(
         help_text="The campaign's kind: ab, likert, abc_eval, spot_the_bot or comparative."
     )
-    judge = JudgeSerializer()
+    judge = ComparedJudgeSerializer()
     systems = serializers.ListField(child=serializers.CharField())
     partners = serializers.ListField(
         child=serializers.CharField(), help_text="Bipartite-play partners: never ranked."
