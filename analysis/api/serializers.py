@@ -331,6 +331,12 @@ class VersusDimensionSerializer(serializers.Serializer):
     agreement = VersusAgreementSerializer()
     systems = VersusSystemSerializer(many=True)
     correlation = VersusCorrelationSerializer(allow_null=True)
+    convergence_target = serializers.ChoiceField(
+        choices=["human", "judge"],
+        allow_null=True,
+        help_text="Whose ranking on all dialogues the curve approaches: the humans', or the "
+        "judge's own while no human has judged.",
+    )
     convergence = ConvergencePointSerializer(many=True)
 
 

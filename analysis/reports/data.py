@@ -147,7 +147,8 @@ class HumanVsAutomaticData:
     ``human_labels``: (dimension, unit, worker, value), one per human label;
     ``judge_labels``: (dimension, unit, value); ``human_scores``/``judge_scores``:
     (dimension, system, conversation, score), one per judgment and scored system.
-    ``partners`` (bipartite-play) are never ranked. ``task_kind`` is the campaign's kind,
+    ``partners`` (bipartite-play) are never ranked. The human rows may be empty (no human
+    has judged yet): the judge's ranking is then reported alone. ``task_kind`` is the campaign's kind,
     ``level`` the level of measurement of its labels.
     """
 
@@ -166,4 +167,5 @@ class HumanVsAutomaticData:
     kind: str = "human_vs_automatic"
 
     def is_empty(self) -> bool:
-        return not self.human_labels or not self.judge_labels
+        # A judge alone still ranks the systems (a tournament scored only automatically).
+        return not self.judge_labels

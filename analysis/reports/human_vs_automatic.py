@@ -16,7 +16,8 @@ Bot's label and features, A/B's choice):
   each system (``judge_resamples``);
 * **convergence** (bipartite-play, Sato et al. 2022, section 6.1): the correlation of the
   judge's ranking from n random dialogues per system with the humans' ranking on all of
-  theirs, for n on a grid from 1 to the fewest dialogues the judge scored for a system
+  theirs (with the judge's own ranking on all its dialogues while no human has judged:
+  ``convergence_target``), for n on a grid from 1 to the fewest dialogues the judge scored for a system
   (``convergence_points`` sizes, ``convergence_repeats`` subsets each; mean and 2.5-97.5
   percentiles).
 
@@ -24,6 +25,8 @@ Bipartite-play partners are never ranked (they are the fixed opponents; the rank
 the targets only); their speakers' labels still count for agreement.
 
 The human analyses never see the judge: this report is the one place where the two meet.
+A judge run on a campaign no human has judged yet is reported alone (its ranking and its
+convergence), so that a tournament scored only automatically has a ranking too.
 
 Result contract
 ---------------
@@ -31,7 +34,8 @@ Result contract
 
     {"subject": campaign slug, "kind": "human_vs_automatic", "task_kind": kind,
      "judge": {"run": id, "label": text},
-     "systems": [slug, ...],                  # ranked targets, by the humans' first dimension
+     "systems": [slug, ...],                  # ranked targets, by the humans on the first
+                                              # dimension (by the judge where no human scored)
      "partners": [slug, ...],                 # bipartite-play: never ranked
      "judgments": n, "automatic_judgments": n,
      "dimensions": [
@@ -44,6 +48,7 @@ Result contract
          "correlation": {"spearman", "spearman_low", "spearman_high", "kendall",
                          "kendall_low", "kendall_high", "systems", "conversations",
                          "confidence_level", "resamples"} | null,
+         "convergence_target": "human" | "judge" | null,
          "convergence": [{"n_dialogues", "spearman_mean", "spearman_low", "spearman_high",
                           "kendall_mean", "kendall_low", "kendall_high", "repeats"}]}],
      "warnings": [text, ...]}
@@ -151,7 +156,10 @@ def _system_rows(human, judge) -> list[dict]:
     human_means = {s: float(np.mean(list(c.values()))) for s, c in human.items()}
     judge_means = {s: float(np.mean(list(c.values()))) for s, c in judge.items()}
     human_ranks, judge_ranks = _ranks(human_means), _ranks(judge_means)
-    systems = sorted(set(human) | set(judge), key=lambda s: (human_ranks.get(s, np.inf), s))
+    systems = sorted(
+        set(human) | set(judge),
+        key=lambda s: (human_ranks.get(s, np.inf), judge_ranks.get(s, np.inf), s),
+    )
     return [
         {
             "system": s,
@@ -206,16 +214,21 @@ def _correlation(human, judge, params) -> tuple[dict | None, list[str]]:
     )
 
 
-def _convergence(human, judge, params) -> list[dict]:
-    target = {s: float(np.mean(list(c.values()))) for s, c in human.items()}
+def _convergence(human, judge, params) -> tuple[str | None, list[dict]]:
+    """(the target ranking's source, the curve): the humans' ranking when at least two of
+    the judge's systems have one, else the judge's own ranking on all its dialogues (how
+    many dialogues the automatic ranking needs to settle, as the paper measured it)."""
+    target_from = "human" if len(set(human) & set(judge)) >= 2 else "judge"
+    source = human if target_from == "human" else judge
+    target = {s: float(np.mean(list(c.values()))) for s, c in source.items()}
     scores = {s: list(c.values()) for s, c in judge.items() if s in target}
     if len(scores) < 2:
-        return []
+        return None, []
     sizes = convergence_sizes(min(len(v) for v in scores.values()), params["convergence_points"])
     points = convergence(
         scores, target, sizes, n_repeats=params["convergence_repeats"], rng=params["seed"]
     )
-    return [
+    return target_from, [
         {
             "n_dialogues": p.n_dialogues,
             "spearman_mean": p.spearman_mean,
@@ -243,7 +256,7 @@ def human_vs_automatic_report(
 ) -> dict:
     """The result contract (module docstring) of one judge run against the humans."""
     if data.is_empty():
-        raise NothingToAnalyse("No item has been judged both by humans and by the judge yet.")
+        raise NothingToAnalyse("The judge has judged no item yet.")
     partners = set(data.partners)
     human_labels, judge_labels = _group(data.human_labels, 4), _group(data.judge_labels, 3)
     human_scores = _group([r for r in data.human_scores if r[1] not in partners], 4)
@@ -253,7 +266,12 @@ def human_vs_automatic_report(
         set(human_labels) | set(judge_labels) | set(human_scores),
         key=lambda d: (d not in MAIN_DIMENSIONS, d),
     )
-    warnings: list[str] = []
+    humans_judged = bool(data.human_labels)
+    warnings: list[str] = (
+        []
+        if humans_judged
+        else ["no human judgments yet: the judge's ranking alone, without agreement"]
+    )
     sections = []
     for dimension in dimensions:
         report_progress(progress, f"Comparing {dimension}")
@@ -266,7 +284,9 @@ def human_vs_automatic_report(
         human = _per_conversation(human_scores.get(dimension, []))
         judge = _per_conversation(judge_scores.get(dimension, []))
         correlation, more = _correlation(human, judge, params)
-        warnings += [f"{dimension}: {note}" for note in notes + more]
+        if humans_judged:
+            warnings += [f"{dimension}: {note}" for note in notes + more]
+        target_from, curve = _convergence(human, judge, params)
         sections.append(
             {
                 "dimension": dimension,
@@ -274,7 +294,8 @@ def human_vs_automatic_report(
                 "agreement": agreement,
                 "systems": _system_rows(human, judge),
                 "correlation": correlation,
-                "convergence": _convergence(human, judge, params),
+                "convergence_target": target_from,
+                "convergence": curve,
             }
         )
     ranked = sections[0]["systems"] if sections else []

@@ -173,3 +173,21 @@ def test_the_campaign_results_page_links_to_human_versus_automatic(client):
     client.force_login(staff)
     html = client.get(reverse("results:campaign", args=[campaign.slug])).content.decode()
     assert f'href="{versus_url(campaign)}" id="versus-link"' in html
+
+
+def test_a_tournament_scored_only_by_the_judge_shows_the_judges_target_ranking(client):
+    ada = factories.user("ada")
+    tournament = bipartite_tournament(owner=ada)
+    Judgment.objects.filter(campaign=tournament.campaign).delete()  # no human has judged
+    comparison = analyze_judge_run(
+        judge_run(tournament.campaign, spotting_judge, owner=ada), FAST, synchronous=True
+    )
+    assert comparison.status == AnalysisRun.Status.SUCCEEDED, comparison.error
+    label = comparison.result["dimensions"][0]
+    assert label["convergence_target"] == "judge" and label["correlation"] is None
+    assert comparison.result["systems"][0] == "t-strong"
+    client.force_login(ada)
+    html = client.get(tournament.get_absolute_url()).content.decode()
+    summary = html[html.index('id="versus-summary"') :].split("</tbody>")[0]
+    assert summary.count("<tr>") == 4  # header and the three targets
+    assert "Spearman" not in summary

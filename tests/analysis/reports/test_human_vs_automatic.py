@@ -219,7 +219,7 @@ def test_nothing_judged_by_the_judge_is_nothing_to_analyse():
             "automatic_judgments": 0,
         }
     )
-    with pytest.raises(NothingToAnalyse, match="judged both by humans and by the judge"):
+    with pytest.raises(NothingToAnalyse, match="The judge has judged no item yet"):
         build_report(empty, FAST)
 
 
@@ -256,3 +256,28 @@ def test_a_judge_giving_every_system_the_same_score_has_no_correlation_and_says_
     assert report["warnings"] == [
         "overall: every system has the same mean score on one side: no correlation"
     ]
+
+
+def test_a_judge_alone_ranks_the_targets_and_converges_to_its_own_ranking():
+    data = likert_world()
+    alone = HumanVsAutomaticData(
+        **{**data.__dict__, "human_labels": (), "human_scores": (), "human_judgments": 0}
+    )
+    report = build_report(alone, FAST)
+    (section,) = report["dimensions"]
+    judge = _means(data.judge_scores)
+    assert report["systems"] == sorted(judge, key=lambda s: -judge[s])
+    assert [r["judge_rank"] for r in section["systems"]] == [1, 2, 3, 4]
+    assert all(r["human_mean"] is None for r in section["systems"])
+    assert section["correlation"] is None and section["agreement"]["kappa"] is None
+    assert section["convergence_target"] == "judge"
+    # With every dialogue, the judge's ranking is its own.
+    assert section["convergence"][-1]["spearman_mean"] == pytest.approx(1.0)
+    assert report["warnings"] == [
+        "no human judgments yet: the judge's ranking alone, without agreement"
+    ]
+
+
+def test_with_humans_the_curve_approaches_the_human_ranking():
+    (section,) = build_report(likert_world(), FAST)["dimensions"]
+    assert section["convergence_target"] == "human"
