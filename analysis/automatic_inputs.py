@@ -5,8 +5,9 @@ its campaign's human judgments, as the comparable labels and scores of
 Bounded queries as in ``analysis.inputs``: one ``values_list`` query for the human
 judgments of task items, one for the run's successful automatic judgments (payload, item
 id and the parts of the item's content the kind needs, never the conversation text), and
-one for a bipartite-play tournament's partners. Failed automatic judgments are left out:
-they have no payload.
+one for a bipartite-play tournament's partners. Failed automatic judgments are left out
+(they have no payload), and so are items the platform answered itself (identical A/B
+responses, which no person saw).
 """
 
 from __future__ import annotations
@@ -52,7 +53,11 @@ def judge_run_inputs(run: JudgeRun, *, exclude_blocked: bool = False) -> HumanVs
     judge_labels, judge_scores = [], []
     automatic = (
         AutomaticJudgment.objects.filter(
-            run=run, status=AutomaticJudgment.Status.OK, item__role=Item.Role.TASK
+            run=run,
+            status=AutomaticJudgment.Status.OK,
+            item__role=Item.Role.TASK,
+            # Identical A/B responses are the platform's own ties, never shown to anyone.
+            item__auto_payload__isnull=True,
         )
         .order_by("item_id")
         .values_list("item_id", "payload", *_CONTENT)

@@ -76,3 +76,39 @@ def test_the_inputs_take_a_fixed_number_of_queries(django_assert_max_num_queries
     with django_assert_max_num_queries(4):
         data = judge_run_inputs(run)
     assert data.automatic_judgments > 50
+
+
+def test_blocked_workers_are_left_out_when_asked():
+    from annotation.models import Worker
+
+    campaign = likert_campaign()
+    run = judge_run(campaign, first_human_payload)
+    blocked = Judgment.objects.filter(campaign=campaign).order_by("pk").first().worker
+    Worker.objects.filter(pk=blocked.pk).update(blocked=True)
+    everyone = judge_run_inputs(run)
+    careful = judge_run_inputs(run, exclude_blocked=True)
+    assert (
+        careful.human_judgments
+        == everyone.human_judgments
+        - Judgment.objects.filter(campaign=campaign, worker=blocked).count()
+    )
+    assert blocked.pk not in {w for _, _, w, _ in careful.human_labels}
+    assert careful.judge_labels == everyone.judge_labels
+
+
+def test_items_the_platform_answered_itself_are_not_compared():
+    from analysis.simulation import ABModel
+    from tests.analysis import builders
+
+    tournament = builders.ab_tournament(
+        model=ABModel(builders.STRENGTHS, prompts=12, identical_share=0.3, workers=6)
+    )
+    automatic = list(
+        tournament.campaign.items.filter(auto_payload__isnull=False).values_list("pk", flat=True)
+    )
+    assert automatic
+    run = judge_run(tournament.campaign, lambda item: {"choice": "a", "left": "a"})
+    data = judge_run_inputs(run)
+    assert data.task_kind == "ab" and data.level == "nominal"
+    assert not {u for _, u, _ in data.judge_labels} & {str(pk) for pk in automatic}
+    assert data.automatic_judgments == run.judgments.count() - len(automatic)
