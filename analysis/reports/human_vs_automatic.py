@@ -109,10 +109,12 @@ def _agreement(human, judge, level: str, weights: str) -> tuple[dict, list[str]]
     )
     alpha_humans = alpha_judge = None
     alpha_units = 0
+    # Alpha depends on which values share a unit, not on who gave them: the k-th human label
+    # of each unit goes in row k, so the matrix has as many rows as the most labels a unit
+    # got, not one per crowdworker (who may be thousands).
+    slots = {u: dict(enumerate(by_unit[u].values())) for u in shared}
     try:
-        alpha = alpha_with_judge(
-            {u: by_unit[u] for u in shared}, {u: judged[u] for u in shared}, level
-        )
+        alpha = alpha_with_judge(slots, {u: judged[u] for u in shared}, level)
     except ValueError:
         warnings.append("no unit has two human labels: Krippendorff's alpha needs them")
     else:

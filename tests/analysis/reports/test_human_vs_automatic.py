@@ -281,3 +281,38 @@ def test_a_judge_alone_ranks_the_targets_and_converges_to_its_own_ranking():
 def test_with_humans_the_curve_approaches_the_human_ranking():
     (section,) = build_report(likert_world(), FAST)["dimensions"]
     assert section["convergence_target"] == "human"
+
+
+def test_alpha_with_many_crowdworkers_each_on_a_few_units_is_the_krippendorff_packages():
+    rng = np.random.default_rng(4)
+    workers, units = 30, 60
+    human_labels, judge_labels = [], []
+    matrix = np.full((workers + 1, units), np.nan)
+    for unit in range(units):
+        truth = int(rng.integers(1, 6))
+        for worker in rng.choice(workers, size=int(rng.integers(1, 4)), replace=False):
+            value = int(np.clip(truth + rng.choice([-1, 0, 0, 1]), 1, 5))
+            human_labels.append(("overall", str(unit), int(worker), value))
+            matrix[worker, unit] = value
+        judge_labels.append(("overall", str(unit), truth))
+        matrix[workers, unit] = truth
+    data = HumanVsAutomaticData(
+        subject="crowd",
+        task_kind="likert",
+        level="ordinal",
+        judge_run=1,
+        judge="J",
+        human_judgments=len(human_labels),
+        automatic_judgments=units,
+        human_labels=tuple(human_labels),
+        judge_labels=tuple(judge_labels),
+        human_scores=(),
+        judge_scores=(),
+    )
+    (section,) = build_report(data, FAST)["dimensions"]
+    assert section["agreement"]["alpha_humans"] == pytest.approx(
+        krippendorff.alpha(reliability_data=matrix[:workers], level_of_measurement="ordinal")
+    )
+    assert section["agreement"]["alpha_with_judge"] == pytest.approx(
+        krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal")
+    )
