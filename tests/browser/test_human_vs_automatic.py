@@ -12,6 +12,7 @@ from tests import factories
 from tests.analysis.dimensional_builders import imported_study
 from tests.analysis.judge_builders import bipartite_tournament, judge_run, spotting_judge
 
+from .conftest import ARTIFACTS
 from .test_phone_layout import login_cookie
 from .test_results_pages import image_loaded
 
@@ -70,6 +71,11 @@ def test_a_bipartite_tournament_shows_targets_ranked_by_humans_and_by_the_judge(
     expect(rows.first).to_contain_text("t-strong")
     expect(summary).to_contain_text("Kendall's tau")
     expect(summary).to_contain_text("partner-one, partner-two")
+    ARTIFACTS.mkdir(exist_ok=True)
+    summary.screenshot(path=str(ARTIFACTS / "human-vs-automatic-tournament.png"))
+
+        )
+    )
     page.locator("#versus-link").click()
     page.wait_for_url(f"**/results/campaigns/{tournament.campaign.slug}/human-vs-automatic/")
     expect(page.locator("section.versus-dimension").first).to_have_attribute(
