@@ -73,9 +73,6 @@ def test_a_bipartite_tournament_shows_targets_ranked_by_humans_and_by_the_judge(
     expect(summary).to_contain_text("partner-one, partner-two")
     ARTIFACTS.mkdir(exist_ok=True)
     summary.screenshot(path=str(ARTIFACTS / "human-vs-automatic-tournament.png"))
-
-        )
-    )
     page.locator("#versus-link").click()
     page.wait_for_url(f"**/results/campaigns/{tournament.campaign.slug}/human-vs-automatic/")
     expect(page.locator("section.versus-dimension").first).to_have_attribute(
