@@ -5,7 +5,7 @@ from rest_framework import serializers
 
 from evalhub.declared import bounds, help_text
 
-from ..forms import RESERVED_SLUGS, endpoints_for
+from ..forms import RESERVED_SLUGS, campaigns_for, endpoints_for
 from ..models import AutomaticJudgment, Judge, JudgeRun, Rubric
 from ..rubric_versions import is_used
 from ..run_settings import JudgeRunSettings
@@ -79,6 +79,14 @@ class RunSerializer(serializers.ModelSerializer):
     concurrency = serializers.IntegerField(default=2, **_range("concurrency"))
     max_attempts = serializers.IntegerField(default=3, **_range("max_attempts"))
     percent = serializers.IntegerField(read_only=True)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        request = self.context.get("request")
+        if request is not None:
+            # Another user's judges and campaigns are not found, as on the pages.
+            self.fields["judge"].queryset = Judge.objects.managed_by(request.user)
+            self.fields["campaign"].queryset = campaigns_for(request.user)
 
     class Meta:
         model = JudgeRun
