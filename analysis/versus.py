@@ -23,6 +23,7 @@ from .plots import versus_plot_names
 from .results import run_plot_url
 
 __all__ = [
+    "campaign_comparisons",
     "comparison_context",
     "judge_runs_of",
     "latest_comparison",
@@ -116,3 +117,23 @@ def tournament_comparison(tournament: Tournament) -> dict | None:
     if run is None:
         return None
     return {**comparison_context(run), "judge_run": run.judge_run}
+
+
+def campaign_comparisons(campaign: Campaign) -> list[dict]:
+    """The latest successful comparison of each judge run on the campaign, newest judge run
+    first: its judge run and the headline numbers per dimension (the campaign's results
+    page shows them and links to the full page)."""
+    latest: dict[int, AnalysisRun] = {}
+    runs = (
+        AnalysisRun.objects.succeeded()
+        .filter(judge_run__campaign=campaign)
+        .select_related("judge_run__judge", "judge_run__rubric")
+        .defer("plots")
+        .order_by("-finished_at", "-pk")
+    )
+    for run in runs:
+        latest.setdefault(run.judge_run_id, run)
+    return [
+        {"comparison": run, "judge_run": run.judge_run, "dimensions": run.result["dimensions"]}
+        for _, run in sorted(latest.items(), key=lambda entry: -entry[0])
+    ]

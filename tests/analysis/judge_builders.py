@@ -18,7 +18,7 @@ def judge(owner, slug="llm-judge"):
 def judge_run(campaign, payload_of, *, owner=None, failed=()):
     """A done run of a new judge on ``campaign`` whose payload for each task item is
     ``payload_of(item)`` (None: not judged); items in ``failed`` are failed judgments."""
-    owner = owner or campaign.owner or factories.user("judge-owner")
+    owner = owner or campaign.owner or factories.user()
     rubric, _ = Rubric.objects.get_or_create(
         task_kind=campaign.task_kind, name="default", version=1, defaults={"instructions": "Rate."}
     )

@@ -191,3 +191,27 @@ def test_a_tournament_scored_only_by_the_judge_shows_the_judges_target_ranking(c
     summary = html[html.index('id="versus-summary"') :].split("</tbody>")[0]
     assert summary.count("<tr>") == 4  # header and the three targets
     assert "Spearman" not in summary
+
+
+def test_the_campaign_results_page_shows_each_judge_runs_latest_comparison(client):
+    staff = factories.user("boss", staff=True)
+    campaign = likert_campaign()
+    first = analyze_judge_run(judge_run(campaign, first_human_payload), FAST, synchronous=True)
+    second = analyze_judge_run(judge_run(campaign, first_human_payload), FAST, synchronous=True)
+    client.force_login(staff)
+    html = client.get(reverse("results:campaign", args=[campaign.slug])).content.decode()
+    overview = html[html.index('id="versus-overview"') :].split("</tbody>")[0]
+    assert overview.count("<tr><td>") == 4  # two judge runs x two dimensions
+    for comparison in (first, second):
+        assert f"?judge_run={comparison.judge_run_id}" in overview
+    assert overview.index(f"run {second.judge_run_id})") < overview.index(
+        f"run {first.judge_run_id})"
+    )
+
+
+def test_the_campaign_results_page_invites_a_comparison_when_there_is_none(client):
+    staff = factories.user("boss", staff=True)
+    campaign = likert_campaign()
+    client.force_login(staff)
+    html = client.get(reverse("results:campaign", args=[campaign.slug])).content.decode()
+    assert "No automatic judge has been compared with the crowd" in html
