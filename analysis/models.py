@@ -5,7 +5,10 @@ campaigns are analysed together), how (``parameters``), exactly which
 data (``inputs_digest``, the sha256 of the canonical input rows) and with which code
 (``versions``). The same inputs with the same parameters give the same run: the pair of
 digests is unique per subject, and ``analysis.tasks.analyze_tournament`` looks it up before
-creating a new one. Once a run has succeeded it is never changed again; a failed run keeps
+creating a new one. A run with a ``judge_run`` compares that automatic judge run with its
+campaign's human judgments (``analysis.reports.human_vs_automatic``): its subject is the
+campaign, never the tournament, so that no leaderboard or human result page reads it.
+Once a run has succeeded it is never changed again; a failed run keeps
 its message and can be run again (a retry reuses the row).
 """
 
@@ -14,6 +17,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models import Campaign, Study
+from judging.models import JudgeRun
 from tournaments.models import Tournament
 
 
@@ -58,6 +62,15 @@ class AnalysisRun(models.Model):
         related_name="analysis_runs",
         help_text="An imported study analysed as a whole (tournament and campaign empty).",
     )
+    judge_run = models.ForeignKey(
+        JudgeRun,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="analysis_runs",
+        help_text="Set for a comparison of this automatic judge run with the campaign's "
+        "human judgments (human versus automatic); empty for every human analysis.",
+    )
     parameters = models.JSONField(
         help_text="Every parameter, defaults filled in (analysis.parameters.DEFAULT_PARAMETERS)."
     )
@@ -87,6 +100,11 @@ class AnalysisRun(models.Model):
                 | Q(campaign__isnull=False)
                 | Q(study__isnull=False),
                 name="analysis_run_has_a_subject",
+            ),
+            models.CheckConstraint(
+                condition=Q(judge_run__isnull=True)
+                | Q(campaign__isnull=False, tournament__isnull=True, study__isnull=True),
+                name="analysis_run_of_a_judge_run_is_of_its_campaign",
             ),
             models.UniqueConstraint(
                 fields=["tournament", "inputs_digest", "parameters_digest"],
@@ -133,7 +151,9 @@ class AnalysisRun(models.Model):
 
     @property
     def subject_kind(self) -> str:
-        """ "tournament", "campaign" or "study": what the run analysed."""
+        """ "tournament", "campaign", "study" or "judge_run" (human versus automatic)."""
+        if self.judge_run_id:
+            return "judge_run"
         if self.tournament_id:
             return "tournament"
         return "campaign" if self.campaign_id else "study"

@@ -130,6 +130,34 @@ class AnalysisParameters(Declared):
 
     # --- end of the dimensional reports' parameters
 
+    # --- Human versus automatic (analysis.reports.human_vs_automatic): a judge run beside
+    # the campaign's human judgments (it also reads coverage and seed above).
+    judge_kappa_weights: Literal["none", "linear", "quadratic"] = Field(
+        "quadratic",
+        description="Weights of Cohen's kappa between the judge and the human majority on "
+        "ordinal (Likert) labels; nominal labels are always compared unweighted.",
+    )
+    judge_resamples: int = Field(
+        2000,
+        ge=1,
+        le=100_000,
+        description="Bootstrap resamples of conversations for the intervals of the ranking "
+        "correlations between humans and the judge.",
+    )
+    convergence_points: int = Field(
+        6,
+        ge=1,
+        le=50,
+        description="Grid points of dialogues per system in the convergence curve "
+        "(bipartite-play): from 1 to the fewest dialogues the judge scored for a system.",
+    )
+    convergence_repeats: int = Field(
+        200,
+        ge=1,
+        le=10_000,
+        description="Random subsets drawn per grid point of the convergence curve.",
+    )
+
 
 def normalize_parameters(parameters: Mapping | None = None) -> dict:
     """The full parameter set: defaults filled in, types and ranges checked.

@@ -41,6 +41,8 @@ __all__ = [
     "stability_curve",
     "survival_curves",
     "system_plot_name",
+    "versus_plot_names",
+    "versus_plots",
     "win_rate_heatmap",
 ]
 
@@ -338,6 +340,7 @@ def render_plots(result: dict) -> dict[str, str]:
     for system in (result.get("survival") or {}).get("curves") or {}:
         plots[system_plot_name(system)] = survival_curves(result, highlight=system)
     plots.update(dimensional_plots(result))
+    plots.update(versus_plots(result))
     return {name: svg for name, svg in plots.items() if svg is not None}
 
 
@@ -529,3 +532,131 @@ def available_dimensional_plots(result: dict) -> list[str]:
     if any(row["alpha"] is not None for row in agreement_rows(result)):
         names.append("agreement")
     return names
+
+
+# --- Human versus automatic (analysis.reports.human_vs_automatic) -----------------------------
+# Two plots per dimension, named by the dimension's position (dimension names may hold spaces,
+# plot names are URL slugs): the per-system scatter and the convergence curve.
+
+
+def _versus_dimensions(result: dict) -> list[dict]:
+    return result.get("dimensions") or [] if result.get("kind") == "human_vs_automatic" else []
+
+
+def versus_plot_names(result: dict) -> list[dict]:
+    """Per dimension, the names of its plots that ``versus_plots`` draws (None when there is
+    nothing to draw): ``[{"dimension", "scatter", "convergence"}]``."""
+    names = []
+    for index, section in enumerate(_versus_dimensions(result)):
+        both = [
+            row
+            for row in section["systems"]
+            if row["human_mean"] is not None and row["judge_mean"] is not None
+        ]
+        names.append(
+            {
+                "dimension": section["dimension"],
+                "scatter": f"versus-scatter-{index}" if both else None,
+                "convergence": f"versus-convergence-{index}"
+                if any(p["spearman_mean"] is not None for p in section["convergence"])
+                else None,
+            }
+        )
+    return names
+
+
+def versus_scatter(result: dict, section: dict, name: str) -> str:
+    """Each system's mean score by the humans (x) against the judge's (y), labelled."""
+    rows = [
+        r for r in section["systems"] if r["human_mean"] is not None and r["judge_mean"] is not None
+    ]
+
+    def draw(figure):
+        ax = figure.add_subplot()
+        for row in rows:
+            ax.scatter(
+                row["human_mean"],
+                row["judge_mean"],
+                color=_color(result, row["system"]),
+                s=36,
+                zorder=3,
+                gid=f"point-{row['system']}",
+            )
+            ax.annotate(
+                row["system"],
+                (row["human_mean"], row["judge_mean"]),
+                xytext=(4, 4),
+                textcoords="offset points",
+                fontsize=9,
+            )
+        values = [r["human_mean"] for r in rows] + [r["judge_mean"] for r in rows]
+        low, high = min(values), max(values)
+        pad = (high - low) * 0.1 or 0.5
+        ax.plot(
+            [low - pad, high + pad],
+            [low - pad, high + pad],
+            linestyle=":",
+            color="#888",
+            linewidth=0.8,
+            gid="identity",
+        )
+        ax.set_xlabel(f"human mean score ({section['dimension']})")
+        ax.set_ylabel("judge mean score")
+        ax.grid(color="#e5e9ef")
+
+    width = 4.8 + _label_inches(r["system"] for r in rows) / 2
+    return _render(name, draw, (width, 4.2))
+
+
+def versus_convergence(result: dict, section: dict, name: str) -> str:
+    """Spearman and Kendall correlation of the judge's ranking from n dialogues per system
+    with the humans' ranking, mean and 95% band over random subsets."""
+    points = section["convergence"]
+    n = [p["n_dialogues"] for p in points]
+
+    def draw(figure):
+        ax = figure.add_subplot()
+        for statistic, color, marker in (
+            ("spearman", _PALETTE[0], "o"),
+            ("kendall", _PALETTE[1], "s"),
+        ):
+            ax.fill_between(
+                n,
+                [_number(p[f"{statistic}_low"]) for p in points],
+                [_number(p[f"{statistic}_high"]) for p in points],
+                color=color,
+                alpha=0.15,
+                linewidth=0,
+            )
+            ax.plot(
+                n,
+                [_number(p[f"{statistic}_mean"]) for p in points],
+                marker=marker,
+                color=color,
+                label=f"{statistic.capitalize()} (mean, 95% band)",
+                gid=f"convergence-{statistic}",
+            )
+        ax.set_xscale("log")
+        ax.set_xticks(n, [str(v) for v in n])
+        ax.minorticks_off()
+        ax.set_ylim(-1.05, 1.05)
+        ax.axhline(0, color="#888", linewidth=0.6)
+        ax.set_xlabel("dialogues per system scored by the judge")
+        ax.set_ylabel("correlation with the human ranking")
+        figure.legend(loc="outside right upper", fontsize=9, frameon=False)
+        ax.grid(axis="y", color="#e5e9ef")
+
+    return _render(name, draw, (7.6, 3.6))
+
+
+def versus_plots(result: dict) -> dict[str, str]:
+    """The scatter and convergence plots of each dimension of a human-versus-automatic
+    result; nothing for other results."""
+    plots = {}
+    sections = _versus_dimensions(result)
+    for names, section in zip(versus_plot_names(result), sections, strict=True):
+        if names["scatter"]:
+            plots[names["scatter"]] = versus_scatter(result, section, names["scatter"])
+        if names["convergence"]:
+            plots[names["convergence"]] = versus_convergence(result, section, names["convergence"])
+    return plots

@@ -33,7 +33,8 @@ def latest_run(subject: Campaign | Study, *, succeeded: bool = True) -> Analysis
     """The subject's own latest run (a campaign's, not its tournament's)."""
     runs = subject.analysis_runs.defer("plots")
     if isinstance(subject, Campaign):
-        runs = runs.filter(tournament__isnull=True)
+        # Its own human analysis: not its tournament's, not a judge run's comparison.
+        runs = runs.filter(tournament__isnull=True, judge_run__isnull=True)
     if succeeded:
         return runs.latest_succeeded()
     return runs.defer("result").order_by("-created", "-pk").first()

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import results_views as views
+from . import versus_views
 
 app_name = "results"
 
@@ -12,6 +13,16 @@ urlpatterns = [
         "results/campaigns/<slug:slug>/analyze/",
         views.analyze_campaign_view,
         name="analyze-campaign",
+    ),
+    path(
+        "results/campaigns/<slug:slug>/human-vs-automatic/",
+        versus_views.campaign_versus,
+        name="versus",
+    ),
+    path(
+        "results/campaigns/<slug:slug>/human-vs-automatic/compare/",
+        versus_views.compare_view,
+        name="versus-compare",
     ),
     path("results/runs/<int:run_id>/plots/<slug:name>.svg", views.run_plot, name="plot"),
 ]

@@ -21,6 +21,7 @@ from .models import AnalysisRun
 from .reports import NothingToAnalyse
 from .results import RESULT_KINDS, dimensional_context, latest_run, may_see_run
 from .tasks import analyze_campaign, analyze_study
+from .versus import campaign_comparisons
 
 REFRESH_SECONDS = 3
 
@@ -63,7 +64,8 @@ def study_detail(request, slug):
 @require_GET
 def campaign_results(request, slug):
     campaign = _managed_or_404(request, Campaign, slug, task_kind__in=RESULT_KINDS)
-    return _page(request, "analysis/campaign_results.html", campaign, {"campaign": campaign})
+    extra = {"campaign": campaign, "comparisons": campaign_comparisons(campaign)}
+    return _page(request, "analysis/campaign_results.html", campaign, extra)
 
 
 def _request(request, subject, analyze, target: str):

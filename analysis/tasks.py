@@ -33,6 +33,7 @@ from evalhub.notifications import notify
 from evalhub.queueing import QUEUE_UNREACHABLE, enqueue
 from tournaments.models import Tournament
 
+from .automatic_inputs import judge_run_inputs
 from .inputs import load_inputs
 from .models import AnalysisRun
 from .parameters import normalize_parameters
@@ -42,6 +43,7 @@ from .reports import NothingToAnalyse, build_report, canonical_digest
 __all__ = [
     "InputsChanged",
     "analyze_campaign",
+    "analyze_judge_run",
     "analyze_study",
     "analyze_tournament",
     "library_versions",
@@ -90,12 +92,20 @@ def _has_judgments(inputs) -> bool:
     return len(rows) > 0
 
 
+def _inputs(tournament, campaign, study, judge_run, *, exclude_blocked: bool):
+    """A run's inputs: a judge run beside its campaign's humans, or human judgments only."""
+    if judge_run is not None:
+        return judge_run_inputs(judge_run, exclude_blocked=exclude_blocked)
+    return load_inputs(tournament, campaign=campaign, study=study, exclude_blocked=exclude_blocked)
+
+
 def _request(subject: dict, parameters, user, synchronous: bool) -> AnalysisRun:
     params = normalize_parameters(parameters)
-    inputs = load_inputs(
+    inputs = _inputs(
         subject.get("tournament"),
-        campaign=subject.get("campaign"),
-        study=subject.get("study"),
+        subject.get("campaign"),
+        subject.get("study"),
+        subject.get("judge_run"),
         exclude_blocked=params["exclude_blocked"],
     )
     if not _has_judgments(inputs):
@@ -187,6 +197,20 @@ def analyze_study(
     return _request(subject, parameters, user, synchronous)
 
 
+def analyze_judge_run(
+    judge_run,
+    parameters: dict | None = None,
+    *,
+    user=None,
+    synchronous: bool = False,
+) -> AnalysisRun:
+    """The human-versus-automatic run of a judge run (``judging.models.JudgeRun``) against
+    its campaign's human judgments; as ``analyze_tournament`` otherwise. The run's subject
+    is the campaign alone (never its tournament), so human results never show it."""
+    subject = {"tournament": None, "campaign": judge_run.campaign, "judge_run": judge_run}
+    return _request(subject, parameters, user, synchronous)
+
+
 def _update(run_id: int, only_if: str, **fields) -> int:
     """Update the run if it is still in status ``only_if`` (never a run finished meanwhile)."""
     return AnalysisRun.objects.filter(pk=run_id, status=only_if).update(**fields)
@@ -232,7 +256,9 @@ def _write_progress(run_id: int, text: str) -> None:
 def run_analysis(self, run_id: int) -> str:
     """Compute one run: "succeeded", "failed", "skipped" (done or being done) or "missing"."""
     run = (
-        AnalysisRun.objects.select_related("tournament", "campaign", "study")
+        AnalysisRun.objects.select_related(
+            "tournament", "campaign", "study", "judge_run__judge", "judge_run__rubric"
+        )
         .filter(pk=run_id)
         .first()
     )
@@ -247,10 +273,11 @@ def run_analysis(self, run_id: int) -> str:
         return "skipped"
     running = AnalysisRun.Status.RUNNING
     try:
-        inputs = load_inputs(
+        inputs = _inputs(
             run.tournament,
-            campaign=None if run.tournament_id else run.campaign,
-            study=run.study,
+            None if run.tournament_id else run.campaign,
+            run.study,
+            run.judge_run,
             exclude_blocked=run.parameters["exclude_blocked"],
         )
         if canonical_digest(inputs) != run.inputs_digest:

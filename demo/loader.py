@@ -7,6 +7,7 @@ app has to reach up to a higher one to build the demo.
 from django.db import transaction
 
 from analysis.demo import load_analysis_demo
+from analysis.versus_demo import load_versus_demo
 from annotation.demo import load_annotation_demo
 from evalhub.demo import demo_accounts, load_catalog_demo
 
@@ -25,4 +26,6 @@ def load_demo() -> list[tuple[str, str | None]]:
     # A finished Spot The Bot tournament and an A/B experiment, simulated from a known model
     # and analysed now, so that the leaderboards have something to show on the first run.
     load_analysis_demo(accounts["admin"])
+    # A simulated automatic judge on the Spot The Bot tournament, compared with the crowd.
+    load_versus_demo(accounts["admin"])
     return demo_accounts()

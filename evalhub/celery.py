@@ -23,6 +23,8 @@ DEFAULT_QUEUE = "celery"
 app.conf.task_routes = {
     "tournaments.tasks.collect_planned_dialogue": {"queue": COLLECTION_QUEUE},
     "tournaments.tasks.collect_tournament": {"queue": COLLECTION_QUEUE},
+    # Judges talk to model endpoints: I/O bound like collection.
+    "judging.tasks.run_judge": {"queue": COLLECTION_QUEUE},
     "analysis.tasks.run_analysis": {"queue": ANALYSIS_QUEUE},
 }
 
@@ -31,6 +33,8 @@ app.conf.task_routes = {
 app.conf.task_annotations = {
     "tournaments.tasks.collect_planned_dialogue": {"soft_time_limit": 1800, "time_limit": 1860},
     "analysis.tasks.run_analysis": {"soft_time_limit": 3000, "time_limit": 3060},
+    # A slice (EVALHUB_JUDGE_SLICE_SECONDS) plus the requests in flight when it ends.
+    "judging.tasks.run_judge": {"soft_time_limit": 1800, "time_limit": 1860},
     "evalhub.tasks.compute_submission_metrics": {"soft_time_limit": 300, "time_limit": 330},
 }
 
@@ -58,6 +62,10 @@ app.conf.beat_schedule = {
     },
     "reclaim-stale-dialogues": {
         "task": "tournaments.tasks.reclaim_stale_dialogues",
+        "schedule": _every_interval(),
+    },
+    "reclaim-stale-judge-runs": {
+        "task": "judging.tasks.reclaim_stale_judge_runs",
         "schedule": _every_interval(),
     },
     "clear-expired-sessions": {

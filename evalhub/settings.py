@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "evalhub",
     "annotation",
     "tournaments",
+    "judging",  # automatic judges: above tournaments, below analysis
     "analysis",
     "portability",  # export_all/import_all: reads and writes every app's tables
     "demo",  # above every layer: assembles each app's demo part
@@ -294,6 +295,8 @@ SPECTACULAR_SETTINGS = {
         "SubmissionStatusEnum": "evalhub.models.Submission.Status",
         "TournamentStatusEnum": "tournaments.models.Tournament.Status",
         "AnalysisRunStatusEnum": "analysis.models.AnalysisRun.Status",
+        "JudgeRunStatusEnum": "judging.models.JudgeRun.Status",
+        "AutomaticJudgmentStatusEnum": "judging.models.AutomaticJudgment.Status",
         "ReportKindEnum": ["spot_the_bot", "ab"],
     },
 }
@@ -343,6 +346,12 @@ EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS = float(
 )
 EVALHUB_CHAT_MESSAGES_PER_MINUTE = int(os.environ.get("EVALHUB_CHAT_MESSAGES_PER_MINUTE", "20"))
 EVALHUB_COLLECTION_STALE_SECONDS = float(os.environ.get("EVALHUB_COLLECTION_STALE_SECONDS", "3600"))
+# Automatic judges (judging/): a running judge run without a heartbeat for this long lost its
+# worker and is claimed again; one task works on a run for at most the slice, then queues
+# the rest (so it stays within the task time limits) and reads the reply limit.
+EVALHUB_JUDGE_STALE_SECONDS = float(os.environ.get("EVALHUB_JUDGE_STALE_SECONDS", "120"))
+EVALHUB_JUDGE_SLICE_SECONDS = float(os.environ.get("EVALHUB_JUDGE_SLICE_SECONDS", "300"))
+EVALHUB_JUDGE_MAX_REPLY_CHARS = int(os.environ.get("EVALHUB_JUDGE_MAX_REPLY_CHARS", "20000"))
 # An analysis run "running" for longer than this lost its worker and may be claimed again.
 EVALHUB_ANALYSIS_STALE_SECONDS = float(os.environ.get("EVALHUB_ANALYSIS_STALE_SECONDS", "3600"))
 

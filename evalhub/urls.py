@@ -40,6 +40,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("annotation.urls")),
     path("tournaments/", include("tournaments.urls")),
+    path("judges/", include("judging.urls")),
     path("leaderboards/", include("analysis.urls")),
     path("", include("analysis.results_urls")),
     path("admin/", admin.site.urls),
@@ -48,4 +49,5 @@ urlpatterns = [
     path("api/", include("evalhub.api.urls")),
     path("api/", include("annotation.api.urls")),
     path("api/", include("tournaments.api.urls")),
+    path("api/", include("judging.api.urls")),
 ]

@@ -2,6 +2,7 @@
 
     demo          (the demo loader: may import everything, nothing imports it)
     analysis      (runs, reports, leaderboards)
+    judging       (automatic judges: judge runs over campaigns)
     tournaments   (plans, collection, campaign generation)
     annotation    (campaigns, kinds, allocation, quality, crowd providers)
     evalhub       (settings, catalog, submission hub)        analysis.stats: pure
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("evalhub", "annotation", "tournaments", "analysis", "demo")
+APPS = ("evalhub", "annotation", "tournaments", "judging", "analysis", "demo")
 STATS = "analysis.stats"
 CLOUD_SDKS = ("boto3", "botocore")
 MTURK_PROVIDER = "annotation.crowd.mturk"
@@ -67,9 +68,10 @@ def layer_violation(module: str, imported: str) -> str | None:
     if _within(module, "annotation.crowd") and _within(imported, "annotation.kinds"):
         return "a crowd provider moves people and money; it knows no task kind"
     forbidden = {
-        "evalhub": ("annotation", "tournaments", "analysis", "demo"),
-        "annotation": ("tournaments", "analysis", "demo"),
-        "tournaments": ("analysis", "demo"),
+        "evalhub": ("annotation", "tournaments", "judging", "analysis", "demo"),
+        "annotation": ("tournaments", "judging", "analysis", "demo"),
+        "tournaments": ("judging", "analysis", "demo"),
+        "judging": ("analysis", "demo"),
         "analysis": ("demo",),
     }
     for app, above in forbidden.items():
@@ -124,6 +126,10 @@ FAKE_BACK_DOORS = [
     ("annotation.crowd.fake", "from ..kinds import get_kind\n", False),
     ("annotation.crowd.prolific", "import boto3\n", False),
     ("tournaments.fake", "from botocore.stub import Stubber\n", False),
+    ("annotation.fake", "from judging.models import Judge\n", False),
+    ("tournaments.fake", "from judging import tasks\n", False),
+    ("judging.fake", "from analysis.models import AnalysisRun\n", False),
+    ("evalhub.fake", "import judging.models\n", False),
 ]
 
 
@@ -140,6 +146,9 @@ ALLOWED = [
     ("annotation.fake", "from evalhub.models import System\n", False),
     ("tournaments.fake", "from annotation.models import Campaign\n", False),
     ("analysis.fake", "from tournaments.models import Tournament\n", False),
+    ("analysis.fake", "from judging.models import AutomaticJudgment\n", False),
+    ("judging.fake", "from tournaments.bot_client import BotClient\n", False),
+    ("judging.fake", "from analysis.stats.text_metrics import distinct_n\n", False),
     ("analysis.stats.fake", "from .pairwise import A_WINS\nimport numpy\n", False),
     ("annotation.crowd.mturk", "import boto3\nfrom botocore.stub import Stubber\n", False),
     ("annotation.crowd.fake", "from ..models import Campaign\n", False),

@@ -53,7 +53,14 @@ import tenacity
 from django.conf import settings
 
 from . import outbound
-from .bot_protocols import PROTOCOLS, ReplyShapeError, Sampling
+from .bot_protocols import (
+    PROTOCOLS,
+    ReplyShapeError,
+    Sampling,
+    Usage,
+    openai_chat_body,
+    openai_usage,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -297,6 +304,14 @@ def default_limiter() -> Limiter:
 
 
 @dataclass(frozen=True)
+class ChatReply:
+    """A chat completion's text and the tokens the server reported (judging/)."""
+
+    text: str
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True)
 class Endpoint:
     """What the client needs of a BotEndpoint; `key` names it for the concurrency limit.
     A timeout or concurrency of None takes the settings' default; a daily budget is
@@ -398,9 +413,19 @@ class BotClient:
 
     def reply(self, conversation_id: str, turns: Sequence[dict], speaker: int) -> str:
         """The bot's next turn as `speaker`, after `turns` ([{"speaker", "text"}, ...])."""
-        body = json.dumps(
-            self.protocol.body(conversation_id, turns, speaker, self.endpoint.sampling)
-        ).encode()
+        body = self.protocol.body(conversation_id, turns, speaker, self.endpoint.sampling)
+        return self._ask(body, self._parse)
+
+    def chat(self, messages: Sequence[dict]) -> ChatReply:
+        """An OpenAI-compatible endpoint's answer to `messages` (a judge's prompt), with the
+        tokens it reports using; the same retries, budget and concurrency as `reply`."""
+        if self.endpoint.protocol != "openai":
+            raise BotError("only OpenAI-compatible endpoints answer chat messages", url=self.url)
+        body = openai_chat_body(messages, self.endpoint.sampling)
+        return self._ask(body, self._parse_chat)
+
+    def _ask(self, body: dict, parse: Callable[[bytes], object]):
+        raw_body = json.dumps(body).encode()
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(self.retry.attempts),
             retry=tenacity.retry_if_exception(self._retryable),
@@ -412,7 +437,7 @@ class BotClient:
         for attempt in retrying:
             with attempt:
                 try:
-                    return self._parse(self._attempt(body))
+                    return parse(self._attempt(raw_body))
                 except BotError as error:
                     error.url = error.url or self.url
                     error.attempts = attempt.retry_state.attempt_number
@@ -499,6 +524,14 @@ class BotClient:
         return BotHTTPError(message, url=self.url, status=status, retry_after=retry_after)
 
     def _parse(self, raw: bytes) -> str:
+        return self._read(raw)[0]
+
+    def _parse_chat(self, raw: bytes) -> ChatReply:
+        text, data = self._read(raw)
+        return ChatReply(text, openai_usage(data))
+
+    def _read(self, raw: bytes) -> tuple[str, object]:
+        """The reply's text and its whole JSON document."""
         field_name = self.protocol.field
         if len(raw) > MAX_REPLY_BYTES:
             raise BotBadReply(f"the reply is larger than {MAX_REPLY_BYTES} bytes")
@@ -517,7 +550,7 @@ class BotClient:
             raise BotBadReply(
                 f"{field_name} has {len(text)} characters; the limit is {self.max_reply_chars}"
             )
-        return text
+        return text, data
 
 
 def _snippet(raw: bytes, size: int = 120) -> str:

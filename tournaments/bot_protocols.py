@@ -17,12 +17,14 @@ POST to `{base URL}/chat/completions`
 
 where the bot's own turns are "assistant" and its partner's are "user" (the system message
 and the sampling settings only when set), and read `choices[0].message.content`.
+Automatic judges (judging/) send their own messages (`openai_chat_body`) and also read the
+token counts of `usage`, when the server reports them (`openai_usage`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 class ReplyShapeError(ValueError):
@@ -91,6 +93,35 @@ def openai_body(conversation_id: str, turns: Sequence[dict], speaker: int, s: Sa
     }
     body.update({key: value for key, value in optional.items() if value is not None})
     return body
+
+
+def openai_chat_body(messages: Sequence[dict], s: Sampling) -> dict:
+    """A request with messages made by the caller (a judge's rubric), not from a dialogue's
+    turns; the endpoint's system prompt is not added (the rubric says what to do)."""
+    body = openai_body("", [], 0, replace(s, system_prompt=""))
+    body["messages"] = [dict(m) for m in messages]
+    return body
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens a chat completion used, as the server reported them (None: not reported)."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+def _count(value) -> int | None:
+    return value if type(value) is int and value >= 0 else None
+
+
+def openai_usage(data) -> Usage:
+    """`usage.prompt_tokens` and `usage.completion_tokens`; servers that omit them, or send
+    something that is no count, leave them None rather than failing the reply."""
+    usage = data.get("usage") if isinstance(data, dict) else None
+    if not isinstance(usage, dict):
+        return Usage()
+    return Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")))
 
 
 def openai_text(data) -> str:

@@ -79,3 +79,21 @@ ANALYSE = [
     out("Queued", TOURNAMENT_RUN, "202"),
     out("Already analysed", {**TOURNAMENT_RUN, "id": 42, "status": "succeeded"}),
 ]
+
+# Human versus automatic: a real report of simulated Likert ratings (four systems, eight
+# conversations each, three workers and a judge per conversation), floats rounded.
+VERSUS_REPORT = json.loads((Path(__file__).with_name("example_versus.json")).read_text())
+VERSUS = [
+    out(
+        "A judge run against the humans",
+        {
+            **VERSUS_REPORT,
+            "run": {**PROVENANCE, "parameters": preset_parameters("defaults")},
+        },
+    )
+]
+VERSUS_RUN = {"id": 44, "status": "pending", "progress": "", "parameters": PARAMETERS}
+VERSUS_REQUESTED = [
+    out("Queued", VERSUS_RUN, "202"),
+    out("Already compared", {**VERSUS_RUN, "status": "succeeded", "progress": "Done"}),
+]

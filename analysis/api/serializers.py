@@ -272,6 +272,98 @@ class ResultContractSerializer(ReportSerializer):
     run = ProvenanceSerializer()
 
 
+# --- Human versus automatic (analysis.reports.human_vs_automatic) ------------------------------
+
+
+class ComparedJudgeSerializer(serializers.Serializer):
+    run = serializers.IntegerField(help_text="The judge run (judging.JudgeRun) compared.")
+    label = serializers.CharField()
+
+
+class VersusAgreementSerializer(serializers.Serializer):
+    units = serializers.IntegerField(help_text="Units labelled by the humans and the judge.")
+    kappa = _float(help_text="Cohen's kappa of the judge with the human majority.")
+    kappa_weights = serializers.ChoiceField(choices=["none", "linear", "quadratic"])
+    kappa_units = serializers.IntegerField(help_text="Units with a human majority.")
+    tied_majority = serializers.IntegerField()
+    alpha_humans = _float(help_text="Krippendorff's alpha of the humans alone.")
+    alpha_with_judge = _float(help_text="... with the judge as one more coder.")
+    alpha_units = serializers.IntegerField()
+
+
+class VersusSystemSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    human_mean = _float()
+    human_conversations = serializers.IntegerField()
+    human_rank = _float(help_text="1 = highest mean; ties share their average rank.")
+    judge_mean = _float()
+    judge_conversations = serializers.IntegerField()
+    judge_rank = _float()
+
+
+class VersusCorrelationSerializer(serializers.Serializer):
+    spearman = _float()
+    spearman_low = _float()
+    spearman_high = _float()
+    kendall = _float()
+    kendall_low = _float()
+    kendall_high = _float()
+    systems = serializers.IntegerField()
+    conversations = serializers.IntegerField(help_text="Conversations scored by both.")
+    confidence_level = serializers.FloatField()
+    resamples = serializers.IntegerField()
+
+
+class ConvergencePointSerializer(serializers.Serializer):
+    n_dialogues = serializers.IntegerField()
+    spearman_mean = _float()
+    spearman_low = _float()
+    spearman_high = _float()
+    kendall_mean = _float()
+    kendall_low = _float()
+    kendall_high = _float()
+    repeats = serializers.IntegerField()
+
+
+class VersusDimensionSerializer(serializers.Serializer):
+    dimension = serializers.CharField()
+    level = serializers.ChoiceField(choices=["nominal", "ordinal"])
+    agreement = VersusAgreementSerializer()
+    systems = VersusSystemSerializer(many=True)
+    correlation = VersusCorrelationSerializer(allow_null=True)
+    convergence_target = serializers.ChoiceField(
+        choices=["human", "judge"],
+        allow_null=True,
+        help_text="Whose ranking on all dialogues the curve approaches: the humans', or the "
+        "judge's own while no human has judged.",
+    )
+    convergence = ConvergencePointSerializer(many=True)
+
+
+class HumanVsAutomaticSerializer(serializers.Serializer):
+    """A judge run against its campaign's humans (``analysis.reports.human_vs_automatic``)."""
+
+    subject = serializers.CharField(help_text="The campaign's slug.")
+    kind = serializers.ChoiceField(choices=["human_vs_automatic"])
+    # A plain string: the campaign kinds' enum is named elsewhere in the schema.
+    task_kind = serializers.CharField(
+        help_text="The campaign's kind: ab, likert, abc_eval, spot_the_bot or comparative."
+    )
+    judge = ComparedJudgeSerializer()
+    systems = serializers.ListField(child=serializers.CharField())
+    partners = serializers.ListField(
+        child=serializers.CharField(), help_text="Bipartite-play partners: never ranked."
+    )
+    judgments = serializers.IntegerField()
+    automatic_judgments = serializers.IntegerField()
+    dimensions = VersusDimensionSerializer(many=True)
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
+class HumanVsAutomaticResultSerializer(HumanVsAutomaticSerializer):
+    run = ProvenanceSerializer()
+
+
 class AnalysisRunSerializer(serializers.ModelSerializer):
     tournament = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
     campaign = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)

@@ -4,6 +4,7 @@ from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
 from .runs import AnalysisRunViewSet
+from .versus import HumanVsAutomatic
 from .views import TournamentAnalyses, TournamentResults
 
 router = SimpleRouter()
@@ -19,6 +20,11 @@ urlpatterns = [
         "tournaments/<slug:slug>/analyses/",
         TournamentAnalyses.as_view(),
         name="api-tournament-analyses",
+    ),
+    path(
+        "judge-runs/<int:pk>/human-vs-automatic/",
+        HumanVsAutomatic.as_view(),
+        name="api-human-vs-automatic",
     ),
     path("", include(router.urls)),
 ]

@@ -56,6 +56,7 @@ The A/B report also has ``chateval`` (``analysis.reports.chateval``). Campaigns 
 ``abc_eval``, ``likert`` and ``comparative`` and imported studies have reports of their own
 (``abc_eval``, ``likert``, ``comparative``, ``study``: each module documents its contract;
 all start with ``{"subject", "kind", "systems", "judgments"}`` and end with ``"warnings"``).
+An automatic judge run beside a campaign's humans has ``human_vs_automatic``.
 
 Sources: Deriu et al. (2020), "Spot The Bot", sections 3.2-3.3 and 4 (win function,
 Equation 1, TrueSkill clusters, survival analysis, Tables 2-3, stability); the pairwise and
@@ -76,11 +77,13 @@ from .data import (
     ABData,
     BehaviourData,
     ComparativeData,
+    HumanVsAutomaticData,
     LikertData,
     NothingToAnalyse,
     SpotTheBotData,
     StudyData,
 )
+from .human_vs_automatic import human_vs_automatic_report
 from .likert import likert_report
 from .spot_the_bot import spot_the_bot_report
 from .study import study_report
@@ -93,6 +96,7 @@ REPORTS = {
     LikertData: likert_report,
     ComparativeData: comparative_report,
     StudyData: study_report,
+    HumanVsAutomaticData: human_vs_automatic_report,
 }
 
 __all__ = [
@@ -101,6 +105,7 @@ __all__ = [
     "ABData",
     "BehaviourData",
     "ComparativeData",
+    "HumanVsAutomaticData",
     "LikertData",
     "NothingToAnalyse",
     "SpotTheBotData",
@@ -113,7 +118,13 @@ __all__ = [
 
 
 def build_report(
-    data: SpotTheBotData | ABData | BehaviourData | LikertData | ComparativeData | StudyData,
+    data: SpotTheBotData
+    | ABData
+    | BehaviourData
+    | LikertData
+    | ComparativeData
+    | StudyData
+    | HumanVsAutomaticData,
     parameters: Mapping | None = None,
     progress: Progress | None = None,
 ) -> dict:

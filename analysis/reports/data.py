@@ -137,3 +137,35 @@ class StudyData:
     def is_empty(self) -> bool:
         parts = (self.behaviours, self.likert, self.comparative)
         return all(part is None or part.is_empty() for part in parts)
+
+
+@dataclass(frozen=True)
+class HumanVsAutomaticData:
+    """One campaign's human judgments beside one automatic judge run's, as comparable
+    labels and scores (``analysis.comparable``).
+
+    ``human_labels``: (dimension, unit, worker, value), one per human label;
+    ``judge_labels``: (dimension, unit, value); ``human_scores``/``judge_scores``:
+    (dimension, system, conversation, score), one per judgment and scored system.
+    ``partners`` (bipartite-play) are never ranked. The human rows may be empty (no human
+    has judged yet): the judge's ranking is then reported alone. ``task_kind`` is the campaign's kind,
+    ``level`` the level of measurement of its labels.
+    """
+
+    subject: str
+    task_kind: str
+    level: str
+    judge_run: int
+    judge: str
+    human_judgments: int
+    automatic_judgments: int
+    human_labels: tuple[tuple[str, str, int, object], ...]
+    judge_labels: tuple[tuple[str, str, object], ...]
+    human_scores: tuple[tuple[str, str, str, float], ...]
+    judge_scores: tuple[tuple[str, str, str, float], ...]
+    partners: tuple[str, ...] = ()
+    kind: str = "human_vs_automatic"
+
+    def is_empty(self) -> bool:
+        # A judge alone still ranks the systems (a tournament scored only automatically).
+        return not self.judge_labels

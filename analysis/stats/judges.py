@@ -16,6 +16,7 @@ For items judged both by humans and by an automatic judge (an LLM with a rubric)
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -280,6 +281,16 @@ class ConvergencePoint:
     n_repeats: int
 
 
+def _summary(values: np.ndarray) -> tuple[float, float, float]:
+    """Mean, 2.5 and 97.5 percentiles of the defined values; NaN when none is (every
+    subset tied, e.g. a judge that gives every system the same score)."""
+    defined = values[~np.isnan(values)]
+    if not defined.size:
+        return (math.nan, math.nan, math.nan)
+    low, high = np.percentile(defined, [2.5, 97.5])
+    return (float(defined.mean()), float(low), float(high))
+
+
 def convergence(
     scores: Mapping[str, Sequence[float]],
     target: Mapping[str, float],
@@ -321,18 +332,7 @@ def convergence(
             ],
             axis=-1,
         )
-        spearman = _spearman(means, np.broadcast_to(reference, means.shape))
-        kendall = _kendall(means, np.broadcast_to(reference, means.shape))
-        points.append(
-            ConvergencePoint(
-                n_dialogues=int(n),
-                spearman_mean=float(np.nanmean(spearman)),
-                spearman_low=float(np.nanpercentile(spearman, 2.5)),
-                spearman_high=float(np.nanpercentile(spearman, 97.5)),
-                kendall_mean=float(np.nanmean(kendall)),
-                kendall_low=float(np.nanpercentile(kendall, 2.5)),
-                kendall_high=float(np.nanpercentile(kendall, 97.5)),
-                n_repeats=n_repeats,
-            )
-        )
+        spearman = _summary(_spearman(means, np.broadcast_to(reference, means.shape)))
+        kendall = _summary(_kendall(means, np.broadcast_to(reference, means.shape)))
+        points.append(ConvergencePoint(int(n), *spearman, *kendall, n_repeats=n_repeats))
     return tuple(points)

@@ -6,14 +6,18 @@
   viewer may see, with its strengths and weaknesses and links to the evidence;
 - ``{% tournament_results tournament %}``: a tournament's latest results (the tournament
   page's ``results`` block), or a note that there are none yet;
-- ``{% campaign_results_links campaign %}``: links to a campaign's results page and its
-  study's page (the staff campaign page);
+- ``{% human_vs_automatic tournament %}``: the target ranking by the humans and by an
+  automatic judge and their correlation (the latest comparison of a judge run on the
+  tournament's campaign), and a link to the campaign's human-versus-automatic page;
+- ``{% campaign_results_links campaign %}``: links to a campaign's results page, its
+  study's page and its human-versus-automatic page (the staff campaign page);
 - ``value|stat:digits``: a number with that many decimals, or a dash for null (NaN);
 - ``p|pvalue``: a p-value with 4 decimals, "< 0.0001" below that, a dash for null;
   ``p|p_is`` the same inside a sentence ("p = 0.0123", "p < 0.0001").
 """
 
 from django import template
+from django.urls import reverse
 
 from analysis.leaderboards import (
     latest_succeeded_run,
@@ -23,6 +27,7 @@ from analysis.leaderboards import (
 )
 from analysis.report_card import evaluations
 from analysis.results import RESULT_KINDS
+from analysis.versus import may_compare, tournament_comparison
 from evalhub.permissions import may_manage
 
 register = template.Library()
@@ -42,7 +47,8 @@ def system_report_card(context, system):
 def tournament_results(context, tournament):
     user = context["request"].user
     run = latest_succeeded_run(tournament) if tournament.is_visible_to(user) else None
-    return results_context(tournament, run)
+    # The request goes on to the tags inside (human_vs_automatic).
+    return {**results_context(tournament, run), "request": context["request"]}
 
 
 @register.filter
@@ -87,6 +93,18 @@ def percent(value, digits=0):
     return f"{100 * float(value):.{int(digits)}f}%"
 
 
+@register.inclusion_tag("analysis/_versus_summary.html", takes_context=True)
+def human_vs_automatic(context, tournament):
+    user = context["request"].user
+    campaign = tournament.campaign if tournament.campaign_id else None
+    if campaign is None or not tournament.is_visible_to(user):
+        return {}
+    compare_url = (
+        reverse("results:versus", args=[campaign.slug]) if may_compare(user, campaign) else None
+    )
+    return {**(tournament_comparison(tournament) or {}), "compare_url": compare_url}
+
+
 @register.simple_tag
 def plot_src(run, name):
     """URL of one of the run's stored plots."""
@@ -102,4 +120,5 @@ def campaign_results_links(context, campaign):
         "campaign": campaign,
         "has_results": campaign.task_kind in RESULT_KINDS and may_manage(user, campaign),
         "study": campaign.study if campaign.study_id and may_manage(user, campaign.study) else None,
+        "may_compare": may_compare(user, campaign),
     }

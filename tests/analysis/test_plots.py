@@ -178,3 +178,53 @@ def test_agreement_metrics_are_named_by_method_as_in_the_paper():
     }
     names = [row["metric"] for row in agreement_rows(result)]
     assert names == ["ignore_b", "quality_t", "quality_d", "quality_c"]
+
+
+# --- Human versus automatic ---------------------------------------------------------------------
+
+
+def _versus_result(**changes):
+    from analysis.reports import build_report
+    from tests.analysis.reports.test_human_vs_automatic import FAST, likert_world
+
+    data = likert_world()
+    return build_report(type(data)(**{**data.__dict__, **changes}), FAST)
+
+
+def test_versus_plots_draw_each_systems_point_and_both_convergence_curves():
+    from analysis.plots import versus_plot_names, versus_plots
+
+    result = _versus_result()
+    assert versus_plot_names(result) == [
+        {
+            "dimension": "overall",
+            "scatter": "versus-scatter-0",
+            "convergence": "versus-convergence-0",
+        }
+    ]
+    plots = versus_plots(result)
+    assert set(plots) == {"versus-scatter-0", "versus-convergence-0"}
+    for system in result["systems"]:
+        assert f'id="point-{system}"' in plots["versus-scatter-0"]
+    assert 'id="point-partner"' not in plots["versus-scatter-0"]  # never ranked
+    assert 'id="convergence-spearman"' in plots["versus-convergence-0"]
+    assert 'id="convergence-kendall"' in plots["versus-convergence-0"]
+    assert render_plots(result).keys() >= plots.keys()
+
+
+def test_an_undefined_convergence_curve_is_not_drawn():
+    from analysis.plots import versus_plots
+
+    data_flat = _versus_result(judge_scores=())
+    assert versus_plots(data_flat) == {}
+    flat = _versus_result()
+    for point in flat["dimensions"][0]["convergence"]:
+        point["spearman_mean"] = None
+    assert set(versus_plots(flat)) == {"versus-scatter-0"}
+
+
+def test_other_results_have_no_versus_plots():
+    from analysis.plots import versus_plots
+
+    result, _ = builders.canned_result()
+    assert versus_plots(result) == {}

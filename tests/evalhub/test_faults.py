@@ -104,6 +104,7 @@ def test_beat_schedules_every_maintenance_task_and_each_is_registered():
         "evalhub.tasks.requeue_pending_submissions",
         "analysis.tasks.requeue_pending_analyses",
         "tournaments.tasks.reclaim_stale_dialogues",
+        "judging.tasks.reclaim_stale_judge_runs",
         "evalhub.tasks.clear_expired_sessions",
         "annotation.tasks.sync_crowd_campaigns",
     }

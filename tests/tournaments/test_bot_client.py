@@ -500,6 +500,55 @@ def test_openai_a_reply_of_the_wrong_shape_is_refused_at_once(fake, reply, messa
     assert not caught.value.transient and len(server.requests) == 1
 
 
+# Chat messages for judges (judging/) -----------------------------------------------------
+
+
+JUDGE_MESSAGES = [
+    {"role": "system", "content": "You judge chatbots."},
+    {"role": "user", "content": "Which is better?"},
+]
+
+
+def test_chat_sends_the_messages_as_given_and_returns_the_usage(fake):
+    server = fake(lambda payload: openai_fake.completion('{"better": "1"}'))
+    sampling = Sampling(model="judge-7b", system_prompt="You are a bot.", temperature=0.0)
+    answer = openai_client(server, sampling=sampling).chat(JUDGE_MESSAGES)
+    assert answer.text == '{"better": "1"}'
+    assert (answer.usage.prompt_tokens, answer.usage.completion_tokens) == (1, 1)
+    sent = server.requests[0]
+    # The rubric's messages alone: the endpoint's own system prompt is not added.
+    assert sent["messages"] == JUDGE_MESSAGES
+    assert (sent["model"], sent["temperature"]) == ("judge-7b", 0.0)
+
+
+@pytest.mark.parametrize(
+    "usage", [None, {"prompt_tokens": "12"}, {"prompt_tokens": -1, "completion_tokens": 3.5}]
+)
+def test_chat_usage_the_server_does_not_report_is_none(fake, usage):
+    body = {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}
+    if usage is not None:
+        body["usage"] = usage
+    server = fake(lambda payload: openai_fake.Reply(200, json.dumps(body).encode()))
+    answer = openai_client(server).chat(JUDGE_MESSAGES)
+    assert answer.text == "ok"
+    assert (answer.usage.prompt_tokens, answer.usage.completion_tokens) == (None, None)
+
+
+def test_chat_retries_a_429_after_its_retry_after(fake):
+    server = fake(openai_fake.then(openai_fake.rate_limited("1"), openai_fake.echo))
+    sleeps = []
+    answer = openai_client(server, sleep=sleeps.append).chat(JUDGE_MESSAGES)
+    assert answer.text == "echo: Which is better?"
+    assert sleeps == [1.0] and len(server.requests) == 2
+
+
+def test_chat_needs_an_openai_endpoint(serve):
+    server = serve(bots.echo)
+    with pytest.raises(BotError, match="only OpenAI-compatible endpoints"):
+        client(server).chat(JUDGE_MESSAGES)
+    assert server.requests == []
+
+
 # Address policy -------------------------------------------------------------------------
 
 

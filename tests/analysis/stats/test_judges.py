@@ -159,3 +159,11 @@ def test_bad_input_is_rejected():
         ranking_correlation({"a": {1: 1.0}, "b": {2: 1.0}}, {"a": {1: 1.0}, "b": {3: 1.0}})
     with pytest.raises(ValueError, match="size 9 must be between 1 and 2"):
         convergence({"a": [1, 2], "b": [3, 4]}, {"a": 1, "b": 2}, [9])
+
+
+def test_convergence_of_a_judge_that_ranks_every_system_alike_is_undefined(recwarn):
+    scores = {"a": [1.0, 1.0, 1.0], "b": [1.0, 1.0, 1.0], "c": [1.0, 1.0, 1.0]}
+    (point,) = convergence(scores, {"a": 1.0, "b": 2.0, "c": 3.0}, [2], n_repeats=10)
+    assert np.isnan(point.spearman_mean) and np.isnan(point.kendall_high)
+    assert point.n_dialogues == 2 and point.n_repeats == 10
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

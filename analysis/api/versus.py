@@ -1,0 +1,109 @@
+"""`/api/judge-runs/<id>/human-vs-automatic/`: an automatic judge run measured against its
+campaign's humans (``analysis.reports.human_vs_automatic``).
+
+- `GET`: the latest successful comparison, its result typed by
+  `HumanVsAutomaticResultSerializer` and the run's provenance under ``"run"``; 404 when the
+  judge run does not exist for the user (they manage neither its campaign nor the
+  campaign's tournament) or has no comparison yet.
+- `POST` (the same people): request the comparison of the current judgments, with
+  optional analysis parameters; answers the run (202 while queued, 200 when an identical
+  comparison already succeeded). Nothing judged by both is a 400 in the one error shape.
+"""
+
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from evalhub.declared import DeclaredInvalid
+from evalhub.errors import UserInputError
+from judging.models import JudgeRun
+
+from ..models import AnalysisRun
+from ..tasks import analyze_judge_run
+from ..versus import latest_comparison, may_compare
+from . import examples
+from .serializers import HumanVsAutomaticResultSerializer
+
+
+class ComparisonRequestSerializer(serializers.Serializer):
+    parameters = serializers.DictField(
+        required=False,
+        default=dict,
+        help_text="Analysis parameters (analysis/parameters.py); left out: the defaults.",
+    )
+
+
+class ComparisonRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    status = serializers.CharField()
+    progress = serializers.CharField()
+    parameters = serializers.DictField()
+
+
+def _judge_run(request, pk) -> JudgeRun:
+    run = get_object_or_404(JudgeRun.objects.select_related("judge", "rubric", "campaign"), pk=pk)
+    if not may_compare(request.user, run.campaign):
+        raise Http404("No such judge run.")
+    return run
+
+
+class HumanVsAutomatic(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        responses={200: HumanVsAutomaticResultSerializer},
+        summary="Human versus automatic: the latest comparison of a judge run",
+        examples=examples.VERSUS,
+    )
+    def get(self, request, pk):
+        comparison = latest_comparison(_judge_run(request, pk))
+        if comparison is None:
+            raise Http404("This judge run has not been compared with the humans yet.")
+        provenance = {
+            "id": comparison.pk,
+            "finished_at": comparison.finished_at,
+            "parameters": comparison.parameters,
+            "inputs_digest": comparison.inputs_digest,
+            "versions": comparison.versions,
+        }
+        return Response(
+            HumanVsAutomaticResultSerializer({**comparison.result, "run": provenance}).data
+        )
+
+    @extend_schema(
+        request=ComparisonRequestSerializer,
+        responses={200: ComparisonRunSerializer, 202: ComparisonRunSerializer},
+        summary="Compare a judge run with the humans",
+        examples=[
+            OpenApiExample(
+                "Fewer resamples",
+                value={"parameters": {"judge_resamples": 500}},
+                request_only=True,
+            ),
+            *examples.VERSUS_REQUESTED,
+        ],
+    )
+    def post(self, request, pk):
+        judge_run = _judge_run(request, pk)
+        given = ComparisonRequestSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            run = analyze_judge_run(
+                judge_run, given.validated_data["parameters"], user=request.user
+            )
+        except DeclaredInvalid as invalid:
+            raise UserInputError.from_fields(
+                {
+                    f"parameters.{field}" if field else "parameters": m
+                    for field, m in invalid.errors.items()
+                }
+            ) from None
+        done = run.status == AnalysisRun.Status.SUCCEEDED
+        return Response(
+            ComparisonRunSerializer(run).data,
+            status=status.HTTP_200_OK if done else status.HTTP_202_ACCEPTED,
+        )

@@ -1,0 +1,315 @@
+"""Human versus automatic: one automatic judge run measured against a campaign's humans.
+
+Pure, like every report: ``HumanVsAutomaticData`` (``analysis.automatic_inputs`` fills it
+from the database; ``analysis.comparable`` says what a payload of each kind yields) in, the
+result contract out, computed by ``analysis.stats.judges``. For every dimension of the
+campaign's kind (Likert dimensions, ABC-Eval behaviours, comparative dimensions, Spot The
+Bot's label and features, A/B's choice):
+
+* **agreement per item**, on the units both humans and the judge labelled: Cohen's kappa
+  between the judge and the human majority (items whose human labels tie are left out;
+  Likert weighted by ``judge_kappa_weights``), and Krippendorff's alpha of the humans alone
+  and with the judge as one more coder (nominal; ordinal for Likert);
+* **system rankings**: each system's mean score over its conversations, by the humans and
+  by the judge; Spearman's rho and Kendall's tau-b between them on the conversations both
+  scored, with percentile bootstrap intervals (``coverage``) resampling conversations within
+  each system (``judge_resamples``);
+* **convergence** (bipartite-play, Sato et al. 2022, section 6.1): the correlation of the
+  judge's ranking from n random dialogues per system with the humans' ranking on all of
+  theirs (with the judge's own ranking on all its dialogues while no human has judged:
+  ``convergence_target``), for n on a grid from 1 to the fewest dialogues the judge scored for a system
+  (``convergence_points`` sizes, ``convergence_repeats`` subsets each; mean and 2.5-97.5
+  percentiles).
+
+Bipartite-play partners are never ranked (they are the fixed opponents; the rankings hold
+the targets only); their speakers' labels still count for agreement.
+
+The human analyses never see the judge: this report is the one place where the two meet.
+A judge run on a campaign no human has judged yet is reported alone (its ranking and its
+convergence), so that a tournament scored only automatically has a ranking too.
+
+Result contract
+---------------
+::
+
+    {"subject": campaign slug, "kind": "human_vs_automatic", "task_kind": kind,
+     "judge": {"run": id, "label": text},
+     "systems": [slug, ...],                  # ranked targets, by the humans on the first
+                                              # dimension (by the judge where no human scored)
+     "partners": [slug, ...],                 # bipartite-play: never ranked
+     "judgments": n, "automatic_judgments": n,
+     "dimensions": [
+        {"dimension", "level": "nominal" | "ordinal",
+         "agreement": {"units", "kappa", "kappa_weights", "kappa_units", "tied_majority",
+                       "alpha_humans", "alpha_with_judge", "alpha_units"},
+         "systems": [{"system", "human_mean", "human_conversations", "human_rank",
+                      "judge_mean", "judge_conversations", "judge_rank"}],
+                                              # ranks: 1 = highest mean score
+         "correlation": {"spearman", "spearman_low", "spearman_high", "kendall",
+                         "kendall_low", "kendall_high", "systems", "conversations",
+                         "confidence_level", "resamples"} | null,
+         "convergence_target": "human" | "judge" | null,
+         "convergence": [{"n_dialogues", "spearman_mean", "spearman_low", "spearman_high",
+                          "kendall_mean", "kendall_low", "kendall_high", "repeats"}]}],
+     "warnings": [text, ...]}
+
+Means are over all conversations each side scored; the correlation uses only the
+conversations both scored (so its point estimate may differ from one computed on the means
+in the table when the judge scored more dialogues than the humans).
+"""
+
+from __future__ import annotations
+
+import warnings as warnings_module
+from collections import defaultdict
+from collections.abc import Mapping
+
+import numpy as np
+from scipy import stats
+
+from analysis.comparable import LIKERT_SCALE
+from analysis.stats.judges import (
+    alpha_with_judge,
+    convergence,
+    kappa_with_majority,
+    ranking_correlation,
+)
+
+from .common import Progress, report_progress
+from .data import HumanVsAutomaticData, NothingToAnalyse
+
+__all__ = ["convergence_sizes", "human_vs_automatic_report"]
+
+MAIN_DIMENSIONS = ("label", "choice")
+
+
+def convergence_sizes(smallest: int, points: int) -> list[int]:
+    """``points`` dialogue counts from 1 to ``smallest``, evenly spaced on a log scale
+    (the curve changes fastest at the start), distinct and increasing."""
+    if smallest < 1:
+        return []
+    grid = np.geomspace(1, smallest, num=max(points, 1)) if points > 1 else [smallest]
+    return sorted({int(round(n)) for n in grid})
+
+
+def _agreement(human, judge, level: str, weights: str) -> tuple[dict, list[str]]:
+    """Kappa with the human majority and alpha with the judge, on one dimension's units."""
+    by_unit: dict[str, dict[int, object]] = defaultdict(dict)
+    for unit, worker, value in human:
+        by_unit[unit][worker] = value
+    judged = dict(judge)
+    shared = sorted(set(by_unit) & set(judged))
+    warnings = []
+    kappa_weights = None if level == "nominal" or weights == "none" else weights
+    majority = kappa_with_majority(
+        {u: list(by_unit[u].values()) for u in shared},
+        {u: judged[u] for u in shared},
+        labels=LIKERT_SCALE if level == "ordinal" else None,
+        weights=kappa_weights,
+    )
+    alpha_humans = alpha_judge = None
+    alpha_units = 0
+    # Alpha depends on which values share a unit, not on who gave them: the k-th human label
+    # of each unit goes in row k, so the matrix has as many rows as the most labels a unit
+    # got, not one per crowdworker (who may be thousands).
+    slots = {u: dict(enumerate(by_unit[u].values())) for u in shared}
+    try:
+        alpha = alpha_with_judge(slots, {u: judged[u] for u in shared}, level)
+    except ValueError:
+        warnings.append("no unit has two human labels: Krippendorff's alpha needs them")
+    else:
+        alpha_humans = alpha.humans.statistic
+        alpha_judge = alpha.with_judge.statistic
+        alpha_units = alpha.with_judge.n_units
+    return (
+        {
+            "units": len(shared),
+            "kappa": majority.kappa.statistic,
+            "kappa_weights": kappa_weights or "none",
+            "kappa_units": majority.kappa.n_items,
+            "tied_majority": majority.n_tied_majority,
+            "alpha_humans": alpha_humans,
+            "alpha_with_judge": alpha_judge,
+            "alpha_units": alpha_units,
+        },
+        warnings,
+    )
+
+
+def _per_conversation(rows) -> dict[str, dict[str, float]]:
+    """system -> {conversation: mean score over the judgments of that conversation}."""
+    collected: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for system, conversation, score in rows:
+        collected[system][conversation].append(float(score))
+    return {
+        system: {c: float(np.mean(v)) for c, v in conversations.items()}
+        for system, conversations in collected.items()
+    }
+
+
+def _ranks(means: Mapping[str, float]) -> dict[str, float]:
+    """1 = highest mean; ties share their average rank."""
+    systems = sorted(means)
+    ranks = stats.rankdata([-means[s] for s in systems])
+    return {s: float(r) for s, r in zip(systems, ranks, strict=True)}
+
+
+def _system_rows(human, judge) -> list[dict]:
+    human_means = {s: float(np.mean(list(c.values()))) for s, c in human.items()}
+    judge_means = {s: float(np.mean(list(c.values()))) for s, c in judge.items()}
+    human_ranks, judge_ranks = _ranks(human_means), _ranks(judge_means)
+    systems = sorted(
+        set(human) | set(judge),
+        key=lambda s: (human_ranks.get(s, np.inf), judge_ranks.get(s, np.inf), s),
+    )
+    return [
+        {
+            "system": s,
+            "human_mean": human_means.get(s),
+            "human_conversations": len(human.get(s, {})),
+            "human_rank": human_ranks.get(s),
+            "judge_mean": judge_means.get(s),
+            "judge_conversations": len(judge.get(s, {})),
+            "judge_rank": judge_ranks.get(s),
+        }
+        for s in systems
+    ]
+
+
+def _correlation(human, judge, params) -> tuple[dict | None, list[str]]:
+    shared = {
+        s: set(human[s]) & set(judge[s])
+        for s in set(human) & set(judge)
+        if set(human[s]) & set(judge[s])
+    }
+    if len(shared) < 2:
+        return None, ["fewer than two systems have conversations scored by both: no correlation"]
+    with warnings_module.catch_warnings():
+        # Resamples without variation give NaN bounds, which the warnings below explain.
+        warnings_module.simplefilter("ignore", stats.DegenerateDataWarning)
+        result = ranking_correlation(
+            {s: human[s] for s in shared},
+            {s: judge[s] for s in shared},
+            confidence_level=params["coverage"],
+            n_resamples=params["judge_resamples"],
+            rng=params["seed"],
+        )
+    warnings = []
+    if np.isnan(result.spearman):
+        warnings.append("every system has the same mean score on one side: no correlation")
+    elif np.isnan(result.spearman_low):
+        warnings.append("a system has one conversation scored by both: no bootstrap interval")
+    return (
+        {
+            "spearman": result.spearman,
+            "spearman_low": result.spearman_low,
+            "spearman_high": result.spearman_high,
+            "kendall": result.kendall,
+            "kendall_low": result.kendall_low,
+            "kendall_high": result.kendall_high,
+            "systems": len(result.systems),
+            "conversations": sum(len(c) for c in shared.values()),
+            "confidence_level": result.confidence_level,
+            "resamples": result.n_resamples,
+        },
+        warnings,
+    )
+
+
+def _convergence(human, judge, params) -> tuple[str | None, list[dict]]:
+    """(the target ranking's source, the curve): the humans' ranking when at least two of
+    the judge's systems have one, else the judge's own ranking on all its dialogues (how
+    many dialogues the automatic ranking needs to settle, as the paper measured it)."""
+    target_from = "human" if len(set(human) & set(judge)) >= 2 else "judge"
+    source = human if target_from == "human" else judge
+    target = {s: float(np.mean(list(c.values()))) for s, c in source.items()}
+    scores = {s: list(c.values()) for s, c in judge.items() if s in target}
+    if len(scores) < 2:
+        return None, []
+    sizes = convergence_sizes(min(len(v) for v in scores.values()), params["convergence_points"])
+    points = convergence(
+        scores, target, sizes, n_repeats=params["convergence_repeats"], rng=params["seed"]
+    )
+    return target_from, [
+        {
+            "n_dialogues": p.n_dialogues,
+            "spearman_mean": p.spearman_mean,
+            "spearman_low": p.spearman_low,
+            "spearman_high": p.spearman_high,
+            "kendall_mean": p.kendall_mean,
+            "kendall_low": p.kendall_low,
+            "kendall_high": p.kendall_high,
+            "repeats": p.n_repeats,
+        }
+        for p in points
+    ]
+
+
+def _group(rows, width: int) -> dict[str, list[tuple]]:
+    """Rows by their first field (the dimension), the rest kept."""
+    grouped: dict[str, list[tuple]] = defaultdict(list)
+    for row in rows:
+        grouped[row[0]].append(tuple(row[1:width]))
+    return grouped
+
+
+def human_vs_automatic_report(
+    data: HumanVsAutomaticData, params: Mapping, progress: Progress | None = None
+) -> dict:
+    """The result contract (module docstring) of one judge run against the humans."""
+    if data.is_empty():
+        raise NothingToAnalyse("The judge has judged no item yet.")
+    partners = set(data.partners)
+    human_labels, judge_labels = _group(data.human_labels, 4), _group(data.judge_labels, 3)
+    human_scores = _group([r for r in data.human_scores if r[1] not in partners], 4)
+    judge_scores = _group([r for r in data.judge_scores if r[1] not in partners], 4)
+    # The kind's main question first (Spot The Bot's label, A/B's choice), then by name.
+    dimensions = sorted(
+        set(human_labels) | set(judge_labels) | set(human_scores),
+        key=lambda d: (d not in MAIN_DIMENSIONS, d),
+    )
+    humans_judged = bool(data.human_labels)
+    warnings: list[str] = (
+        []
+        if humans_judged
+        else ["no human judgments yet: the judge's ranking alone, without agreement"]
+    )
+    sections = []
+    for dimension in dimensions:
+        report_progress(progress, f"Comparing {dimension}")
+        agreement, notes = _agreement(
+            human_labels.get(dimension, []),
+            judge_labels.get(dimension, []),
+            data.level,
+            params["judge_kappa_weights"],
+        )
+        human = _per_conversation(human_scores.get(dimension, []))
+        judge = _per_conversation(judge_scores.get(dimension, []))
+        correlation, more = _correlation(human, judge, params)
+        if humans_judged:
+            warnings += [f"{dimension}: {note}" for note in notes + more]
+        target_from, curve = _convergence(human, judge, params)
+        sections.append(
+            {
+                "dimension": dimension,
+                "level": data.level,
+                "agreement": agreement,
+                "systems": _system_rows(human, judge),
+                "correlation": correlation,
+                "convergence_target": target_from,
+                "convergence": curve,
+            }
+        )
+    ranked = sections[0]["systems"] if sections else []
+    return {
+        "subject": data.subject,
+        "kind": data.kind,
+        "task_kind": data.task_kind,
+        "judge": {"run": data.judge_run, "label": data.judge},
+        "systems": [row["system"] for row in ranked],
+        "partners": sorted(partners),
+        "judgments": data.human_judgments,
+        "automatic_judgments": data.automatic_judgments,
+        "dimensions": sections,
+        "warnings": warnings,
+    }

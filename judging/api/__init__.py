@@ -1,0 +1,1 @@
+"""REST API of automatic judges (judging/api/views.py)."""

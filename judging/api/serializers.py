@@ -1,0 +1,163 @@
+"""Serializers of the judges API; the checks are the pages' (forms.py, runs.py,
+rubric_versions.py), so a page and the API refuse the same input with the same message."""
+
+from rest_framework import serializers
+
+from evalhub.declared import bounds, help_text
+
+from ..forms import RESERVED_SLUGS, campaigns_for, endpoints_for
+from ..models import AutomaticJudgment, Judge, JudgeRun, Rubric
+from ..rubric_versions import is_used
+from ..run_settings import JudgeRunSettings
+
+
+def _range(name: str) -> dict:
+    low, high = bounds(JudgeRunSettings.model_fields[name])
+    message = f"{name} must be from {low} to {high}."
+    return {
+        "min_value": low,
+        "max_value": high,
+        "help_text": help_text(JudgeRunSettings, name),
+        "error_messages": {"min_value": message, "max_value": message},
+    }
+
+
+class JudgeSerializer(serializers.ModelSerializer):
+    owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    system = serializers.CharField(
+        source="endpoint.system.slug",
+        help_text="The system whose OpenAI-compatible bot endpoint the judge calls.",
+    )
+    model_name = serializers.CharField(source="endpoint.model_name", read_only=True)
+
+    class Meta:
+        model = Judge
+        fields = ["slug", "name", "owner", "system", "model_name", "created"]
+        read_only_fields = ["created"]
+
+    def validate_slug(self, slug):
+        if slug in RESERVED_SLUGS:
+            raise serializers.ValidationError(f"'{slug}' names a page of the judges.")
+        return slug
+
+    def validate(self, data):
+        slug = data.pop("endpoint")["system"]["slug"]
+        endpoint = endpoints_for(self.context["request"].user).filter(system__slug=slug).first()
+        if endpoint is None:
+            raise serializers.ValidationError(
+                {"system": f"{slug!r} is not a system of yours with an OpenAI-compatible endpoint."}
+            )
+        data["endpoint"] = endpoint
+        return data
+
+
+class RubricSerializer(serializers.ModelSerializer):
+    owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    used = serializers.SerializerMethodField(help_text="A run used it: it never changes again.")
+
+    class Meta:
+        model = Rubric
+        fields = ["id", "task_kind", "name", "version", "instructions", "owner", "used", "created"]
+        read_only_fields = ["version", "created"]
+        # A name already used gets its next version (rubric_versions.create), not an error.
+        validators: list = []
+
+    def get_used(self, rubric) -> bool:
+        return is_used(rubric)
+
+
+class RubricReviseSerializer(serializers.Serializer):
+    instructions = serializers.CharField(max_length=20_000)
+
+
+class RunSerializer(serializers.ModelSerializer):
+    judge = serializers.SlugRelatedField(slug_field="slug", queryset=Judge.objects.all())
+    campaign = serializers.SlugRelatedField(
+        slug_field="slug", queryset=JudgeRun._meta.get_field("campaign").related_model.objects.all()
+    )
+    rubric = serializers.PrimaryKeyRelatedField(queryset=Rubric.objects.all())
+    concurrency = serializers.IntegerField(default=2, **_range("concurrency"))
+    max_attempts = serializers.IntegerField(default=3, **_range("max_attempts"))
+    percent = serializers.IntegerField(read_only=True)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        request = self.context.get("request")
+        if request is not None:
+            # Another user's judges and campaigns are not found, as on the pages.
+            self.fields["judge"].queryset = Judge.objects.managed_by(request.user)
+            self.fields["campaign"].queryset = campaigns_for(request.user)
+
+    class Meta:
+        model = JudgeRun
+        fields = [
+            "id",
+            "judge",
+            "rubric",
+            "campaign",
+            "status",
+            "concurrency",
+            "max_attempts",
+            "items_total",
+            "items_done",
+            "items_failed",
+            "percent",
+            "prompt_tokens",
+            "completion_tokens",
+            "created",
+            "started_at",
+            "finished_at",
+            "last_error",
+        ]
+        read_only_fields = [
+            "status",
+            "items_total",
+            "items_done",
+            "items_failed",
+            "prompt_tokens",
+            "completion_tokens",
+            "created",
+            "started_at",
+            "finished_at",
+            "last_error",
+        ]
+
+
+class JudgeRunProgressSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=JudgeRun.Status.choices)
+    status_display = serializers.CharField()
+    items_total = serializers.IntegerField()
+    items_done = serializers.IntegerField()
+    items_failed = serializers.IntegerField()
+    percent = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    requests_today = serializers.IntegerField()
+    daily_budget = serializers.IntegerField()
+    last_error = serializers.CharField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class AutomaticJudgmentSerializer(serializers.ModelSerializer):
+    item = serializers.IntegerField(source="item.position", read_only=True)
+    item_id = serializers.IntegerField(read_only=True)
+    automatic = serializers.BooleanField(read_only=True, default=True)
+
+    class Meta:
+        model = AutomaticJudgment
+        fields = [
+            "item",
+            "item_id",
+            "automatic",
+            "status",
+            "payload",
+            "raw_text",
+            "error",
+            "attempts",
+            "prompt_tokens",
+            "completion_tokens",
+            "created",
+        ]
+        read_only_fields = fields

@@ -1,0 +1,249 @@
+"""A worker judging a run's items: claim, concurrency, budget, progress, pause, death.
+
+Claim. A worker takes a run with one conditional UPDATE (queued, or running with a
+heartbeat older than EVALHUB_JUDGE_STALE_SECONDS: its worker died) that sets it running
+and increments `lease`. Every later write of this worker (a judgment with its counters, a
+heartbeat, the final status) applies only while the run still carries that lease, so a
+worker thought dead that wakes up writes nothing, and two workers never judge one run.
+
+Concurrency. Up to `run.concurrency` items are in flight, each on a thread that only talks
+HTTP and parses (judging/answering.py); every database write happens on the worker's own
+thread, including the endpoint budget charged before each request (the client's budget
+hook hands the charge to this thread and waits), so one connection serves the whole run.
+The endpoint's own `max_concurrency` still caps what all its users send at once.
+
+Progress. Each answer is stored with the run's counters (done or failed, tokens) in one
+transaction, the counters incremented in the database, so the page reads exact numbers
+at any time. The unique (run, item) makes a judgment stored twice impossible.
+
+Stopping. Between answers the worker rereads the run's status: paused (by the owner), or
+a lost lease, stops taking new items; the ones in flight are finished and stored (while
+the lease holds). A spent daily budget pauses the run with the reason; a transport error
+the client gave up on fails it with the error; the unjudged items wait for a resume.
+After EVALHUB_JUDGE_SLICE_SECONDS the worker hands the rest to a new task (the run
+queued again), which keeps every task within Celery's time limits.
+"""
+
+import logging
+import queue
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from tournaments.bot_client import BotClient, BotError, BudgetExhausted, Endpoint, database_budget
+
+from .answering import Answer, Question, answer
+from .models import AutomaticJudgment, JudgeRun
+from .runs import judgeable_items, pending_items
+
+logger = logging.getLogger(__name__)
+Status = JudgeRun.Status
+HEARTBEAT_SECONDS = 5.0
+
+
+class LostLease(Exception):
+    """Another worker holds the run now (or it was deleted): stop, write nothing."""
+
+
+def stale_before():
+    return timezone.now() - timedelta(seconds=settings.EVALHUB_JUDGE_STALE_SECONDS)
+
+
+def claim(run_id: int) -> int | None:
+    """Take the run for this worker: its lease, or None when it is not claimable."""
+    now = timezone.now()
+    claimable = Q(status=Status.QUEUED) | Q(
+        Q(heartbeat__isnull=True) | Q(heartbeat__lt=stale_before()), status=Status.RUNNING
+    )
+    with transaction.atomic():
+        changed = (
+            JudgeRun.objects.filter(pk=run_id)
+            .filter(claimable)
+            .update(
+                status=Status.RUNNING,
+                lease=F("lease") + 1,
+                heartbeat=now,
+                started_at=Coalesce("started_at", now),
+                last_error="",
+            )
+        )
+        if not changed:
+            return None
+        return JudgeRun.objects.filter(pk=run_id).values_list("lease", flat=True).get()
+
+
+def _fenced(run: JudgeRun, lease: int):
+    return JudgeRun.objects.filter(pk=run.pk, lease=lease)
+
+
+def record(run: JudgeRun, lease: int, item_id: int, result: Answer) -> bool:
+    """Store one answer and count it; False when the item was judged already."""
+    counters = {
+        "items_done" if result.ok else "items_failed": F(
+            "items_done" if result.ok else "items_failed"
+        )
+        + 1,
+        "prompt_tokens": F("prompt_tokens") + (result.prompt_tokens or 0),
+        "completion_tokens": F("completion_tokens") + (result.completion_tokens or 0),
+        "heartbeat": timezone.now(),
+    }
+    try:
+        with transaction.atomic():
+            AutomaticJudgment.objects.create(
+                run=run,
+                item_id=item_id,
+                status=AutomaticJudgment.Status.OK
+                if result.ok
+                else AutomaticJudgment.Status.FAILED,
+                payload=result.payload,
+                raw_text=result.raw_text,
+                error=result.error,
+                attempts=result.attempts,
+                prompt_tokens=result.prompt_tokens,
+                completion_tokens=result.completion_tokens,
+            )
+            if not _fenced(run, lease).update(**counters):
+                raise LostLease
+    except IntegrityError:
+        return False
+    return True
+
+
+def _finish(run: JudgeRun, lease: int, status: str, error: str = "") -> None:
+    fields = {"status": status, "last_error": error[:2000], "heartbeat": timezone.now()}
+    if status == Status.DONE:
+        fields["finished_at"] = timezone.now()
+    # A pause asked for meanwhile is kept, whatever this worker would have set.
+    _fenced(run, lease).exclude(status=Status.PAUSED).update(**fields)
+
+
+class _Inbox:
+    """Where the item threads post finished answers and the budget charges they need done
+    on the worker's thread (which holds the database connection)."""
+
+    def __init__(self):
+        self.queue: queue.SimpleQueue = queue.SimpleQueue()
+        self.owner = threading.get_ident()
+
+    def on_worker_thread(self, function, *args):
+        if threading.get_ident() == self.owner:
+            return function(*args)
+        future: Future = Future()
+        self.queue.put(("call", (function, args, future)))
+        return future.result()
+
+    def finished(self, future: Future) -> None:
+        self.queue.put(("done", future))
+
+
+def make_client(run: JudgeRun, inbox: _Inbox) -> BotClient:
+    return BotClient(
+        Endpoint.from_model(run.judge.endpoint),
+        max_reply_chars=settings.EVALHUB_JUDGE_MAX_REPLY_CHARS,
+        budget=lambda endpoint: inbox.on_worker_thread(database_budget, endpoint),
+    )
+
+
+def execute(run_id: int, *, client_factory=make_client) -> str:
+    """Judge the run's pending items; "done", "paused", "failed", "continued" (a new
+    task takes the rest), "lost" (another worker took over) or "skipped" (not claimable)."""
+    lease = claim(run_id)
+    if lease is None:
+        return "skipped"
+    run = JudgeRun.objects.select_related("judge__endpoint", "rubric", "campaign").get(pk=run_id)
+    _fenced(run, lease).update(items_total=judgeable_items(run.campaign).count())
+    kind = run.campaign.kind
+    config = kind.clean_config(run.campaign.task_config)
+    inbox = _Inbox()
+    try:
+        client = client_factory(run, inbox)
+    except BotError as error:
+        _finish(run, lease, Status.FAILED, str(error))
+        return "failed"
+    items = pending_items(run).select_related("campaign").iterator(chunk_size=200)
+    deadline = time.monotonic() + settings.EVALHUB_JUDGE_SLICE_SECONDS
+    outcome, error_text = None, ""
+    in_flight: dict[Future, int] = {}
+    last_beat = time.monotonic()
+
+    def submit(pool) -> bool:
+        item = next(items, None)
+        if item is None:
+            return False
+        question = Question(
+            kind, item, config, kind.item_context(item, config), run.rubric.instructions
+        )
+        future = pool.submit(answer, client, question, run.max_attempts)
+        in_flight[future] = item.pk
+        future.add_done_callback(inbox.finished)
+        return True
+
+    with ThreadPoolExecutor(max_workers=run.concurrency, thread_name_prefix="judge") as pool:
+        taking = True
+        while taking and len(in_flight) < run.concurrency:
+            taking = submit(pool)
+        while in_flight:
+            try:
+                message, body = inbox.queue.get(timeout=HEARTBEAT_SECONDS)
+            except queue.Empty:
+                message, body = None, None
+            if message == "call":
+                function, args, future = body
+                try:
+                    future.set_result(function(*args))
+                except BaseException as error:  # handed back to the thread that asked
+                    future.set_exception(error)
+                continue
+            if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
+                last_beat = time.monotonic()
+                if not _fenced(run, lease).update(heartbeat=timezone.now()):
+                    outcome = "lost"
+            if message != "done":
+                continue
+            item_id = in_flight.pop(body)
+            try:
+                result = body.result()
+            except BudgetExhausted as error:
+                outcome, error_text = outcome or "paused", str(error)
+            except BotError as error:
+                outcome, error_text = outcome or "failed", str(error)
+            else:
+                try:
+                    record(run, lease, item_id, result)
+                except LostLease:
+                    outcome = "lost"
+            if outcome is None:
+                status = JudgeRun.objects.filter(pk=run.pk).values_list("status", "lease").first()
+                if status is None or status[1] != lease:
+                    outcome = "lost"
+                elif status[0] == Status.PAUSED:
+                    outcome = "paused"
+            if outcome is None and time.monotonic() > deadline:
+                outcome = "continued"
+            if outcome is None and taking:
+                taking = submit(pool)
+    if outcome == "lost":
+        return "lost"
+    if outcome == "paused":
+        if error_text:
+            _fenced(run, lease).update(status=Status.PAUSED, last_error=error_text[:2000])
+        return "paused"
+    if outcome == "failed":
+        _finish(run, lease, Status.FAILED, error_text)
+        return "failed"
+    if outcome == "continued" or pending_items(run).exists():
+        if _fenced(run, lease).exclude(status=Status.PAUSED).update(status=Status.QUEUED):
+            from .runs import _send
+
+            _send(run)
+            return "continued"
+        return "paused"
+    _finish(run, lease, Status.DONE)
+    return "done"

@@ -1,0 +1,109 @@
+"""The forms of the judges' pages (the API checks the same things with the same services)."""
+
+from django import forms
+
+from annotation.models import Campaign
+from evalhub import permissions
+from evalhub.declared import declare_fields
+from evalhub.errors import UserInputError
+from tournaments.models import BotEndpoint
+
+from . import rubric_versions
+from .models import Judge, JudgeRun, Rubric
+from .rubrics import judgeable_kinds
+from .run_settings import JudgeRunSettings
+
+# Addresses under /judges/ that a judge's slug would hide.
+RESERVED_SLUGS = ("new", "rubrics", "runs")
+
+
+def endpoints_for(user):
+    """OpenAI-compatible endpoints of the systems the user may manage."""
+    endpoints = BotEndpoint.objects.filter(protocol=BotEndpoint.Protocol.OPENAI).select_related(
+        "system"
+    )
+    if permissions.is_staff(user):
+        return endpoints.order_by("system__slug")
+    return endpoints.filter(system__owner=user).order_by("system__slug")
+
+
+def campaigns_for(user):
+    campaigns = Campaign.objects.filter(task_kind__in=judgeable_kinds())
+    return permissions.managed_by(campaigns, user).order_by("-created")
+
+
+def _user_errors(form: forms.Form, error: UserInputError) -> None:
+    for problem in error.problems:
+        form.add_error(problem.field if problem.field in form.fields else None, problem.message)
+
+
+class JudgeForm(forms.ModelForm):
+    class Meta:
+        model = Judge
+        fields = ["slug", "name", "endpoint"]
+        help_texts = {
+            "slug": "Lowercase letters, digits and hyphens; the judge's address.",
+            "endpoint": "An OpenAI-compatible endpoint of one of your systems "
+            "(register it on the system's page first).",
+        }
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["endpoint"].queryset = endpoints_for(user)
+        self.fields["endpoint"].empty_label = None
+        self.fields["endpoint"].label_from_instance = lambda e: f"{e.system.name} ({e.model_name})"
+
+    def clean_slug(self):
+        slug = self.cleaned_data["slug"]
+        if slug in RESERVED_SLUGS:
+            raise forms.ValidationError(f"'{slug}' names a page of the judges; choose another.")
+        return slug
+
+
+class RubricForm(forms.Form):
+    task_kind = forms.ChoiceField(label="Task kind")
+    name = forms.SlugField(max_length=80, help_text="A new version is made under this name.")
+    instructions = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 18}),
+        max_length=20_000,
+        help_text="The prompt. $answer_format says how to reply; the other $names show the "
+        "item (see the default rubric of the kind).",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        labels = dict(Rubric._meta.get_field("task_kind").choices)
+        self.fields["task_kind"].choices = [(k, labels[k]) for k in judgeable_kinds()]
+
+    def save(self, user) -> Rubric | None:
+        try:
+            return rubric_versions.create(owner=user, **self.cleaned_data)
+        except UserInputError as error:
+            _user_errors(self, error)
+            return None
+
+
+class RubricReviseForm(forms.Form):
+    instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 18}), max_length=20_000)
+
+    def save(self, rubric: Rubric, user) -> Rubric | None:
+        try:
+            return rubric_versions.revise(
+                rubric, instructions=self.cleaned_data["instructions"], owner=user
+            )
+        except UserInputError as error:
+            _user_errors(self, error)
+            return None
+
+
+class RunForm(forms.ModelForm):
+    class Meta:
+        model = JudgeRun
+        fields = ["campaign", "rubric", "concurrency", "max_attempts"]
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["campaign"].queryset = campaigns_for(user)
+        self.fields["rubric"].queryset = Rubric.objects.filter(task_kind__in=judgeable_kinds())
+        self.fields["rubric"].help_text = "Its task kind must be the campaign's."
+        declare_fields(self.fields, JudgeRunSettings)

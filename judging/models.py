@@ -1,0 +1,209 @@
+"""Automatic judges: a registered model answering a task kind's questions by a rubric.
+
+A `Judge` is an OpenAI-compatible endpoint (a tournaments.BotEndpoint) under a name; a
+`Rubric` is the versioned prompt for one task kind, frozen once a run used it (editing
+makes version n + 1, as partner sets do: judging/rubric_versions.py); a `JudgeRun` judges
+a campaign's task items in the background (judging/tasks.py) and stores one
+`AutomaticJudgment` per item, whose payload has exactly the shape a human Judgment of the
+kind has, produced by the kind's own parse_payload. Automatic judgments live in their own
+table so that no human analysis can count them by accident.
+"""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+
+from annotation.kinds import KIND_CHOICES
+from annotation.models import Campaign, Item
+from evalhub import permissions
+from evalhub.declared import range_constraint, range_validators
+from evalhub.slugs import validate_slug
+from tournaments.models import BotEndpoint
+
+from .run_settings import JudgeRunSettings
+
+RUBRIC_VERSION_MAX = 100_000
+
+
+class JudgeQuerySet(models.QuerySet):
+    def managed_by(self, user):
+        """Owners see and manage their judges; staff every one."""
+        return permissions.managed_by(self, user)
+
+
+class Judge(models.Model):
+    """A model that judges items: an OpenAI-compatible endpoint registered under a slug."""
+
+    slug = models.SlugField(max_length=80, unique=True, validators=[validate_slug])
+    name = models.CharField(max_length=200)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judges"
+    )
+    endpoint = models.ForeignKey(
+        BotEndpoint,
+        on_delete=models.PROTECT,
+        related_name="judges",
+        limit_choices_to={"protocol": BotEndpoint.Protocol.OPENAI},
+        help_text="An OpenAI-compatible chat completions endpoint (a system's endpoint).",
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    objects = JudgeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self):
+        return self.name
+
+    def get_absolute_url(self):
+        return reverse("judging:judge-detail", args=[self.slug])
+
+    def clean(self):
+        super().clean()
+        if self.endpoint_id and self.endpoint.protocol != BotEndpoint.Protocol.OPENAI:
+            raise ValidationError(
+                {"endpoint": "A judge needs an OpenAI-compatible chat completions endpoint."}
+            )
+
+    def is_managed_by(self, user) -> bool:
+        """Owners alone (and staff) manage their judges and start runs with them."""
+        return permissions.may_manage(user, self)
+
+    def is_visible_to(self, user) -> bool:
+        return self.is_managed_by(user)
+
+
+class Rubric(models.Model):
+    """The prompt a judge gets for one task kind; `instructions` is the template
+    (judging/rubrics/). Versions of one (task_kind, name) are kept side by side: a run
+    refers to the version it used, which never changes again."""
+
+    task_kind = models.CharField(max_length=30, choices=KIND_CHOICES)
+    name = models.SlugField(max_length=80, validators=[validate_slug])
+    version = models.PositiveIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(RUBRIC_VERSION_MAX)]
+    )
+    instructions = models.TextField(max_length=20_000)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="rubrics",
+        help_text="Who wrote this version; empty for the rubrics EvalHub ships.",
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task_kind", "name", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["task_kind", "name", "version"], name="rubric_version"),
+            models.CheckConstraint(
+                condition=Q(version__gte=1) & Q(version__lte=RUBRIC_VERSION_MAX),
+                name="rubric_version_range",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.task_kind}/{self.name} v{self.version}"
+
+
+class JudgeRun(models.Model):
+    """One judge answering one campaign's task items with one rubric version."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        PAUSED = "paused", "Paused"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
+    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="runs")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judge_runs")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    # Ranges come from JudgeRunSettings (judging/run_settings.py): one source. The daily
+    # budget is the endpoint's (tournaments/endpoint_budget.py), shared with tournaments.
+    concurrency = models.PositiveSmallIntegerField(
+        default=2, validators=range_validators(JudgeRunSettings, "concurrency")
+    )
+    max_attempts = models.PositiveSmallIntegerField(
+        default=3, validators=range_validators(JudgeRunSettings, "max_attempts")
+    )
+    items_total = models.PositiveIntegerField(default=0)
+    items_done = models.PositiveIntegerField(default=0)
+    items_failed = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    created = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    # Which worker runs it: claiming a run increments `lease` (a fencing token), and only
+    # the worker holding the current lease writes; `heartbeat` shows it is alive, so a run
+    # whose worker died is claimed again (judging/tasks.py).
+    lease = models.PositiveIntegerField(default=0)
+    heartbeat = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        constraints = [
+            range_constraint(JudgeRunSettings, name, prefix="judge_run")
+            for name in JudgeRunSettings.STORED
+        ]
+
+    def __str__(self):
+        return f"{self.judge} on {self.campaign} ({self.rubric})"
+
+    def get_absolute_url(self):
+        return reverse("judging:run-detail", args=[self.pk])
+
+    def is_managed_by(self, user) -> bool:
+        return self.judge.is_managed_by(user)
+
+    @property
+    def items_finished(self) -> int:
+        return self.items_done + self.items_failed
+
+    @property
+    def percent(self) -> int:
+        if not self.items_total:
+            return 100 if self.status == self.Status.DONE else 0
+        return min(100, (100 * self.items_finished) // self.items_total)
+
+
+class AutomaticJudgment(models.Model):
+    """A judge's answer to one item, stored as a machine annotator's: flagged automatic by
+    its table, never in annotation.Judgment. `payload` is what the kind's parse_payload
+    made of the reply (the shape of a human payload), empty when it failed; `raw_text`
+    keeps the last reply as the model wrote it."""
+
+    class Status(models.TextChoices):
+        OK = "ok", "OK"
+        FAILED = "failed", "Failed"
+
+    automatic = True
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="judgments")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="automatic_judgments")
+    status = models.CharField(max_length=10, choices=Status.choices)
+    payload = models.JSONField(default=dict, blank=True)
+    raw_text = models.TextField(blank=True)
+    error = models.TextField(blank=True, help_text="Why the last attempt failed, if it did.")
+    attempts = models.PositiveSmallIntegerField(default=1)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "item__position"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "item"], name="automatic_judgment_once")
+        ]
+
+    def __str__(self):
+        return f"{self.run_id}/{self.item_id}: {self.status}"

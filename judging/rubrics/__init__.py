@@ -1,0 +1,35 @@
+"""How a judge is asked, and how its reply becomes a payload: one module per task kind.
+
+Each module (`ab`, `likert`, `abc_eval`, `spot_the_bot`, `comparative`) declares:
+
+- `DEFAULT`: the text of the shipped rubric (`Rubric` "default", version 1 and later
+  versions when the text changes; judging/defaults.py installs them);
+- `placeholders(task, config)`: the values of the `$names` a rubric may use, made from what
+  the kind's `item_context` gives the human page (`task`), so a judge sees exactly what a
+  worker sees and never the item's hidden `meta` or gold;
+- `ANSWER`: the JSON the judge must reply with (shown to it as `$answer_format`);
+- `to_form(task, config, answer)`: the reply's JSON as the fields of the kind's HTML form.
+
+The form then goes through the kind's own `parse_payload` (common.parse_reply), the same
+`parse_answers` schema that checks humans' answers, so an automatic payload has exactly the
+shape of a human one and the same mistakes are refused with the same messages.
+"""
+
+import importlib
+from types import ModuleType
+
+from annotation.kinds import KIND_KEYS
+
+RUBRIC_KINDS = ("ab", "likert", "abc_eval", "spot_the_bot", "comparative")
+
+
+def rubric_module(kind: str) -> ModuleType:
+    if kind not in RUBRIC_KINDS:
+        known = ", ".join(RUBRIC_KINDS)
+        raise KeyError(f"No judge rubric for the task kind {kind!r}; judges answer: {known}")
+    return importlib.import_module(f"judging.rubrics.{kind}")
+
+
+def judgeable_kinds() -> list[str]:
+    """The campaign kinds a judge can answer, in the kinds' own order."""
+    return [key for key in KIND_KEYS if key in RUBRIC_KINDS]

@@ -1,0 +1,150 @@
+"""Starting, pausing and resuming judge runs, and what their progress page shows.
+
+A run judges a campaign's task items (gold, training and automatically decided items are
+not judged: humans' analyses read task items only). Its work is recorded row by row, so a
+run is resumable at any point: a resumed, reclaimed or re-sent run judges the items that
+have no automatic judgment of this run yet (judging/execution.py).
+"""
+
+from django.db import transaction
+from django.db.models import Q
+
+from annotation.models import Campaign, Item
+from evalhub import permissions
+from evalhub.declared import bounds
+from evalhub.errors import UserInputError
+from evalhub.queueing import enqueue
+from tournaments.endpoint_budget import used_today
+from tournaments.models import BotEndpoint
+
+from .models import Judge, JudgeRun, Rubric
+from .rubrics import judgeable_kinds
+from .run_settings import JudgeRunSettings
+
+Status = JudgeRun.Status
+ACTIVE = (Status.QUEUED, Status.RUNNING)
+
+
+class RunInvalid(UserInputError):
+    """A run that cannot start, pause or resume; the message says why."""
+
+
+def judgeable_items(campaign: Campaign):
+    return Item.objects.filter(
+        campaign=campaign, role=Item.Role.TASK, auto_payload__isnull=True
+    ).order_by("position")
+
+
+def pending_items(run: JudgeRun):
+    return judgeable_items(run.campaign).exclude(automatic_judgments__run=run)
+
+
+def check_settings(concurrency, max_attempts) -> None:
+    problems = {}
+    for name, value in (("concurrency", concurrency), ("max_attempts", max_attempts)):
+        low, high = bounds(JudgeRunSettings.model_fields[name])
+        if type(value) is not int or not low <= value <= high:
+            problems[name] = f"{name} must be a whole number from {low} to {high}."
+    if problems:
+        raise RunInvalid.from_fields(problems)
+
+
+def check_startable(user, judge: Judge, rubric: Rubric, campaign: Campaign) -> None:
+    if not judge.is_managed_by(user):
+        raise RunInvalid("Only the judge's owner starts runs with it.", field="judge")
+    if not permissions.may_manage(user, campaign):
+        raise RunInvalid("You may only run a judge on campaigns you manage.", field="campaign")
+    if campaign.task_kind not in judgeable_kinds():
+        raise RunInvalid(
+            f"Judges do not answer {campaign.get_task_kind_display()} campaigns.",
+            field="campaign",
+        )
+    if rubric.task_kind != campaign.task_kind:
+        raise RunInvalid(
+            f"The rubric is for {rubric.get_task_kind_display()} tasks, the campaign is "
+            f"{campaign.get_task_kind_display()}.",
+            field="rubric",
+        )
+    if judge.endpoint.protocol != BotEndpoint.Protocol.OPENAI:
+        raise RunInvalid(
+            "The judge's endpoint must speak the OpenAI-compatible protocol.", field="judge"
+        )
+    if not judgeable_items(campaign).exists():
+        raise RunInvalid("The campaign has no task items to judge.", field="campaign")
+
+
+def _send(run: JudgeRun) -> bool:
+    from .tasks import run_judge  # tasks import this module
+
+    return enqueue(run_judge, run.pk)
+
+
+def start(
+    user, judge: Judge, rubric: Rubric, campaign: Campaign, *, concurrency=2, max_attempts=3
+) -> JudgeRun:
+    """A new queued run, sent to the worker after the commit."""
+    check_settings(concurrency, max_attempts)
+    check_startable(user, judge, rubric, campaign)
+    with transaction.atomic():
+        run = JudgeRun.objects.create(
+            judge=judge,
+            rubric=rubric,
+            campaign=campaign,
+            concurrency=concurrency,
+            max_attempts=max_attempts,
+            items_total=judgeable_items(campaign).count(),
+        )
+        transaction.on_commit(lambda: _send(run))
+    return run
+
+
+def pause(run: JudgeRun) -> JudgeRun:
+    """Stop taking new items; the requests in flight finish and are recorded."""
+    changed = JudgeRun.objects.filter(pk=run.pk, status__in=ACTIVE).update(status=Status.PAUSED)
+    run.refresh_from_db()
+    if not changed:
+        raise RunInvalid(f"A {run.get_status_display().lower()} run cannot be paused.")
+    return run
+
+
+def resume(run: JudgeRun) -> JudgeRun:
+    """Queue a paused, failed or done run again; it judges the items it has not judged
+    (a done run only when items were added since)."""
+    resumable = Q(status__in=(Status.PAUSED, Status.FAILED))
+    if run.status == Status.DONE:
+        if not pending_items(run).exists():
+            raise RunInvalid("Every item of the campaign is judged by this run already.")
+        resumable |= Q(status=Status.DONE)
+    with transaction.atomic():
+        changed = (
+            JudgeRun.objects.filter(pk=run.pk)
+            .filter(resumable)
+            .update(status=Status.QUEUED, last_error="", finished_at=None, heartbeat=None)
+        )
+        if changed:
+            transaction.on_commit(lambda: _send(run))
+    run.refresh_from_db()
+    if not changed:
+        raise RunInvalid(f"A {run.get_status_display().lower()} run cannot be resumed.")
+    return run
+
+
+def progress(run: JudgeRun) -> dict:
+    """The numbers the run page and the API show (and the page's script refreshes)."""
+    endpoint = run.judge.endpoint
+    return {
+        "id": run.pk,
+        "status": run.status,
+        "status_display": run.get_status_display(),
+        "items_total": run.items_total,
+        "items_done": run.items_done,
+        "items_failed": run.items_failed,
+        "percent": run.percent,
+        "prompt_tokens": run.prompt_tokens,
+        "completion_tokens": run.completion_tokens,
+        "requests_today": used_today(endpoint.pk),
+        "daily_budget": endpoint.daily_budget,
+        "last_error": run.last_error,
+        "started_at": run.started_at.isoformat() if run.started_at else None,
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+    }

@@ -1,0 +1,281 @@
+"""A judge run over a campaign against fake OpenAI-compatible judges on 127.0.0.1: what it
+stores, retries of unparseable answers, refusals, 429s, concurrency, budget, pause,
+resumption after a dead worker, and transport failures."""
+
+from datetime import timedelta
+
+import pytest
+from django.http import QueryDict
+from django.utils import timezone
+
+from annotation.models import Item
+from judging import execution, runs
+from judging.models import AutomaticJudgment, JudgeRun
+from tests.judging import builders, fake_judges
+from tests.tournaments import openai_fake
+from tournaments.bot_client import BotClient, Endpoint, RetryPolicy, database_budget
+from tournaments.models import EndpointUsage
+
+pytestmark = pytest.mark.django_db
+
+FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.002, jitter=False)
+
+
+def fast_client(sleeps=None):
+    """The run's client with quick backoff; `sleeps` records the waits instead of sleeping."""
+
+    def make(run, inbox):
+        return BotClient(
+            Endpoint.from_model(run.judge.endpoint),
+            retry=FAST,
+            sleep=sleeps.append if sleeps is not None else (lambda s: None),
+            budget=lambda endpoint: inbox.on_worker_thread(database_budget, endpoint),
+        )
+
+    return make
+
+
+def new_run(server, campaign, *, rubric=None, **settings) -> JudgeRun:
+    judge = builders.judge(server)
+    campaign.owner = judge.owner
+    campaign.save(update_fields=["owner"])
+    rubric = rubric or builders.default_rubric(campaign.task_kind)
+    return JudgeRun.objects.create(
+        judge=judge,
+        rubric=rubric,
+        campaign=campaign,
+        items_total=runs.judgeable_items(campaign).count(),
+        **settings,
+    )
+
+
+def human_payload(kind_key, item, form: dict) -> dict:
+    """What the kind makes of the same answer submitted by a worker."""
+    campaign = item.campaign
+    kind = campaign.kind
+    data = QueryDict(mutable=True)
+    data.update(form)
+    return kind.parse_payload(item, kind.clean_config(campaign.task_config), data)
+
+
+def test_a_run_judges_every_task_item_with_the_human_payload_shape(fake):
+    server = fake(fake_judges.answers({"better": "1"}))
+    campaign = builders.ab(3, gold=1)
+    run = new_run(server, campaign)
+    assert execution.execute(run.pk, client_factory=fast_client()) == "done"
+    run.refresh_from_db()
+    assert (run.status, run.items_total, run.items_done, run.items_failed) == ("done", 3, 3, 0)
+    assert (run.prompt_tokens, run.completion_tokens) == (360, 24)
+    assert run.finished_at is not None and run.started_at is not None
+    judgments = list(run.judgments.select_related("item__campaign"))
+    assert {j.item.role for j in judgments} == {Item.Role.TASK}  # gold is not judged
+    for j in judgments:
+        assert j.status == "ok" and j.attempts == 1
+        assert j.payload == human_payload("ab", j.item, {"choice": "left"})
+        assert (j.prompt_tokens, j.completion_tokens) == (120, 8)
+    assert len(server.requests) == 3
+    sent = server.requests[0]
+    assert sent["model"] == "judge-model" and sent["messages"][0]["role"] == "system"
+    assert "left answer" in fake_judges.prompt_of(sent)
+
+
+def test_a_malformed_answer_is_asked_again_with_the_problem(fake):
+    server = fake(fake_judges.answers("I think the first one is better.", {"better": "2"}))
+    run = new_run(server, builders.ab(1), max_attempts=3)
+    execution.execute(run.pk, client_factory=fast_client())
+    judgment = AutomaticJudgment.objects.get(run=run)
+    assert (judgment.status, judgment.attempts) == ("ok", 2)
+    assert judgment.payload == human_payload("ab", judgment.item, {"choice": "right"})
+    retry = server.requests[1]["messages"]
+    assert retry[2] == {"role": "assistant", "content": "I think the first one is better."}
+    assert "holds no JSON object" in retry[3]["content"]
+    # Tokens of both requests are counted.
+    assert (judgment.prompt_tokens, judgment.completion_tokens) == (240, 16)
+
+
+def test_an_answer_the_kind_refuses_fails_after_max_attempts_with_the_raw_text(fake):
+    server = fake(fake_judges.answers('{"better": "3"}'))
+    run = new_run(server, builders.ab(1), max_attempts=2)
+    assert execution.execute(run.pk, client_factory=fast_client()) == "done"
+    judgment = AutomaticJudgment.objects.get(run=run)
+    assert (judgment.status, judgment.attempts, judgment.payload) == ("failed", 2, {})
+    assert judgment.raw_text == '{"better": "3"}'
+    assert "is not a possible answer for which response is better" in judgment.error
+    run.refresh_from_db()
+    assert (run.items_done, run.items_failed, run.status) == (0, 1, "done")
+    assert len(server.requests) == 2
+
+
+def test_a_refusal_is_recorded_failed_with_what_the_server_sent(fake):
+    server = fake(lambda payload: fake_judges.REFUSAL)
+    run = new_run(server, builders.ab(1), max_attempts=2)
+    execution.execute(run.pk, client_factory=fast_client())
+    judgment = AutomaticJudgment.objects.get(run=run)
+    assert judgment.status == "failed" and judgment.attempts == 2
+    assert "content must be a string, not null" in judgment.raw_text
+    assert (judgment.prompt_tokens, judgment.completion_tokens) == (None, None)
+
+
+def test_a_429_is_waited_out_as_its_retry_after_says(fake):
+    script = openai_fake.then(openai_fake.rate_limited("7"), fake_judges.answers({"better": "tie"}))
+    server = fake(script)
+    sleeps = []
+    run = new_run(server, builders.ab(1))
+    execution.execute(run.pk, client_factory=fast_client(sleeps))
+    judgment = AutomaticJudgment.objects.get(run=run)
+    assert judgment.status == "ok" and judgment.payload["choice"] == "tie"
+    assert sleeps == [7.0]
+    # Both requests were charged to the endpoint's budget, retries included.
+    assert EndpointUsage.objects.get(endpoint=run.judge.endpoint).requests == 2
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_requests_in_flight_follow_the_run_concurrency(fake, concurrency):
+    slow = fake_judges.Slow({"better": "1"}, 0.15)
+    server = fake(slow)
+    run = new_run(server, builders.ab(6), concurrency=concurrency)
+    run.judge.endpoint.max_concurrency = 8
+    run.judge.endpoint.save()
+    execution.execute(run.pk, client_factory=fast_client())
+    assert slow.most_in_flight == concurrency
+    assert AutomaticJudgment.objects.filter(run=run, status="ok").count() == 6
+    assert len(server.requests) == 6
+
+
+def test_a_spent_daily_budget_pauses_the_run_with_the_reason(fake):
+    server = fake(fake_judges.answers({"better": "1"}))
+    run = new_run(server, builders.ab(4))
+    run.judge.endpoint.daily_budget = 2
+    run.judge.endpoint.save()
+    assert execution.execute(run.pk, client_factory=fast_client()) == "paused"
+    run.refresh_from_db()
+    assert run.status == "paused" and "daily budget of 2 requests is spent" in run.last_error
+    assert run.items_done == 2 and run.judgments.count() == 2
+    assert len(server.requests) == 2
+
+
+def test_a_run_paused_by_its_owner_stops_taking_items(fake):
+    server = fake(fake_judges.answers({"better": "1"}))
+    run = new_run(server, builders.ab(5), concurrency=1)
+
+    def pausing_client(run_, inbox):
+        client = fast_client()(run_, inbox)
+        real_chat = client.chat
+        calls = []
+
+        def chat(messages):
+            calls.append(1)
+            if len(calls) == 2:  # the owner presses pause while the 2nd item is asked
+                inbox.on_worker_thread(lambda: runs.pause(JudgeRun.objects.get(pk=run_.pk)))
+            return real_chat(messages)
+
+        client.chat = chat
+        return client
+
+    assert execution.execute(run.pk, client_factory=pausing_client) == "paused"
+    run.refresh_from_db()
+    # The item in flight when the pause came is finished and kept; no other is asked.
+    assert run.status == "paused" and run.items_done == 2 and len(server.requests) == 2
+    runs.resume(run)  # eager: on_commit is not run inside the test's transaction
+    assert execution.execute(run.pk, client_factory=fast_client()) == "done"
+    run.refresh_from_db()
+    assert run.items_done == 5 and run.judgments.count() == 5 and len(server.requests) == 5
+
+
+def test_a_run_whose_worker_died_is_claimed_again_and_judges_only_the_rest(fake):
+    server = fake(fake_judges.answers({"better": "2"}))
+    campaign = builders.ab(3)
+    run = new_run(server, campaign)
+    first = runs.judgeable_items(campaign).first()
+    # The dead worker had stored one judgment and stopped beating long ago.
+    AutomaticJudgment.objects.create(run=run, item=first, status="ok", payload={"choice": "a"})
+    JudgeRun.objects.filter(pk=run.pk).update(
+        status="running", lease=4, items_done=1, heartbeat=timezone.now() - timedelta(hours=1)
+    )
+    assert execution.execute(run.pk, client_factory=fast_client()) == "done"
+    run.refresh_from_db()
+    assert (run.lease, run.items_done, run.judgments.count()) == (5, 3, 3)
+    assert len(server.requests) == 2
+    assert run.judgments.get(item=first).payload == {"choice": "a"}
+
+
+def test_a_run_with_a_live_worker_is_not_claimed_twice(fake):
+    server = fake(fake_judges.answers({"better": "1"}))
+    run = new_run(server, builders.ab(2))
+    JudgeRun.objects.filter(pk=run.pk).update(status="running", heartbeat=timezone.now())
+    assert execution.execute(run.pk, client_factory=fast_client()) == "skipped"
+    assert run.judgments.count() == 0 and server.requests == []
+
+
+def test_a_worker_that_lost_its_lease_writes_nothing(fake):
+    server = fake(fake_judges.answers({"better": "1"}))
+    run = new_run(server, builders.ab(3), concurrency=1)
+
+    def usurped_client(run_, inbox):
+        client = fast_client()(run_, inbox)
+        real_chat = client.chat
+
+        def chat(messages):
+            # Another worker claims the run (this one was thought dead).
+            inbox.on_worker_thread(lambda: JudgeRun.objects.filter(pk=run_.pk).update(lease=99))
+            return real_chat(messages)
+
+        client.chat = chat
+        return client
+
+    assert execution.execute(run.pk, client_factory=usurped_client) == "lost"
+    run.refresh_from_db()
+    assert run.judgments.count() == 0 and run.items_done == 0 and run.status == "running"
+
+
+def test_an_endpoint_that_keeps_failing_fails_the_run_and_a_resume_finishes_it(fake):
+    healthy = {"on": False}
+    good = fake_judges.answers({"better": "1"})
+
+    def script(payload):
+        return good(payload) if healthy["on"] else openai_fake.Reply(500, b"down")
+
+    server = fake(script)
+    run = new_run(server, builders.ab(2), concurrency=1)
+    assert execution.execute(run.pk, client_factory=fast_client()) == "failed"
+    run.refresh_from_db()
+    assert run.status == "failed" and "answered HTTP 500" in run.last_error
+    assert run.judgments.count() == 0  # transport failures leave items to a resume
+    healthy["on"] = True
+    runs.resume(run)
+    assert execution.execute(run.pk, client_factory=fast_client()) == "done"
+    run.refresh_from_db()
+    assert (run.status, run.items_done, run.last_error) == ("done", 2, "")
+
+
+def test_tokens_a_server_does_not_report_stay_unknown(fake):
+    server = fake(fake_judges.answers({"better": "1"}, usage=None))
+    run = new_run(server, builders.ab(1))
+    execution.execute(run.pk, client_factory=fast_client())
+    judgment = run.judgments.get()
+    assert (judgment.prompt_tokens, judgment.completion_tokens) == (None, None)
+    run.refresh_from_db()
+    assert (run.prompt_tokens, run.completion_tokens) == (0, 0)
+
+
+def test_a_slice_that_runs_out_queues_the_rest(fake, settings, django_capture_on_commit_callbacks):
+    settings.EVALHUB_JUDGE_SLICE_SECONDS = 0
+    server = fake(fake_judges.answers({"better": "1"}))
+    run = new_run(server, builders.ab(3), concurrency=1)
+    sent = []
+    runs_send = runs._send
+    try:
+        runs._send = lambda r: sent.append(r.pk) or True
+        assert execution.execute(run.pk, client_factory=fast_client()) == "continued"
+    finally:
+        runs._send = runs_send
+    run.refresh_from_db()
+    assert run.status == "queued" and run.items_done == 1 and sent == [run.pk]
+
+
+def test_the_default_client_reads_long_replies(fake, settings):
+    settings.EVALHUB_JUDGE_MAX_REPLY_CHARS = 50_000
+    server = fake(fake_judges.answers('{"better": "1"}' + " " * 10 + "x" * 6000))
+    run = new_run(server, builders.ab(1))
+    execution.execute(run.pk)
+    assert run.judgments.get().status == "ok"

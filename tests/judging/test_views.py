@@ -1,0 +1,231 @@
+"""The judges' pages: who sees and changes what, registering a judge, rubric versions,
+starting a run, the run page with its progress and failed answers, pause and resume."""
+
+import pytest
+from django.urls import reverse
+
+from judging.models import AutomaticJudgment, Judge, JudgeRun, Rubric
+from tests import factories
+from tests.judging import builders, fake_judges
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def owner(client):
+    user = factories.user()
+    client.force_login(user)
+    return user
+
+
+def test_a_researcher_registers_a_judge_on_their_openai_endpoint(client, owner):
+    endpoint = builders.endpoint(None, owner=owner)
+    response = client.post(
+        reverse("judging:judge-create"),
+        {"slug": "gpt-judge", "name": "GPT judge", "endpoint": endpoint.pk},
+    )
+    judge = Judge.objects.get(slug="gpt-judge")
+    assert response.status_code == 302 and response["Location"] == judge.get_absolute_url()
+    assert (judge.owner, judge.endpoint) == (owner, endpoint)
+
+
+@pytest.mark.parametrize("whose", ["someone else's", "evalhub protocol"])
+def test_a_judge_needs_an_openai_endpoint_of_ones_own(client, owner, whose):
+    if whose == "someone else's":
+        endpoint = builders.endpoint(None, owner=factories.user())
+    else:
+        endpoint = builders.endpoint(None, owner=owner, protocol="evalhub")
+    response = client.post(
+        reverse("judging:judge-create"), {"slug": "j", "name": "J", "endpoint": endpoint.pk}
+    )
+    assert response.status_code == 400
+    assert "Select a valid choice" in response.content.decode()
+    assert not Judge.objects.exists()
+
+
+def test_a_judge_slug_may_not_hide_a_page(client, owner):
+    endpoint = builders.endpoint(None, owner=owner)
+    response = client.post(
+        reverse("judging:judge-create"), {"slug": "rubrics", "name": "R", "endpoint": endpoint.pk}
+    )
+    assert response.status_code == 400 and "names a page of the judges" in response.content.decode()
+    assert not Judge.objects.exists()
+
+
+def test_a_judge_is_private_to_its_owner_and_staff(client):
+    judge = builders.judge(None)
+    client.force_login(factories.user())
+    assert client.get(judge.get_absolute_url()).status_code == 404
+    assert judge.name not in client.get(reverse("judging:judge-list")).content.decode()
+    client.force_login(factories.user(staff=True))
+    assert client.get(judge.get_absolute_url()).status_code == 200
+    client.logout()
+    assert client.get(judge.get_absolute_url()).status_code == 302
+
+
+def test_starting_a_run_queues_it_and_judges_the_campaign(
+    client, fake, django_capture_on_commit_callbacks
+):
+    server = fake(fake_judges.answers({"better": "1"}))
+    judge = builders.judge(server)
+    client.force_login(judge.owner)
+    campaign = builders.ab(2, owner=judge.owner)
+    rubric = builders.default_rubric("ab")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            judge.get_absolute_url(),
+            {"campaign": campaign.pk, "rubric": rubric.pk, "concurrency": 2, "max_attempts": 3},
+        )
+    run = JudgeRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == run.get_absolute_url()
+    # Celery is eager in the tests: the run went through when it was queued.
+    assert (run.status, run.items_done, run.campaign, run.rubric) == ("done", 2, campaign, rubric)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"concurrency": 17}, "Ensure this value is less than or equal to 16."),
+        ({"max_attempts": 0}, "Ensure this value is greater than or equal to 1."),
+        ({"rubric": "likert"}, "The rubric is for Likert ratings"),
+        ({"campaign": "other"}, "Select a valid choice"),
+    ],
+)
+def test_a_run_with_a_wrong_setting_is_not_started(client, change, message):
+    judge = builders.judge(None)
+    client.force_login(judge.owner)
+    campaign = builders.ab(1, owner=judge.owner)
+    data = {
+        "campaign": campaign.pk,
+        "rubric": builders.default_rubric("ab").pk,
+        "concurrency": 2,
+        "max_attempts": 3,
+    }
+    data.update(change)
+    if change.get("rubric") == "likert":
+        data["rubric"] = builders.default_rubric("likert").pk
+    if change.get("campaign") == "other":
+        data["campaign"] = builders.ab(1, owner=factories.user()).pk
+    response = client.post(judge.get_absolute_url(), data)
+    assert response.status_code == 400 and message in response.content.decode()
+    assert not JudgeRun.objects.exists()
+
+
+def make_run(judge, campaign, **fields):
+    return JudgeRun.objects.create(
+        judge=judge, rubric=builders.default_rubric("ab"), campaign=campaign, **fields
+    )
+
+
+def test_the_run_page_shows_progress_and_failed_answers_with_their_raw_text(client):
+    judge = builders.judge(None)
+    client.force_login(judge.owner)
+    campaign = builders.ab(4, owner=judge.owner)
+    run = make_run(
+        judge,
+        campaign,
+        status="running",
+        items_total=4,
+        items_done=1,
+        items_failed=1,
+        prompt_tokens=300,
+        completion_tokens=20,
+    )
+    first, second = campaign.items.order_by("position")[:2]
+    AutomaticJudgment.objects.create(run=run, item=first, status="ok", payload={"choice": "a"})
+    AutomaticJudgment.objects.create(
+        run=run,
+        item=second,
+        status="failed",
+        raw_text="I cannot decide <b>",
+        error="no JSON",
+        attempts=3,
+    )
+    response = client.get(run.get_absolute_url())
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert '<progress max="100" value="50"' in page and "judge_progress.js" in page
+    assert "I cannot decide &lt;b&gt;" in page and "no JSON" in page
+    assert "<script>" not in page  # no inline script (CSP)
+    failed_only = client.get(run.get_absolute_url() + "?status=failed").content.decode()
+    assert (
+        "I cannot decide" in failed_only
+        and "{&#x27;choice&#x27;: &#x27;a&#x27;}" not in failed_only
+    )
+
+
+def test_the_progress_json_has_the_counters(client):
+    judge = builders.judge(None)
+    client.force_login(judge.owner)
+    run = make_run(judge, builders.ab(2), status="running", items_total=2, items_done=1)
+    data = client.get(reverse("judging:run-progress", args=[run.pk])).json()
+    assert data["status"] == "running" and data["percent"] == 50
+    assert (data["items_done"], data["items_total"], data["requests_today"]) == (1, 2, 0)
+    client.force_login(factories.user())
+    assert client.get(reverse("judging:run-progress", args=[run.pk])).status_code == 404
+
+
+def test_pause_and_resume_from_the_run_page(client, django_capture_on_commit_callbacks):
+    judge = builders.judge(None)
+    client.force_login(judge.owner)
+    run = make_run(judge, builders.ab(2), status="running")
+    client.post(reverse("judging:run-pause", args=[run.pk]))
+    run.refresh_from_db()
+    assert run.status == "paused"
+    with django_capture_on_commit_callbacks() as callbacks:
+        client.post(reverse("judging:run-resume", args=[run.pk]))
+    run.refresh_from_db()
+    assert run.status == "queued" and len(callbacks) == 1  # the run is sent after the commit
+
+
+def test_a_stranger_cannot_pause_a_run(client):
+    judge = builders.judge(None)
+    run = make_run(judge, builders.ab(1), status="running")
+    client.force_login(factories.user())
+    assert client.post(reverse("judging:run-pause", args=[run.pk])).status_code == 404
+    run.refresh_from_db()
+    assert run.status == "running"
+
+
+def test_a_researcher_writes_a_rubric_and_the_next_version_under_its_name(client, owner):
+    text = "Judge $context: $response_1 or $response_2?\n$answer_format"
+    data = {"task_kind": "ab", "name": "terse", "instructions": text}
+    client.post(reverse("judging:rubric-create"), data)
+    client.post(reverse("judging:rubric-create"), {**data, "instructions": text + " Be fair."})
+    versions = list(Rubric.objects.filter(name="terse").order_by("version"))
+    assert [(r.version, r.owner) for r in versions] == [(1, owner), (2, owner)]
+
+
+def test_a_rubric_with_an_unknown_placeholder_is_refused(client, owner):
+    data = {"task_kind": "ab", "name": "bad", "instructions": "$contxt $answer_format"}
+    response = client.post(reverse("judging:rubric-create"), data)
+    assert (
+        response.status_code == 400 and "Unknown placeholder $contxt" in response.content.decode()
+    )
+    assert not Rubric.objects.filter(name="bad").exists()
+
+
+def test_editing_a_used_rubric_saves_a_new_version(client):
+    judge = builders.judge(None)
+    staff = factories.user(staff=True)
+    client.force_login(staff)
+    rubric = builders.default_rubric("ab")
+    make_run(judge, builders.ab(1))
+    new_text = rubric.instructions + "\nThink step by step, then answer."
+    response = client.post(
+        reverse("judging:rubric-detail", args=[rubric.pk]), {"instructions": new_text}
+    )
+    latest = Rubric.objects.filter(task_kind="ab", name="default").latest("version")
+    assert response.status_code == 302 and latest.version == rubric.version + 1
+    assert latest.instructions == new_text
+    rubric.refresh_from_db()
+    assert "step by step" not in rubric.instructions
+
+
+def test_only_the_author_or_staff_revise_a_rubric(client, owner):
+    rubric = builders.default_rubric("ab")
+    response = client.post(
+        reverse("judging:rubric-detail", args=[rubric.pk]), {"instructions": "x"}
+    )
+    assert response.status_code == 403
+    assert Rubric.objects.filter(task_kind="ab", name="default").count() == 1
