@@ -37,6 +37,7 @@ from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotation.models import Item
 from tournaments.bot_client import BotClient, BotError, BudgetExhausted, Endpoint, database_budget
 
 from .answering import Answer, Question, answer
@@ -124,6 +125,17 @@ def _finish(run: JudgeRun, lease: int, status: str, error: str = "") -> None:
     _fenced(run, lease).exclude(status=Status.PAUSED).update(**fields)
 
 
+def _items(queryset, chunk: int = 200):
+    """The pending items in order, loaded `chunk` at a time. Not `.iterator()`: on
+    PostgreSQL that holds a server-side cursor open, and a run that stops early (paused,
+    budget spent) would leave it to be closed by the garbage collector in the middle of
+    another query on the same connection."""
+    ids = list(queryset.values_list("pk", flat=True))
+    for start in range(0, len(ids), chunk):
+        batch = Item.objects.filter(pk__in=ids[start : start + chunk]).select_related("campaign")
+        yield from batch.order_by("position")
+
+
 class _Inbox:
     """Where the item threads post finished answers and the budget charges they need done
     on the worker's thread (which holds the database connection)."""
@@ -167,7 +179,7 @@ def execute(run_id: int, *, client_factory=make_client) -> str:
     except BotError as error:
         _finish(run, lease, Status.FAILED, str(error))
         return "failed"
-    items = pending_items(run).select_related("campaign").iterator(chunk_size=200)
+    items = _items(pending_items(run))
     deadline = time.monotonic() + settings.EVALHUB_JUDGE_SLICE_SECONDS
     outcome, error_text = None, ""
     in_flight: dict[Future, int] = {}

@@ -5,6 +5,8 @@ leaks), and only they start runs with them. Rubrics are prompts: every signed-in
 reads them and writes new ones; a version is revised by its author or staff.
 """
 
+import json
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -152,6 +154,8 @@ def run_detail(request, pk):
     if shown in AutomaticJudgment.Status.values:
         judgments = judgments.filter(status=shown)
     page = Paginator(judgments, JUDGMENTS_PER_PAGE).get_page(request.GET.get("page"))
+    for judgment in page:
+        judgment.payload_json = json.dumps(judgment.payload, ensure_ascii=False)
     context = {
         "run": run,
         "progress": runs.progress(run),

@@ -81,7 +81,7 @@ def test_a_judge_runs_over_a_campaign_with_progress_shown(
     rows = page.locator("table.automatic-judgments tbody tr")
     assert rows.count() == ITEMS
     screenshot("judge-run")
-    assert "'choice'" in rows.first.inner_text()
+    assert '"choice"' in rows.first.inner_text()
     run.refresh_from_db()
     assert (run.items_done, run.items_failed, run.judgments.count()) == (ITEMS, 0, ITEMS)
     assert len(slow_judge.requests) == ITEMS

@@ -1,0 +1,50 @@
+"""The models' own rules: a judge's endpoint speaks OpenAI's protocol; run settings and
+rubric versions stay in range in the database too."""
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from judging.models import JudgeRun, Rubric
+from tests.judging import builders
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_judge_on_an_evalhub_protocol_endpoint_is_invalid():
+    judge = builders.judge(None, protocol="evalhub")
+    with pytest.raises(ValidationError) as invalid:
+        judge.full_clean()
+    # limit_choices_to refuses it, and clean() says why
+    assert (
+        "A judge needs an OpenAI-compatible chat completions endpoint."
+        in (invalid.value.message_dict["endpoint"])
+    )
+
+
+@pytest.mark.parametrize(("field", "value"), [("concurrency", 17), ("max_attempts", 0)])
+def test_run_settings_out_of_range_are_refused_by_the_database(field, value):
+    judge = builders.judge(None)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        JudgeRun.objects.create(
+            judge=judge,
+            rubric=builders.default_rubric("ab"),
+            campaign=builders.ab(1),
+            **{field: value},
+        )
+    assert not JudgeRun.objects.exists()
+
+
+def test_a_rubric_version_is_unique_per_kind_and_name():
+    rubric = builders.default_rubric("ab")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Rubric.objects.create(
+            task_kind="ab", name=rubric.name, version=rubric.version, instructions="x"
+        )
+    assert Rubric.objects.filter(task_kind="ab", name=rubric.name).count() == 1
+
+
+def test_progress_percent_counts_failed_items_as_finished():
+    run = JudgeRun(items_total=8, items_done=3, items_failed=1)
+    assert (run.items_finished, run.percent) == (4, 50)
+    assert JudgeRun(items_total=0, status="done").percent == 100
