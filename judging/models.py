@@ -16,13 +16,13 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
-from annotation.kinds import KIND_CHOICES
 from annotation.models import Campaign, Item
 from evalhub import permissions
 from evalhub.declared import range_constraint, range_validators
 from evalhub.slugs import validate_slug
 from tournaments.models import BotEndpoint
 
+from .rubrics import RUBRIC_KIND_CHOICES
 from .run_settings import JudgeRunSettings
 
 RUBRIC_VERSION_MAX = 100_000
@@ -82,7 +82,7 @@ class Rubric(models.Model):
     (judging/rubrics/). Versions of one (task_kind, name) are kept side by side: a run
     refers to the version it used, which never changes again."""
 
-    task_kind = models.CharField(max_length=30, choices=KIND_CHOICES)
+    task_kind = models.CharField(max_length=30, choices=RUBRIC_KIND_CHOICES)
     name = models.SlugField(max_length=80, validators=[validate_slug])
     version = models.PositiveIntegerField(
         default=1, validators=[MinValueValidator(1), MaxValueValidator(RUBRIC_VERSION_MAX)]

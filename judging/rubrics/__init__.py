@@ -18,9 +18,12 @@ shape of a human one and the same mistakes are refused with the same messages.
 import importlib
 from types import ModuleType
 
-from annotation.kinds import KIND_KEYS
+from annotation.kinds import KIND_CHOICES, KIND_KEYS
 
+# Not "chat": a live chat needs a person talking; a judge rates the chats' conversations
+# through the Likert, ABC-Eval, comparative or Spot The Bot campaigns built from them.
 RUBRIC_KINDS = ("ab", "likert", "abc_eval", "spot_the_bot", "comparative")
+RUBRIC_KIND_CHOICES = [(key, label) for key, label in KIND_CHOICES if key in RUBRIC_KINDS]
 
 
 def rubric_module(kind: str) -> ModuleType:
