@@ -6,6 +6,8 @@ conversations its items show). Every bot speaker of a conversation makes one ana
 conversation of its system: its own turns are the responses ("bot"), everybody else's the
 user's. So a human-bot conversation counts once, a bot-bot one once for each bot, and a
 human-human one is skipped. The user rating is kept only where one bot talked to people.
+A chat campaign's conversations are those its workers held (its items name a system, not a
+conversation); chats that ended incomplete are left out of every scope, as everywhere else.
 
 Response errors come from ABC-Eval judgments of the conversation (task items of
 ``abc_eval`` campaigns): a bot turn is erroneous when an annotation flagged one of
@@ -58,7 +60,11 @@ def _campaign_conversations(campaigns: QuerySet) -> QuerySet:
     items = Item.objects.filter(campaign__in=campaigns, role=Item.Role.TASK)
     ids = items.values("conversation_id")
     ids_b = items.values("conversation_b_id")
-    return Conversation.objects.filter(Q(pk__in=ids) | Q(pk__in=ids_b))
+    chats = Q(
+        source=Conversation.Source.CHAT,
+        metadata__chat__campaign__in=list(campaigns.values_list("slug", flat=True)),
+    )
+    return Conversation.objects.filter(Q(pk__in=ids) | Q(pk__in=ids_b) | chats)
 
 
 def conversations_in(scope: str, name: str) -> QuerySet:
@@ -145,6 +151,7 @@ def load_dialogues(
     queryset = (
         conversations_in(scope, name)
         .filter(text_available=True)
+        .exclude(source=Conversation.Source.CHAT, metadata__incomplete=True)
         .prefetch_related("speakers__system", "turns")
         .order_by("external_id")
     )

@@ -3,7 +3,9 @@
 import pytest
 
 from analysis.dialogue_inputs import UnknownScope, load_dialogues
-from tests.analysis.dialogue_world import build_world
+from tests import factories
+from tests.analysis.dialogue_world import build_world, human_bot
+from tests.annotation.builders import campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -85,3 +87,38 @@ def test_a_campaign_scope_reads_its_items(world):
 def test_unknown_scopes_are_named(world, scope, name, message):
     with pytest.raises(UnknownScope, match=message):
         load_dialogues(scope, name)
+
+
+def _chat(external_id, system, campaign_slug, *, incomplete):
+    from evalhub.models import Conversation
+
+    c = human_bot(external_id, system, domain=f"chat-{campaign_slug}")
+    Conversation.objects.filter(pk=c.pk).update(
+        source=Conversation.Source.CHAT,
+        metadata={"incomplete": incomplete, "chat": {"campaign": campaign_slug}},
+    )
+    return c
+
+
+@pytest.mark.django_db
+def test_a_chat_campaign_scope_reads_the_chats_its_workers_held():
+    alpha = factories.system(slug="alpha", name="Alpha")
+    chats = campaign("chat", slug="talks")
+    _chat("talk-1", alpha, chats.slug, incomplete=False)
+    _chat("elsewhere", alpha, "other-campaign", incomplete=False)
+
+    inputs = load_dialogues("campaign", "talks")
+
+    assert [d.id for d in inputs.dialogues] == ["talk-1"]
+    assert inputs.systems == ("alpha",)
+
+
+@pytest.mark.django_db
+def test_chats_that_ended_incomplete_are_left_out():
+    alpha = factories.system(slug="alpha", name="Alpha")
+    _chat("finished", alpha, "talks", incomplete=False)
+    _chat("broke-off", alpha, "talks", incomplete=True)
+
+    inputs = load_dialogues("domain", "chat-talks")
+
+    assert [d.id for d in inputs.dialogues] == ["finished"]
