@@ -18,7 +18,7 @@ from .reports import BehaviourData, ComparativeData, LikertData, StudyData
 
 __all__ = ["DIMENSIONAL_KINDS", "campaign_inputs", "study_inputs"]
 
-DIMENSIONAL_KINDS = ("abc_eval", "likert", "comparative")
+DIMENSIONAL_KINDS = ("abc_eval", "likert", "comparative", "chat")
 
 
 def _rows(queryset: QuerySet, *fields: str):
@@ -85,7 +85,24 @@ def comparative_data(slug: str, queryset: QuerySet) -> ComparativeData:
     return _from_rows(ComparativeData, slug, rows)
 
 
-_LOADERS = {"abc_eval": behaviour_data, "likert": likert_data, "comparative": comparative_data}
+def chat_ratings_data(slug: str, queryset: QuerySet) -> LikertData:
+    """A chat campaign's closing ratings as dialogue-level Likert entries of the system the
+    worker talked with; chats that ended incomplete were not rated and carry no ratings."""
+    rows = [
+        (payload["conversation"], meta["system"], pk, dimension, int(score), None)
+        for pk, payload, meta in _rows(queryset, "item__content__meta")
+        if payload.get("complete")
+        for dimension, score in sorted((payload.get("ratings") or {}).items())
+    ]
+    return _from_rows(LikertData, slug, rows)
+
+
+_LOADERS = {
+    "abc_eval": behaviour_data,
+    "likert": likert_data,
+    "comparative": comparative_data,
+    "chat": chat_ratings_data,
+}
 
 
 def campaign_inputs(slug: str, kind: str, queryset: QuerySet):
@@ -114,7 +131,8 @@ def study_inputs(study: Study, judgments) -> StudyData:
             continue
         queryset = judgments(campaign)
         campaigns.append((campaign.slug, campaign.task_kind, queryset.count()))
-        parts[campaign.task_kind].append(campaign_inputs(study.slug, campaign.task_kind, queryset))
+        data = campaign_inputs(study.slug, campaign.task_kind, queryset)
+        parts[data.kind].append(data)  # a chat campaign's ratings join the Likert part
     return StudyData(
         subject=study.slug,
         campaigns=tuple(campaigns),

@@ -26,7 +26,8 @@ __all__ = [
 ]
 
 # The kinds of campaign that have a result page of their own.
-RESULT_KINDS = ("abc_eval", "likert", "comparative")
+# A chat campaign's results are its closing Likert ratings.
+RESULT_KINDS = ("abc_eval", "likert", "comparative", "chat")
 
 
 def latest_run(subject: Campaign | Study, *, succeeded: bool = True) -> AnalysisRun | None:
