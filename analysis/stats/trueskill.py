@@ -577,7 +577,7 @@ def _run_rows(
     per_row = np.ndim(two_beta2) > 0 or np.ndim(margin) > 0
     two_beta2_rows = np.broadcast_to(two_beta2, n_rows)
     margin_rows = np.broadcast_to(margin, n_rows)
-    v_win, v_draw = _WIN[backend], _DRAW_CORE[backend]
+    corrections = _CORRECTIONS[backend]
     block = max(1, _BLOCK_ELEMENTS // max(n_rows, 1))
     with np.errstate(divide="ignore", invalid="ignore"):
         for start in range(0, n_positions, block):
@@ -611,14 +611,7 @@ def _run_rows(
                     c = np.sqrt(c2)
                     eps = margin / c
                 t = (mu_f - mu_s) / c
-                if nd == 0:
-                    v, w = v_win(t, eps)
-                elif nd == k:
-                    v, w = v_draw(t, eps)
-                else:
-                    v, w = np.empty(k), np.empty(k)
-                    v[:nd], w[:nd] = v_draw(t[:nd], eps[:nd])
-                    v[nd:], w[nd:] = v_win(t[nd:], eps[nd:])
+                v, w = corrections(t, eps, nd)
                 mu[f] = mu_f + var_f / c * v
                 mu[s] = mu_s - var_s / c * v
                 var[f] = var_f * (1.0 - var_f / c2 * w)
@@ -658,12 +651,17 @@ def _draw_scipy(t, eps):
 
 
 def _draw_scipy_core(t, eps):
-    """``_draw_scipy`` for callers that already ignore division warnings (the passes)."""
+    """``_draw_scipy`` for callers that already ignore division warnings."""
     sign = np.where(t < 0, -1.0, 1.0)
     s = np.abs(t)
     a, b = eps - s, -eps - s
-    mass = special.ndtr(a) - special.ndtr(b)
-    pdf_a, pdf_b = _pdf(a), _pdf(b)
+    return _draw_scipy_from(
+        sign, s, a, b, eps, special.ndtr(a), special.ndtr(b), _pdf(a), _pdf(b)
+    )
+
+
+def _draw_scipy_from(sign, s, a, b, eps, ndtr_a, ndtr_b, pdf_a, pdf_b):
+    mass = ndtr_a - ndtr_b
     v = (pdf_b - pdf_a) / mass
     w = v * v + (a * pdf_a - b * pdf_b) / mass
     tail = a < _TAIL
@@ -671,6 +669,27 @@ def _draw_scipy_core(t, eps):
         v_tail, w_tail = _draw_scipy_tail(a[tail], b[tail], eps[tail], s[tail])
         v[tail], w[tail] = v_tail, w_tail
     return sign * v, w
+
+
+def _corrections_scipy(t, eps, n_draws):
+    """(v, w) for one position of the passes: the first ``n_draws`` elements are draws, the
+    rest wins; Phi and phi are evaluated once for both draw bounds."""
+    if n_draws == 0:
+        return _win_scipy(t, eps)
+    n = t.size
+    d_t, d_eps = t[:n_draws], eps[:n_draws]
+    sign = np.where(d_t < 0, -1.0, 1.0)
+    s = np.abs(d_t)
+    a, b = d_eps - s, -d_eps - s
+    bounds = np.concatenate([a, b])
+    ndtr, pdf = special.ndtr(bounds), _pdf(bounds)
+    draw = (sign, s, a, b, d_eps, ndtr[:n_draws], ndtr[n_draws:], pdf[:n_draws], pdf[n_draws:])
+    if n_draws == n:
+        return _draw_scipy_from(*draw)
+    v, w = np.empty(n), np.empty(n)
+    v[n_draws:], w[n_draws:] = _win_scipy(t[n_draws:], eps[n_draws:])
+    v[:n_draws], w[:n_draws] = _draw_scipy_from(*draw)
+    return v, w
 
 
 def _draw_scipy_tail(a, b, eps, s):
@@ -731,10 +750,13 @@ def _builtin_ppf(p):
 
 def _win_builtin(t, eps):
     x = t - eps
-    denom = _builtin_cdf(x)
-    nonzero = denom != 0
+    return _win_builtin_from(x, _builtin_cdf(x), _pdf(x))
+
+
+def _win_builtin_from(x, cdf, pdf):
+    nonzero = cdf != 0
     # the package returns -x when the cdf underflows
-    v = np.where(nonzero, _pdf(x) / np.where(nonzero, denom, 1.0), -x)
+    v = np.where(nonzero, pdf / np.where(nonzero, cdf, 1.0), -x)
     w = v * (v + x)
     if not np.all((w > 0) & (w < 1)):
         raise FloatingPointError('Cannot calculate correctly, set backend to "mpmath"')
@@ -744,18 +766,44 @@ def _win_builtin(t, eps):
 def _draw_builtin(t, eps):
     s = np.abs(t)
     a, b = eps - s, -eps - s
-    mass = _builtin_cdf(a) - _builtin_cdf(b)
+    return _draw_builtin_from(t, a, b, _builtin_cdf(a), _builtin_cdf(b), _pdf(a), _pdf(b))
+
+
+def _draw_builtin_from(t, a, b, cdf_a, cdf_b, pdf_a, pdf_b):
+    mass = cdf_a - cdf_b
     if np.any(mass == 0):
         raise FloatingPointError('Cannot calculate correctly, set backend to "mpmath"')
-    pdf_a, pdf_b = _pdf(a), _pdf(b)
     v = (pdf_b - pdf_a) / mass
     w = v**2 + (a * pdf_a - b * pdf_b) / mass
     return np.where(t < 0, -1.0, 1.0) * v, w
 
 
+def _corrections_builtin(t, eps, n_draws):
+    """(v, w) for one position of the passes (first ``n_draws`` elements draws, the rest
+    wins) with one evaluation of the package's cdf and pdf for all their arguments: the
+    approximate erfc costs some twenty array operations per call."""
+    n = t.size
+    d_t, d_eps = t[:n_draws], eps[:n_draws]
+    s = np.abs(d_t)
+    a, b = d_eps - s, -d_eps - s
+    x = t[n_draws:] - eps[n_draws:]
+    points = np.concatenate([a, b, x])
+    cdf, pdf = _builtin_cdf(points), _pdf(points)
+    split = 2 * n_draws
+    if n_draws == 0:
+        return _win_builtin_from(x, cdf, pdf)
+    draw = (d_t, a, b, cdf[:n_draws], cdf[n_draws:split], pdf[:n_draws], pdf[n_draws:split])
+    if n_draws == n:
+        return _draw_builtin_from(*draw)
+    v, w = np.empty(n), np.empty(n)
+    v[n_draws:], w[n_draws:] = _win_builtin_from(x, cdf[split:], pdf[split:])
+    v[:n_draws], w[:n_draws] = _draw_builtin_from(*draw)
+    return v, w
+
+
 _WIN = {"scipy": _win_scipy, "builtin": _win_builtin}
 _DRAW = {"scipy": _draw_scipy, "builtin": _draw_builtin}
-_DRAW_CORE = {"scipy": _draw_scipy_core, "builtin": _draw_builtin}
+_CORRECTIONS = {"scipy": _corrections_scipy, "builtin": _corrections_builtin}
 
 
 # --- input handling ----------------------------------------------------------------------------
