@@ -179,8 +179,15 @@ def _nan_low(value: float) -> float:
     return -math.inf if math.isnan(value) else value
 
 
-def stability_section(matches: Matches, params: dict, warnings: list[str]) -> dict:
-    """How often subsamples of n conversations per pair reproduce the cluster ranking."""
+def stability_section(
+    matches: Matches, params: dict, warnings: list[str], ranking: list[dict] | None = None
+) -> dict:
+    """How often subsamples of n conversations per pair reproduce the cluster ranking.
+
+    ``ranking`` (``ranking_section``'s rows) is the TrueSkill bootstrap of all the matches
+    with the same replicates, seed and coverage: when every system has matches it is the
+    stability analysis's reference ranking, which is then not computed a second time.
+    """
     pair_id = np.array(
         [f"{min(x, y)}|{max(x, y)}" for x, y in zip(matches.a, matches.b, strict=True)]
     )
@@ -207,8 +214,9 @@ def stability_section(matches: Matches, params: dict, warnings: list[str]) -> di
         "coverage": params["coverage"],
     }
     args = (matches.a, matches.b, ts_outcome, matches.conversation, pair_id, grid)
+    reference = _cluster_ranking_of(ranking, matches)
     try:
-        result = ranking_stability(*args, **options)
+        result = ranking_stability(*args, **options, reference=reference)
     except ValueError as error:
         warnings.append(f"No stability analysis: {error}.")
         return {}
@@ -232,6 +240,20 @@ def stability_section(matches: Matches, params: dict, warnings: list[str]) -> di
                 }
             )
     return section
+
+
+def _cluster_ranking_of(ranking: list[dict] | None, matches: Matches):
+    """The ranking rows as ``cluster_ranking`` gives them (clusters of sorted system
+    indices, best first), or None when some system has no match: ``cluster_ranking`` then
+    ranks fewer systems than the report's bootstrap did."""
+    present = np.unique(np.concatenate([matches.a, matches.b]))
+    if not ranking or present.size != len(matches.names):
+        return None
+    index = {name: i for i, name in enumerate(matches.names)}
+    clusters: dict[int, list[int]] = {}
+    for row in ranking:
+        clusters.setdefault(int(row["cluster"]), []).append(index[row["system"]])
+    return tuple(tuple(sorted(clusters[number])) for number in sorted(clusters))
 
 
 def alpha_section(units: Mapping[object, list[int]], params: dict, warnings: list[str]):

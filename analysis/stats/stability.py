@@ -190,6 +190,7 @@ def ranking_stability(
     seed: int = 0,
     coverage: float = 0.95,
     env_options: Mapping | None = None,
+    reference: ClusterRanking | None = None,
 ) -> StabilityResult:
     """Share of subsamples with n conversations per pair that reproduce the cluster ranking.
 
@@ -197,6 +198,11 @@ def ranking_stability(
     conversation and the pair the conversation belongs to (any hashable labels). The
     subsamples for each n come from ``SeedSequence([seed, n])``, so a share does not depend on
     which other values are in ``n_grid``.
+
+    ``reference`` is the cluster ranking of all the judgments when the caller has it already
+    (``cluster_ranking`` with ``reference_replicates``, ``seed`` and the same options, e.g.
+    the report's own TrueSkill bootstrap); it is computed otherwise. It comes from its own
+    generator, so passing it changes none of the subsamples' draws.
     """
     player_a, player_b, outcome = (np.asarray(x) for x in (player_a, player_b, outcome))
     _, pair_of_conversation, judgment_conversation = _conversation_pairs(conversation_id, pair_id)
@@ -217,16 +223,20 @@ def ranking_stability(
     def problems():
         # Drawn in the order of one subsample after the other (conversations, then bootstrap
         # indices, from the grid point's generator): the same draws as ranking each in turn.
-        yield problem(
-            np.ones(outcome.size, dtype=bool), np.random.default_rng(seed), reference_replicates
-        )
+        if reference is None:
+            everything = np.ones(outcome.size, dtype=bool)
+            yield problem(everything, np.random.default_rng(seed), reference_replicates)
         for n in grid:
             rng = np.random.default_rng(np.random.SeedSequence([seed, int(n)]))
             for _ in range(n_subsamples):
                 chosen = _draw_conversations(pair_of_conversation, int(n), rng)
                 yield problem(chosen[judgment_conversation], rng, n_replicates)
 
-    reference, *subsample_rankings = _rank_problems(problems(), coverage)
+    rankings = _rank_problems(problems(), coverage)
+    if reference is None:
+        reference, *subsample_rankings = rankings
+    else:
+        subsample_rankings = rankings
     reproduced, modal_share, modal = [], [], []
     for g in range(grid.size):
         counts = Counter(subsample_rankings[g * n_subsamples : (g + 1) * n_subsamples])

@@ -655,9 +655,7 @@ def _draw_scipy_core(t, eps):
     sign = np.where(t < 0, -1.0, 1.0)
     s = np.abs(t)
     a, b = eps - s, -eps - s
-    return _draw_scipy_from(
-        sign, s, a, b, eps, special.ndtr(a), special.ndtr(b), _pdf(a), _pdf(b)
-    )
+    return _draw_scipy_from(sign, s, a, b, eps, special.ndtr(a), special.ndtr(b), _pdf(a), _pdf(b))
 
 
 def _draw_scipy_from(sign, s, a, b, eps, ndtr_a, ndtr_b, pdf_a, pdf_b):
