@@ -124,9 +124,12 @@ def sequential_ranking_stability(
     seed,
     coverage,
     env_options=None,
+    reference=None,
 ):
     """Spot The Bot's ``repeat_ranking`` loop with this project's TrueSkill bootstrap: the same
-    draws as ``ranking_stability`` (conversations, then bootstrap indices, per subsample)."""
+    draws as ``ranking_stability`` (conversations, then bootstrap indices, per subsample).
+    The reference ranking is always computed here; a ``reference`` the report passed (its
+    own TrueSkill bootstrap) must equal it."""
     from analysis.stats import stability
     from analysis.stats.trueskill import TrueSkillEnv, trueskill_bootstrap
 
@@ -151,7 +154,9 @@ def sequential_ranking_stability(
         return tuple(tuple(sorted(int(systems[p]) for p in c)) for c in result.clusters)
 
     everything = np.ones(outcome.size, dtype=bool)
-    reference = rank(everything, np.random.default_rng(seed), reference_replicates)
+    computed = rank(everything, np.random.default_rng(seed), reference_replicates)
+    assert reference is None or reference == computed, "the report's reference ranking differs"
+    reference = computed
     reproduced, modal_share, modal = [], [], []
     for n in n_grid:
         rng = np.random.default_rng(np.random.SeedSequence([seed, int(n)]))
