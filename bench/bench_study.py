@@ -27,6 +27,7 @@ import argparse
 import io
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -213,6 +214,16 @@ def main() -> None:
 
     load = harness.load_average()
     workdir = Path(tempfile.mkdtemp(prefix="evalhub-bench-study-"))
+    try:
+        run(args, load, workdir)
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run(args, load: float, workdir: Path) -> None:
     setup_django(workdir)
     from django.core.management import call_command
 
@@ -233,7 +244,7 @@ def main() -> None:
             "same shape instead (6 systems, 45 conversations per pair, ~5,100 judgments)"
         )
         sources["synthetic"] = write_synthetic_study(workdir)
-    print(f"load average {load:.2f}; database and media in {workdir}")
+    print(f"load average {load:.2f}; temporary database and media in {workdir}")
 
     stability_watch = Stopwatch(common_module, "ranking_stability")
     report_module_watch = Stopwatch(report_module, "stability_section")
