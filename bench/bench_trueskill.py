@@ -11,7 +11,8 @@ Reference: the ``trueskill`` package (0.4.5), ``rate_1vs1`` match by match per r
 winner first, on exactly our replicates' orders. The package takes about a second per
 replicate here, so it is timed on a sample of replicates and the time extrapolated linearly
 to all of them (stated in the output): exact up to timing noise, since every replicate rates
-the same number of matches.
+the same number of matches. Our runs and the package's replicates alternate, so that both
+sides see the same load on a shared machine.
 
 Equality, asserted before timing: on every sampled replicate the package's mu equal ours
 within 1e-9 and the per-replicate ranks are identical. Both the package's default
@@ -23,6 +24,7 @@ normal-distribution backend (what the Spot The Bot code ran) and ``backend="scip
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -75,24 +77,39 @@ def package_env(env: ts.TrueSkillEnv) -> trueskill.TrueSkill:
     )
 
 
-def check_and_time_package(env, a, b, outcome, result, sampled, n_systems):
-    """Seconds per replicate of the package over ``sampled`` replicates (the same resampled
-    orders as ``result``), asserting equal mu and identical ranks on each."""
+def interleaved_timings(env, a, b, outcome, args):
+    """Our bootstrap and one package replicate timed in turn, so that both see the same load
+    on a shared machine; the package replicates use the same resampled orders as ours (seed
+    0) and must give equal mu and identical ranks. Returns our result, our peak RSS, the two
+    medians (ours per bootstrap, the package per replicate) and the largest mu difference."""
+
+    def ours():
+        return ts.trueskill_bootstrap(a, b, outcome, env=env, n_replicates=args.replicates)
+
+    result = ours()  # warm-up, and the replicates the package must reproduce
+    rss = harness.peak_rss_mb()
     reference_env = package_env(env)
-    # a.tolist(): the package works on Python numbers; indexing numpy arrays would slow it
+    # tolist(): the package works on Python numbers; indexing numpy arrays would slow it
     a_list, b_list, outcome_list = a.tolist(), b.tolist(), outcome.tolist()
-    indices = ts.bootstrap_match_indices(outcome.size, result.mu.shape[0], seed=0)
-    largest = 0.0
-    started = time.perf_counter()
-    for row in range(sampled):
-        mu = package_replicate(
-            reference_env, a_list, b_list, outcome_list, indices[row].tolist(), n_systems
-        )
-        largest = max(largest, float(np.abs(mu - result.mu[row]).max()))
-        assert np.array_equal(ts.ranks_from_scores(mu), result.ranks[row]), "ranks differ"
-    seconds = (time.perf_counter() - started) / sampled
+    indices = ts.bootstrap_match_indices(outcome.size, args.replicates, seed=0, dtype=np.int32)[
+        : args.sampled
+    ].tolist()
+    ours_times, package_times, largest = [], [], 0.0
+    for turn in range(max(args.repeats, args.sampled)):
+        if turn < args.repeats:
+            started = time.perf_counter()
+            ours()
+            ours_times.append(time.perf_counter() - started)
+        if turn < args.sampled:
+            started = time.perf_counter()
+            mu = package_replicate(
+                reference_env, a_list, b_list, outcome_list, indices[turn], args.systems
+            )
+            package_times.append(time.perf_counter() - started)
+            largest = max(largest, float(np.abs(mu - result.mu[turn]).max()))
+            assert np.array_equal(ts.ranks_from_scores(mu), result.ranks[turn]), "ranks differ"
     assert largest < MU_TOLERANCE, f"mu differ by {largest}"
-    return seconds, largest
+    return result, rss, statistics.median(ours_times), statistics.median(package_times), largest
 
 
 def main() -> None:
@@ -117,18 +134,7 @@ def main() -> None:
     figures = {}
     for backend, label in (("builtin", "package default backend"), ("scipy", "backend='scipy'")):
         env = ts.TrueSkillEnv.from_matches(outcome, backend=backend)
-        result = ts.trueskill_bootstrap(a, b, outcome, env=env, n_replicates=args.replicates)
-        rss = harness.peak_rss_mb()
-        per_replicate, largest = check_and_time_package(
-            env, a, b, outcome, result, args.sampled, args.systems
-        )
-        ours = harness.median_time(
-            lambda env=env: ts.trueskill_bootstrap(
-                a, b, outcome, env=env, n_replicates=args.replicates
-            ),
-            repeats=args.repeats,
-            warmup=0,
-        )
+        _, rss, ours, per_replicate, largest = interleaved_timings(env, a, b, outcome, args)
         reference = per_replicate * args.replicates
         ratio = reference / ours
         print(f"{label}:")
