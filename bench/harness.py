@@ -19,6 +19,18 @@ from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
+# Every benchmark times batches of small matrix problems (130 x 130 solves, 10 x 10 updates).
+# OpenBLAS's threads only add start-up and contention cost to those, badly so when other
+# processes share the cores; a Celery worker should run with one BLAS thread for the same
+# reason. Set before any script imports numpy (scripts import this module first).
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+
+def load_average() -> float:
+    """The 1-minute load average when the run started: timings on a shared machine are noisy."""
+    return os.getloadavg()[0]
+
 
 def median_time(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> float:
     """The median wall time of ``fn()`` in seconds over ``repeats`` runs after ``warmup``."""
@@ -78,6 +90,8 @@ def record(benchmark: str, **figures) -> dict:
         "commit": _commit(),
         "machine": machine(),
         "peak_rss_mb": round(peak_rss_mb(), 1),
+        "load_average": round(load_average(), 2),
+        "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
         **figures,
     }
     RESULTS.mkdir(exist_ok=True)

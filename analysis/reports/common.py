@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 
@@ -104,9 +103,22 @@ def ranking_section(matches: Matches, params: dict, warnings: list[str]):
     return [matches.names[p] for p in order], pairs, ranking, bradley_terry
 
 
+def _trueskill_outcomes(outcome: np.ndarray) -> np.ndarray:
+    """Pairwise outcome codes as TrueSkill's (array operations, no Python call per match)."""
+    outcome = np.asarray(outcome)
+    converted = np.empty(outcome.shape, dtype=np.int8)
+    known = np.zeros(outcome.shape, dtype=bool)
+    for code, trueskill_code in _TO_TRUESKILL.items():
+        converted[outcome == code] = trueskill_code
+        known |= outcome == code
+    if not known.all():
+        raise ValueError("unknown pairwise outcome code")
+    return converted
+
+
 def _trueskill_bootstrap(matches: Matches, params: dict, warnings: list[str]):
     """The TrueSkill bootstrap (rank ranges, clusters), or None with a warning."""
-    ts_outcome = np.vectorize(_TO_TRUESKILL.get, otypes=[np.int8])(matches.outcome)
+    ts_outcome = _trueskill_outcomes(matches.outcome)
     try:
         return ts.trueskill_bootstrap(
             matches.a,
@@ -179,26 +191,35 @@ def _nan_low(value: float) -> float:
     return -math.inf if math.isnan(value) else value
 
 
-def stability_section(matches: Matches, params: dict, warnings: list[str]) -> dict:
-    """How often subsamples of n conversations per pair reproduce the cluster ranking."""
-    pair_id = np.array(
-        [f"{min(x, y)}|{max(x, y)}" for x, y in zip(matches.a, matches.b, strict=True)]
-    )
-    per_pair = defaultdict(set)
-    for pair, conversation in zip(pair_id, matches.conversation, strict=True):
-        per_pair[pair].add(conversation)
-    if len(per_pair) < 2:
+def stability_section(
+    matches: Matches, params: dict, warnings: list[str], ranking: list[dict] | None = None
+) -> dict:
+    """How often subsamples of n conversations per pair reproduce the cluster ranking.
+
+    ``ranking`` (``ranking_section``'s rows) is the TrueSkill bootstrap of all the matches
+    with the same replicates, seed and coverage: when every system has matches it is the
+    stability analysis's reference ranking, which is then not computed a second time.
+    """
+    # Integer codes, not a Python object per judgment: the unordered pair of each match, and
+    # the distinct (pair, conversation) combinations counted per pair.
+    n_systems = len(matches.names)
+    pair_id = np.minimum(matches.a, matches.b) * n_systems + np.maximum(matches.a, matches.b)
+    _, conversation_index = np.unique(matches.conversation, return_inverse=True)
+    n_conversations = int(conversation_index.max(initial=-1)) + 1
+    pair_conversations = np.unique(pair_id * n_conversations + conversation_index.ravel())
+    _, conversations_per_pair = np.unique(pair_conversations // n_conversations, return_counts=True)
+    if conversations_per_pair.size < 2:
         warnings.append("No stability analysis: it needs at least two pairs of systems.")
         return {}
     # Pairs never compared (e.g. bipartite-play) are simply absent from every subsample.
-    fewest = min(len(c) for c in per_pair.values())
+    fewest = int(conversations_per_pair.min())
     if fewest < 2:
         warnings.append("No stability analysis: a pair of systems has a single conversation.")
         return {}
     grid = sorted(
         {int(round(x)) for x in np.linspace(1, fewest, params["stability_points"] + 1)[1:]}
     )
-    ts_outcome = np.vectorize(_TO_TRUESKILL.get, otypes=[np.int8])(matches.outcome)
+    ts_outcome = _trueskill_outcomes(matches.outcome)
     options = {
         "n_subsamples": params["stability_subsamples"],
         "n_replicates": params["stability_replicates"],
@@ -207,8 +228,9 @@ def stability_section(matches: Matches, params: dict, warnings: list[str]) -> di
         "coverage": params["coverage"],
     }
     args = (matches.a, matches.b, ts_outcome, matches.conversation, pair_id, grid)
+    reference = _cluster_ranking_of(ranking, matches)
     try:
-        result = ranking_stability(*args, **options)
+        result = ranking_stability(*args, **options, reference=reference)
     except ValueError as error:
         warnings.append(f"No stability analysis: {error}.")
         return {}
@@ -232,6 +254,20 @@ def stability_section(matches: Matches, params: dict, warnings: list[str]) -> di
                 }
             )
     return section
+
+
+def _cluster_ranking_of(ranking: list[dict] | None, matches: Matches):
+    """The ranking rows as ``cluster_ranking`` gives them (clusters of sorted system
+    indices, best first), or None when some system has no match: ``cluster_ranking`` then
+    ranks fewer systems than the report's bootstrap did."""
+    present = np.unique(np.concatenate([matches.a, matches.b]))
+    if not ranking or present.size != len(matches.names):
+        return None
+    index = {name: i for i, name in enumerate(matches.names)}
+    clusters: dict[int, list[int]] = {}
+    for row in ranking:
+        clusters.setdefault(int(row["cluster"]), []).append(index[row["system"]])
+    return tuple(tuple(sorted(clusters[number])) for number in sorted(clusters))
 
 
 def alpha_section(units: Mapping[object, list[int]], params: dict, warnings: list[str]):

@@ -100,7 +100,7 @@ def spot_the_bot_report(data: SpotTheBotData, params: dict, progress: Progress |
     report_progress(progress, "Agreement")
     agreement = _spot_the_bot_agreement(data, params, warnings)
     report_progress(progress, "Ranking stability")
-    stability = stability_section(matches, params, warnings) if a.size else {}
+    stability = stability_section(matches, params, warnings, ranking) if a.size else {}
     return {
         "tournament": data.subject,
         "kind": data.kind,

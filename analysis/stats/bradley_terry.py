@@ -53,7 +53,6 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.sparse.csgraph import connected_components
-from scipy.special import expit
 
 from analysis.stats.pairwise import win_count_matrices
 from analysis.stats.proportions import ConfidenceInterval
@@ -194,28 +193,37 @@ def bradley_terry_log_likelihood(
 
 
 def _newton_fit(
-    effective: np.ndarray, tol: float, max_iter: int
+    effective: np.ndarray, tol: float, max_iter: int, start: np.ndarray | None = None
 ) -> tuple[np.ndarray, int, np.ndarray]:
-    """Maximise l(theta) for a batch ``effective`` of shape (B, n, n); needs finite optima."""
+    """Maximise l(theta) for a batch ``effective`` of shape (B, n, n); needs finite optima.
+
+    ``start`` (shape (n,) or (B, n), centred) is where the iterations begin: bootstrap
+    replicates start from the full-data fit, a few Newton steps from their own optimum.
+    """
     batch, n, _ = effective.shape
-    totals = effective + np.swapaxes(effective, 1, 2)
+    # The likelihood only involves pairs that met: work on those, each pair (i < j) once,
+    # with the wins either way, instead of the whole n x n matrix twice.
+    rows, cols = np.nonzero(np.triu((effective + np.swapaxes(effective, 1, 2)).any(axis=0), 1))
+    pairs = _Pairs(rows, cols, effective[:, rows, cols], effective[:, cols, rows], n)
     won = effective.sum(axis=2)
-    centring = np.full((n, n), 1.0 / n)
-    theta = np.zeros((batch, n))
-    log_lik = _batched_log_likelihood(theta, effective)
+    centring = 1.0 / n
+    theta = np.zeros((batch, n)) if start is None else np.broadcast_to(start, (batch, n)).copy()
+    log_lik, p = pairs.log_likelihood_and_probability(theta)
     converged = np.zeros(batch, dtype=bool)
+    diagonal = np.arange(n)
     n_iterations = 0
     while n_iterations < max_iter and not converged.all():
         n_iterations += 1
-        p = expit(theta[:, :, None] - theta[:, None, :])
-        gradient = won - (totals * p).sum(axis=2)
-        information = totals * p * (1.0 - p)
-        laplacian = -information
-        diagonal = np.arange(n)
-        laplacian[:, diagonal, diagonal] = information.sum(axis=2)
-        step = np.linalg.solve(laplacian + centring, gradient[..., None])[..., 0]
+        gradient = won - pairs.expected_wins(p)
+        information = pairs.totals * p * (1.0 - p)
+        # (L + 11^T / n): the Laplacian with off-diagonal -N_ij p_ij (1 - p_ij).
+        system = np.full((batch, n, n), centring)
+        system[:, rows, cols] -= information
+        system[:, cols, rows] -= information
+        system[:, diagonal, diagonal] += pairs.per_system(information)
+        step = np.linalg.solve(system, gradient[..., None])[..., 0]
         step[converged] = 0.0
-        theta, log_lik = _backtrack(theta, step, gradient, log_lik, effective)
+        theta, log_lik, p = _backtrack(theta, step, gradient, log_lik, p, pairs)
         # Newton decrement g^T L^-1 g ~ twice the remaining gain in l(theta). Below rounding
         # level of l the step is noise (near-separated data make L nearly singular), and
         # the step just taken has already brought theta to machine precision.
@@ -225,13 +233,53 @@ def _newton_fit(
     return theta - theta.mean(axis=1, keepdims=True), n_iterations, converged
 
 
+class _Pairs:
+    """The pairs that met, ``rows[k] < cols[k]``, with ``forward`` wins of rows over cols and
+    ``backward`` wins of cols over rows per batch element (shape (B, P))."""
+
+    def __init__(self, rows, cols, forward, backward, n):
+        self.rows, self.cols, self.n = rows, cols, n
+        self.forward, self.backward = forward, backward
+        self.totals = forward + backward
+
+    def log_likelihood_and_probability(self, theta):
+        """l(theta) per batch element and ``p = sigmoid(theta_row - theta_col)`` per pair."""
+        margin = theta[:, self.rows] - theta[:, self.cols]
+        # log sigmoid(+-m) = -(log1p(exp(-|m|)) + max(0, -+m)), one exp for both sides.
+        decay = np.exp(-np.abs(margin))
+        softplus = np.log1p(decay)
+        loss = self.totals * softplus
+        loss += self.forward * np.maximum(-margin, 0.0) + self.backward * np.maximum(margin, 0.0)
+        p = np.where(margin >= 0, 1.0, decay) / (1.0 + decay)
+        return -loss.sum(axis=1), p
+
+    def per_system(self, values):
+        """``sum_j values_ij`` for each system i over the pairs it is in (batch, n)."""
+        return _scatter_sum(values, self.rows, self.n) + _scatter_sum(values, self.cols, self.n)
+
+    def expected_wins(self, p):
+        """``sum_j N_ij p_ij`` per system."""
+        expected = self.totals * p
+        return _scatter_sum(expected, self.rows, self.n) + _scatter_sum(
+            self.totals - expected, self.cols, self.n
+        )
+
+
+def _scatter_sum(values: np.ndarray, index: np.ndarray, n: int) -> np.ndarray:
+    """``out[b, i] = sum of values[b, k] with index[k] == i``, for every batch row at once."""
+    batch = values.shape[0]
+    flat = (index[None, :] + n * np.arange(batch)[:, None]).ravel()
+    return np.bincount(flat, weights=values.ravel(), minlength=batch * n).reshape(batch, n)
+
+
 def _backtrack(
     theta: np.ndarray,
     step: np.ndarray,
     gradient: np.ndarray,
     log_lik: np.ndarray,
-    effective: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
+    p: np.ndarray,
+    pairs: _Pairs,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     # Full Newton steps can overshoot far from the optimum (large strength gaps); halve each
     # replicate's step until the Armijo condition holds. The slack term absorbs rounding in
     # l(theta) once the remaining improvement is below machine precision.
@@ -239,17 +287,21 @@ def _backtrack(
     slack = 1e-12 * (1.0 + np.abs(log_lik))
     size = np.ones(theta.shape[0])
     accepted = np.zeros(theta.shape[0], dtype=bool)
-    new_theta, new_log_lik = theta.copy(), log_lik.copy()
+    new_theta, new_log_lik, new_p = theta.copy(), log_lik.copy(), p.copy()
     for _ in range(_MAX_HALVINGS):
         candidate = theta + size[:, None] * step
-        candidate_log_lik = _batched_log_likelihood(candidate, effective)
+        candidate_log_lik, candidate_p = pairs.log_likelihood_and_probability(candidate)
         ok = ~accepted & (candidate_log_lik >= log_lik + _ARMIJO_FRACTION * size * ascent - slack)
-        new_theta[ok], new_log_lik[ok] = candidate[ok], candidate_log_lik[ok]
+        new_theta[ok], new_log_lik[ok], new_p[ok] = (
+            candidate[ok],
+            candidate_log_lik[ok],
+            candidate_p[ok],
+        )
         accepted |= ok
         if accepted.all():
             break
         size = np.where(accepted, size, size / 2.0)
-    return new_theta, new_log_lik
+    return new_theta, new_log_lik, new_p
 
 
 # --- existence of the ML estimate ------------------------------------------------------------
@@ -259,10 +311,23 @@ def _strongly_connected(effective: np.ndarray) -> np.ndarray:
     """Per batch element: is the directed graph i -> j (Weff[i, j] > 0) strongly connected?"""
     n = effective.shape[-1]
     reach = (effective > 0) | np.eye(n, dtype=bool)
-    # Repeated squaring of the reachability relation: 2^k-step paths after k squarings.
+    done = reach.all(axis=(-2, -1))
+    if reach.ndim == 2:
+        reach, done = reach[None], done[None]
+    # Repeated squaring of the reachability relation: 2^k-step paths after k squarings, only
+    # for the graphs not yet complete. Path counts in float32 are exact enough for "> 0"
+    # (BLAS; integer matmul has none), and re-thresholding each time keeps them below n.
+    pending = np.flatnonzero(~done)
     for _ in range(int(np.ceil(np.log2(max(n, 2))))):
-        reach = np.matmul(reach.astype(np.int64), reach.astype(np.int64)) > 0
-    return reach.all(axis=(-2, -1))
+        if pending.size == 0:
+            break
+        relation = reach[pending].astype(np.float32)
+        squared = np.matmul(relation, relation) > 0
+        reach[pending] = squared
+        complete = squared.all(axis=(-2, -1))
+        done[pending[complete]] = True
+        pending = pending[~complete]
+    return done if effective.ndim > 2 else done[0]
 
 
 def _name(index: int, labels: Sequence[str] | None) -> str:
@@ -378,10 +443,13 @@ def _resampled_effective_wins(
     draws = rng.multinomial(total, counts / total, size=n_bootstrap).astype(float)
     n = wins.shape[0]
     effective = np.zeros((n_bootstrap, n, n))
-    # A resampled tie is half a win for each side; a resampled win is a whole one.
-    weight = np.where(is_tie, 0.5, 1.0)
-    np.add.at(effective, (slice(None), rows, cols), draws * weight)
-    np.add.at(effective, (slice(None), cols[is_tie], rows[is_tie]), draws[:, is_tie] * 0.5)
+    # A resampled tie is half a win for each side; a resampled win is a whole one. Each cell
+    # appears once among the wins and once among the ties (i < j), so plain indexing adds up.
+    n_wins = int((~is_tie).sum())
+    effective[:, rows[:n_wins], cols[:n_wins]] = draws[:, :n_wins]
+    half_ties = draws[:, n_wins:] * 0.5
+    effective[:, rows[n_wins:], cols[n_wins:]] += half_ties
+    effective[:, cols[n_wins:], rows[n_wins:]] += half_ties
     return effective
 
 
@@ -440,8 +508,12 @@ def bootstrap_bradley_terry(
                     raise ValueError(message)
                 messages.append(f"{message} and were fitted with {pseudo_ties:g} virtual tie(s)")
         prior = np.where(needs_prior, float(pseudo_ties), 0.0)
+        # Start every replicate from the full-data fit: it is within sampling error of each
+        # replicate's optimum, so Newton needs a few steps instead of a climb from zero.
+        # A replicate that needed the prior while the full data did not starts from zero.
+        start = np.where(needs_prior[:, None] & (fit.pseudo_ties == 0), 0.0, fit.strengths)
         replicate_theta, _, converged = _newton_fit(
-            _with_pseudo_ties(effective, prior), _TOLERANCE, _MAX_ITERATIONS
+            _with_pseudo_ties(effective, prior), _TOLERANCE, _MAX_ITERATIONS, start
         )
         if not converged.all():
             messages.append(f"{int((~converged).sum())} bootstrap fits did not converge")

@@ -16,7 +16,12 @@ import numpy as np
 import numpy.typing as npt
 from scipy import optimize, stats
 
-from analysis.stats.intervals import read_only_array, segment_lengths, spotted_mask
+from analysis.stats.intervals import (
+    read_only_array,
+    segment_lengths,
+    spotted_mask,
+    unique_rows,
+)
 from analysis.stats.pairwise import BOT
 
 __all__ = ["IntervalCoxResult", "interval_cox_ph", "interval_cox_ph_by_system"]
@@ -183,8 +188,7 @@ def _pooled_design(k: np.ndarray, spotted: np.ndarray, x: np.ndarray) -> _Pooled
     keep = informative[length_index]
     lengths_used = lengths[informative]
     rows = np.column_stack([np.searchsorted(lengths_used, k[keep]), x[keep]])
-    patterns, pattern_index = np.unique(rows, axis=0, return_inverse=True)
-    pattern_index = pattern_index.ravel()
+    patterns, pattern_index = unique_rows(rows)
     total = np.bincount(pattern_index, minlength=len(patterns)).astype(float)
     events = np.bincount(pattern_index, weights=spotted[keep], minlength=len(patterns))
     design = np.column_stack(

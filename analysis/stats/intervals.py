@@ -92,16 +92,54 @@ def aggregate_intervals(
     group = np.zeros(left.shape, dtype=int) if group is None else np.asarray(group)
     if group.shape != left.shape:
         raise ValueError("group must have one entry per interval")
-    pairs, pair_index = np.unique(np.column_stack([left, right]), axis=0, return_inverse=True)
+    pairs, pair_index = unique_rows(np.column_stack([left, right]))
     groups, group_index = np.unique(group, return_inverse=True)
-    counts = np.zeros((groups.size, pairs.shape[0]), dtype=np.int64)
-    np.add.at(counts, (group_index.ravel(), pair_index.ravel()), 1)
+    cell = group_index.ravel() * pairs.shape[0] + pair_index
+    counts = np.bincount(cell, minlength=groups.size * pairs.shape[0])
+    counts = counts.reshape(groups.size, pairs.shape[0]).astype(np.int64)
     return IntervalCensoredData(
         left=read_only_array(pairs[:, 0]),
         right=read_only_array(pairs[:, 1]),
         counts=read_only_array(counts),
         groups=read_only_array(groups),
     )
+
+
+def unique_rows(matrix: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(matrix, axis=0, return_inverse=True)`` for a 2-d numeric matrix without NaN.
+
+    numpy sorts whole rows as records, seconds for 10^5 rows; here each column is coded by
+    its sorted distinct values and the codes combined into one integer per row (first column
+    most significant), so one integer sort gives the same rows in the same order.
+    """
+    matrix = np.asarray(matrix)
+    if matrix.ndim != 2:
+        raise ValueError("matrix must be 2-d")
+    values = [np.unique(column) for column in matrix.T]
+    sizes = [v.size for v in values]
+    space = float(np.prod(np.array(sizes, dtype=float)))
+    if matrix.shape[0] == 0 or space >= 2.0**62:
+        rows, inverse = np.unique(matrix, axis=0, return_inverse=True)
+        return rows, inverse.ravel()
+    key = np.zeros(matrix.shape[0], dtype=np.int64)
+    for column, distinct in zip(matrix.T, values, strict=True):
+        # a sort of the column and a binary search per row beat an argsort of the column
+        key = key * distinct.size + np.searchsorted(distinct, column)
+    if space <= max(4 * matrix.shape[0], 1 << 16):
+        # few possible rows (segment lengths x preference codes): count them, no sort at all
+        present = np.bincount(key, minlength=int(space)) > 0
+        rank = np.cumsum(present) - 1
+        used = np.flatnonzero(present)
+    else:
+        used, inverse = np.unique(key, return_inverse=True)
+        rank = None
+    # decode the used keys back into rows, last column least significant
+    rows = np.empty((used.size, matrix.shape[1]), dtype=matrix.dtype)
+    rest = used
+    for j in range(matrix.shape[1] - 1, -1, -1):
+        rows[:, j] = values[j][rest % sizes[j]]
+        rest = rest // sizes[j]
+    return rows, (rank[key] if rank is not None else inverse.ravel())
 
 
 def spotted_mask(label: npt.ArrayLike, bot_label: int) -> np.ndarray:

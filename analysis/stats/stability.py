@@ -28,7 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.stats.trueskill import TrueSkillEnv, trueskill_bootstrap
+from analysis.stats.trueskill import (
+    TrueSkillEnv,
+    bootstrap_match_indices,
+    rate_replicate_sets,
+    summarise_replicates,
+)
 
 __all__ = [
     "ClusterRanking",
@@ -97,22 +102,57 @@ def cluster_ranking(
     Player indices may be sparse (e.g. after leaving a system out): only systems with at least
     one match are ranked, and the ranking is given in the original indices.
     """
+    problem = _ranking_problem(player_a, player_b, outcome, n_replicates, seed, env_options)
+    return _rank_problems([problem], coverage)[0]
+
+
+# Bootstrap index entries (replicates x matches) rated together; ~4 bytes each for the
+# indices plus the flat ratings, so a batch stays near 100 MB whatever the parameters.
+_BATCH_ENTRIES = 1 << 25
+
+
+def _ranking_problem(player_a, player_b, outcome, n_replicates, seed, env_options):
+    """Everything ``cluster_ranking`` needs before rating, drawing its bootstrap indices from
+    ``seed`` now (so a shared generator advances exactly as ``trueskill_bootstrap`` would)."""
     player_a = np.asarray(player_a)
     player_b = np.asarray(player_b)
     systems, compact = np.unique(np.concatenate([player_a, player_b]), return_inverse=True)
     compact_a, compact_b = compact[: player_a.size], compact[player_a.size :]
     env = TrueSkillEnv.from_matches(outcome, **dict(env_options or {}))
-    result = trueskill_bootstrap(
-        compact_a,
-        compact_b,
-        outcome,
-        n_players=systems.size,
-        env=env,
-        n_replicates=n_replicates,
-        seed=seed,
-        coverage=coverage,
-    )
-    return tuple(tuple(sorted(int(systems[p]) for p in cluster)) for cluster in result.clusters)
+    n_matches = np.asarray(outcome).size
+    # int32 halves the memory of the many index matrices held for one batch
+    dtype = np.int32 if n_matches < 2**31 else np.int64
+    indices = bootstrap_match_indices(n_matches, n_replicates, seed=seed, dtype=dtype)
+    return systems, (compact_a, compact_b, outcome, indices, systems.size, env)
+
+
+def _rank_problems(problems, coverage) -> list[ClusterRanking]:
+    """Cluster rankings of ``_ranking_problem``s, rated in batches of many at once."""
+    rankings: list[ClusterRanking] = []
+    batch: list = []
+    entries = 0
+
+    def flush():
+        rated = rate_replicate_sets([problem for _, problem in batch])
+        for (systems, _), ratings in zip(batch, rated, strict=True):
+            result = summarise_replicates(ratings, coverage=coverage)
+            rankings.append(
+                tuple(
+                    tuple(sorted(int(systems[p]) for p in cluster)) for cluster in result.clusters
+                )
+            )
+        batch.clear()
+
+    for systems, problem in problems:
+        size = problem[3].size
+        if batch and entries + size > _BATCH_ENTRIES:
+            flush()
+            entries = 0
+        batch.append((systems, problem))
+        entries += size
+    if batch:
+        flush()
+    return rankings
 
 
 def restrict_ranking(ranking: ClusterRanking, systems) -> ClusterRanking:
@@ -150,6 +190,7 @@ def ranking_stability(
     seed: int = 0,
     coverage: float = 0.95,
     env_options: Mapping | None = None,
+    reference: ClusterRanking | None = None,
 ) -> StabilityResult:
     """Share of subsamples with n conversations per pair that reproduce the cluster ranking.
 
@@ -157,6 +198,11 @@ def ranking_stability(
     conversation and the pair the conversation belongs to (any hashable labels). The
     subsamples for each n come from ``SeedSequence([seed, n])``, so a share does not depend on
     which other values are in ``n_grid``.
+
+    ``reference`` is the cluster ranking of all the judgments when the caller has it already
+    (``cluster_ranking`` with ``reference_replicates``, ``seed`` and the same options, e.g.
+    the report's own TrueSkill bootstrap); it is computed otherwise. It comes from its own
+    generator, so passing it changes none of the subsamples' draws.
     """
     player_a, player_b, outcome = (np.asarray(x) for x in (player_a, player_b, outcome))
     _, pair_of_conversation, judgment_conversation = _conversation_pairs(conversation_id, pair_id)
@@ -169,26 +215,31 @@ def ranking_stability(
     if n_subsamples < 1:
         raise ValueError("n_subsamples must be positive")
 
-    def rank(mask, rng, replicates):
-        return cluster_ranking(
-            player_a[mask],
-            player_b[mask],
-            outcome[mask],
-            n_replicates=replicates,
-            seed=rng,
-            coverage=coverage,
-            env_options=env_options,
+    def problem(mask, rng, replicates):
+        return _ranking_problem(
+            player_a[mask], player_b[mask], outcome[mask], replicates, rng, env_options
         )
 
-    everything = np.ones(outcome.size, dtype=bool)
-    reference = rank(everything, np.random.default_rng(seed), reference_replicates)
+    def problems():
+        # Drawn in the order of one subsample after the other (conversations, then bootstrap
+        # indices, from the grid point's generator): the same draws as ranking each in turn.
+        if reference is None:
+            everything = np.ones(outcome.size, dtype=bool)
+            yield problem(everything, np.random.default_rng(seed), reference_replicates)
+        for n in grid:
+            rng = np.random.default_rng(np.random.SeedSequence([seed, int(n)]))
+            for _ in range(n_subsamples):
+                chosen = _draw_conversations(pair_of_conversation, int(n), rng)
+                yield problem(chosen[judgment_conversation], rng, n_replicates)
+
+    rankings = _rank_problems(problems(), coverage)
+    if reference is None:
+        reference, *subsample_rankings = rankings
+    else:
+        subsample_rankings = rankings
     reproduced, modal_share, modal = [], [], []
-    for n in grid:
-        rng = np.random.default_rng(np.random.SeedSequence([seed, int(n)]))
-        counts = Counter()
-        for _ in range(n_subsamples):
-            chosen = _draw_conversations(pair_of_conversation, int(n), rng)
-            counts[rank(chosen[judgment_conversation], rng, n_replicates)] += 1
+    for g in range(grid.size):
+        counts = Counter(subsample_rankings[g * n_subsamples : (g + 1) * n_subsamples])
         ranking, count = counts.most_common(1)[0]
         reproduced.append(counts[reference] / n_subsamples)
         modal_share.append(count / n_subsamples)

@@ -94,8 +94,10 @@ __all__ = [
     "clusters_from_rank_ranges",
     "rank_ranges",
     "rate_matches",
+    "rate_replicate_sets",
     "rate_replicates",
     "ranks_from_scores",
+    "summarise_replicates",
     "trueskill_bootstrap",
     "truncation_corrections",
 ]
@@ -115,8 +117,8 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TAIL = -4.0
 # Terms of the continued fraction for v + x; 40 reach full double precision for x <= -4.
 _CF_TERMS = 40
-# Matches resolved to flat rating indices at a time; bounds memory to ~_CHUNK * R * 17 bytes.
-_CHUNK = 512
+# Match positions x rows resolved to flat rating indices at a time (~40 bytes each).
+_BLOCK_ELEMENTS = 1 << 19
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -272,20 +274,32 @@ def _corrections(t, eps, drawn, win, draw):
     return v, w
 
 
-def bootstrap_match_indices(n_matches: int, n_replicates: int, *, seed=0, resample: bool = True):
+def bootstrap_match_indices(
+    n_matches: int, n_replicates: int, *, seed=0, resample: bool = True, dtype=np.int64
+):
     """``(n_replicates, n_matches)`` match indices, one row per replicate, each row in random
     order.
 
     ``resample=True`` draws with replacement (the bootstrap); ``resample=False`` only shuffles
     (what the Spot The Bot code's TrueSkill branch does). ``seed`` is an int or a
-    ``numpy.random.Generator``.
+    ``numpy.random.Generator``. ``dtype=np.int32`` gives the same values at half the memory.
     """
+    return _match_indices(n_matches, n_replicates, seed, resample, dtype)
+
+
+def _match_indices(n_matches, n_replicates, seed, resample, dtype):
+    """``bootstrap_match_indices`` in ``dtype``: the generator yields the same values for
+    int32 as for int64 (same bounded-integer algorithm), at half the memory."""
     if n_matches < 1 or n_replicates < 1:
         raise ValueError("need at least one match and one replicate")
     rng = np.random.default_rng(seed)
     if resample:
-        return rng.integers(0, n_matches, size=(n_replicates, n_matches))
-    return rng.permuted(np.tile(np.arange(n_matches), (n_replicates, 1)), axis=1)
+        return rng.integers(0, n_matches, size=(n_replicates, n_matches), dtype=dtype)
+    return rng.permuted(np.tile(np.arange(n_matches, dtype=dtype), (n_replicates, 1)), axis=1)
+
+
+def _index_dtype(n_matches):
+    return np.int32 if n_matches < np.iinfo(np.int32).max else np.int64
 
 
 def rate_replicates(
@@ -408,15 +422,23 @@ def trueskill_bootstrap(
     """
     a, b, outcome, n_players = _validate_matches(player_a, player_b, outcome, n_players)
     env = TrueSkillEnv.from_matches(outcome) if env is None else env
-    indices = bootstrap_match_indices(outcome.size, n_replicates, seed=seed, resample=resample)
+    indices = _match_indices(outcome.size, n_replicates, seed, resample, _index_dtype(outcome.size))
     rated = rate_replicates(a, b, outcome, indices, n_players=n_players, env=env)
+    return summarise_replicates(rated, coverage=coverage, conservative_k=conservative_k)
+
+
+def summarise_replicates(
+    rated: TrueSkillRatings, *, coverage: float = 0.95, conservative_k: float = 0.0
+) -> TrueSkillBootstrap:
+    """Ranks, rank ranges, order and clusters of replicate ratings ``rated`` (R, n_players)."""
+    n_players = rated.mu.shape[1]
     ranks = ranks_from_scores(rated.mu - conservative_k * rated.sigma)
     lower, upper = rank_ranges(ranks, coverage)
     mean_mu = rated.mu.mean(axis=0)
     mean_rank = ranks.mean(axis=0)
     order = np.lexsort((np.arange(n_players), -mean_mu, mean_rank))
     return TrueSkillBootstrap(
-        env=env,
+        env=rated.env,
         mu=rated.mu,
         sigma=rated.sigma,
         ranks=_frozen(ranks),
@@ -431,41 +453,170 @@ def trueskill_bootstrap(
     )
 
 
+def rate_replicate_sets(sets) -> list[TrueSkillRatings]:
+    """``rate_replicates`` for several match sets at once, each with its own environment.
+
+    ``sets`` holds tuples ``(player_a, player_b, outcome, match_indices, n_players, env)``; the
+    result is the list of what ``rate_replicates`` returns for each, element for element, but
+    all rows of all sets advance together (many small bootstraps, as in the stability
+    analysis, cost about as many steps as the longest one). The environments must share
+    ``tau`` and ``backend``.
+    """
+    prepared = []
+    for player_a, player_b, outcome, match_indices, n_players, env in sets:
+        a, b, outcome, n_players = _validate_matches(player_a, player_b, outcome, n_players)
+        match_indices = np.asarray(match_indices)
+        if match_indices.ndim != 2:
+            raise ValueError("match_indices must be a 2-D (replicates, positions) array")
+        if match_indices.size and (match_indices.min() < 0 or match_indices.max() >= outcome.size):
+            raise ValueError("match_indices out of range")
+        prepared.append((a, b, outcome, match_indices, n_players, env))
+    if not prepared:
+        return []
+    envs = [item[5] for item in prepared]
+    if len({(e.tau, e.backend) for e in envs}) > 1:
+        raise ValueError("all match sets must share tau and backend")
+    firsts, seconds, drawn, offsets = [], [], [], []
+    bases, mu0, var0, two_beta2, margin, lengths, set_rows = [], [], [], [], [], [], []
+    match_offset = flat_offset = 0
+    for a, b, outcome, indices, n_players, env in prepared:
+        firsts.append(np.where(outcome == B_WINS, b, a))
+        seconds.append(np.where(outcome == B_WINS, a, b))
+        drawn.append(outcome == DRAW)
+        offsets.append(match_offset)
+        match_offset += outcome.size
+        n_rows, n_positions = indices.shape
+        bases.append(flat_offset + np.arange(n_rows) * n_players)
+        size = n_rows * n_players
+        mu0.append(np.full(size, float(env.mu)))
+        var0.append(np.full(size, float(env.sigma) ** 2))
+        set_rows.append((flat_offset, n_rows, n_players))
+        flat_offset += size
+        two_beta2.append(np.full(n_rows, 2.0 * float(env.beta) ** 2))
+        margin.append(np.full(n_rows, env.draw_margin))
+        lengths.append(np.full(n_rows, n_positions))
+    index_dtype = _index_dtype(match_offset)
+
+    def columns(start, stop):
+        width = stop - start
+        blocks = []
+        for (_, _, _, indices, _, _), offset in zip(prepared, offsets, strict=True):
+            block = np.zeros((indices.shape[0], width), dtype=index_dtype)
+            part = indices[:, start:stop]
+            block[:, : part.shape[1]] = part + offset
+            blocks.append(block)
+        return np.concatenate(blocks)
+
+    mu, var = _run_rows(
+        np.concatenate(firsts),
+        np.concatenate(seconds),
+        np.concatenate(drawn),
+        columns,
+        np.concatenate(lengths),
+        np.concatenate(bases),
+        np.concatenate(mu0),
+        np.concatenate(var0),
+        np.concatenate(two_beta2),
+        np.concatenate(margin),
+        float(envs[0].tau) ** 2,
+        envs[0].backend,
+    )
+    results = []
+    for (start, n_rows, n_players), env in zip(set_rows, envs, strict=True):
+        stop = start + n_rows * n_players
+        results.append(
+            TrueSkillRatings(
+                mu=_frozen(mu[start:stop].reshape(n_rows, n_players)),
+                sigma=_frozen(np.sqrt(var[start:stop]).reshape(n_rows, n_players)),
+                env=env,
+            )
+        )
+    return results
+
+
 # --- the vectorised passes -------------------------------------------------------------------
 
 
 def _run_passes(first, second, drawn, match_indices, n_players, env):
-    """Run all rows of ``match_indices`` in lockstep; returns ``(mu, var)`` of shape (R, k).
-
-    The ratings of all replicates live in one flat vector (replicate r, player p at r*k + p) so
-    that each match position is a handful of gathers, ufuncs and scatters over R elements.
-    """
+    """Run all rows of ``match_indices`` in lockstep; returns ``(mu, var)`` of shape (R, k)."""
     n_rows, n_positions = match_indices.shape
-    mu = np.full(n_rows * n_players, float(env.mu))
-    var = np.full(n_rows * n_players, float(env.sigma) ** 2)
-    row_offset = np.arange(n_rows) * n_players
-    tau2 = float(env.tau) ** 2
-    two_beta2 = 2.0 * float(env.beta) ** 2
-    margin = env.draw_margin
-    v_win, v_draw = _WIN[env.backend], _DRAW[env.backend]
-    for start in range(0, n_positions, _CHUNK):
-        chunk = match_indices[:, start : start + _CHUNK].T
-        first_flat = first[chunk] + row_offset
-        second_flat = second[chunk] + row_offset
-        drawn_chunk = drawn[chunk]
-        for f, s, d in zip(first_flat, second_flat, drawn_chunk, strict=True):
-            mu_f, mu_s = mu[f], mu[s]
-            var_f, var_s = var[f] + tau2, var[s] + tau2
-            c2 = two_beta2 + var_f + var_s
-            c = np.sqrt(c2)
-            t = (mu_f - mu_s) / c
-            eps = margin / c
-            v, w = _corrections(t, eps, d, v_win, v_draw)
-            mu[f] = mu_f + var_f / c * v
-            mu[s] = mu_s - var_s / c * v
-            var[f] = var_f * (1.0 - var_f / c2 * w)
-            var[s] = var_s * (1.0 - var_s / c2 * w)
+    mu, var = _run_rows(
+        first,
+        second,
+        drawn,
+        lambda start, stop: match_indices[:, start:stop],
+        np.full(n_rows, n_positions),
+        np.arange(n_rows) * n_players,
+        np.full(n_rows * n_players, float(env.mu)),
+        np.full(n_rows * n_players, float(env.sigma) ** 2),
+        2.0 * float(env.beta) ** 2,
+        env.draw_margin,
+        float(env.tau) ** 2,
+        env.backend,
+    )
     return mu.reshape(n_rows, n_players), var.reshape(n_rows, n_players)
+
+
+def _run_rows(
+    first, second, drawn, columns, lengths, base, mu, var, two_beta2, margin, tau2, backend
+):
+    """TrueSkill passes, one per row, all rows advancing together; updates ``mu``/``var``.
+
+    ``columns(start, stop)`` gives the (R, stop - start) match indices of positions
+    [start, stop) (row r only uses its first ``lengths[r]`` positions); the ratings of row r
+    live in the flat vectors at ``base[r] + player``. ``two_beta2`` and ``margin`` are scalars
+    or one value per row (rows rated with different environments).
+
+    Each position is a handful of gathers, ufuncs and scatters over the rows. Within a
+    position the rows are independent, so they are put in the order "draws, then wins, then
+    rows already finished" once per block of positions: the draw and win formulas then work on
+    contiguous slices instead of masked copies, and the result of every element is the same.
+    """
+    n_rows = lengths.size
+    n_positions = int(lengths.max(initial=0))
+    per_row = np.ndim(two_beta2) > 0 or np.ndim(margin) > 0
+    two_beta2_rows = np.broadcast_to(two_beta2, n_rows)
+    margin_rows = np.broadcast_to(margin, n_rows)
+    corrections = _CORRECTIONS[backend]
+    block = max(1, _BLOCK_ELEMENTS // max(n_rows, 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for start in range(0, n_positions, block):
+            stop = min(start + block, n_positions)
+            matches = columns(start, stop).T  # (positions, rows)
+            active = np.arange(start, stop)[:, None] < lengths[None, :]
+            drawn_here = drawn[matches]
+            group = np.where(active, np.where(drawn_here, 0, 1), 2).astype(np.int8)
+            order = np.argsort(group, axis=1, kind="stable")
+            n_draws = (group == 0).sum(axis=1)
+            n_active = (group < 2).sum(axis=1)
+            ordered_matches = np.take_along_axis(matches, order, axis=1)
+            offsets = base[order]
+            first_flat = first[ordered_matches] + offsets
+            second_flat = second[ordered_matches] + offsets
+            if per_row:
+                two_beta2_block, margin_block = two_beta2_rows[order], margin_rows[order]
+            for p in range(stop - start):
+                k, nd = int(n_active[p]), int(n_draws[p])
+                f, s = first_flat[p, :k], second_flat[p, :k]
+                mu_f, mu_s = mu[f], mu[s]
+                var_f, var_s = var[f], var[s]
+                if tau2:
+                    var_f, var_s = var_f + tau2, var_s + tau2
+                if per_row:
+                    c2 = two_beta2_block[p, :k] + var_f + var_s
+                    c = np.sqrt(c2)
+                    eps = margin_block[p, :k] / c
+                else:
+                    c2 = two_beta2 + var_f + var_s
+                    c = np.sqrt(c2)
+                    eps = margin / c
+                t = (mu_f - mu_s) / c
+                v, w = corrections(t, eps, nd)
+                mu[f] = mu_f + var_f / c * v
+                mu[s] = mu_s - var_s / c * v
+                var[f] = var_f * (1.0 - var_f / c2 * w)
+                var[s] = var_s * (1.0 - var_s / c2 * w)
+    return mu, var
 
 
 # --- v and w, scipy backend (exact, stable in the tails) --------------------------------------
@@ -495,19 +646,48 @@ def _v_plus_x_tail(z):
 
 
 def _draw_scipy(t, eps):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _draw_scipy_core(t, eps)
+
+
+def _draw_scipy_core(t, eps):
+    """``_draw_scipy`` for callers that already ignore division warnings."""
     sign = np.where(t < 0, -1.0, 1.0)
     s = np.abs(t)
     a, b = eps - s, -eps - s
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mass = special.ndtr(a) - special.ndtr(b)
-        pdf_a, pdf_b = _pdf(a), _pdf(b)
-        v = (pdf_b - pdf_a) / mass
-        w = v * v + (a * pdf_a - b * pdf_b) / mass
+    return _draw_scipy_from(sign, s, a, b, eps, special.ndtr(a), special.ndtr(b), _pdf(a), _pdf(b))
+
+
+def _draw_scipy_from(sign, s, a, b, eps, ndtr_a, ndtr_b, pdf_a, pdf_b):
+    mass = ndtr_a - ndtr_b
+    v = (pdf_b - pdf_a) / mass
+    w = v * v + (a * pdf_a - b * pdf_b) / mass
     tail = a < _TAIL
     if tail.any():
         v_tail, w_tail = _draw_scipy_tail(a[tail], b[tail], eps[tail], s[tail])
         v[tail], w[tail] = v_tail, w_tail
     return sign * v, w
+
+
+def _corrections_scipy(t, eps, n_draws):
+    """(v, w) for one position of the passes: the first ``n_draws`` elements are draws, the
+    rest wins; Phi and phi are evaluated once for both draw bounds."""
+    if n_draws == 0:
+        return _win_scipy(t, eps)
+    n = t.size
+    d_t, d_eps = t[:n_draws], eps[:n_draws]
+    sign = np.where(d_t < 0, -1.0, 1.0)
+    s = np.abs(d_t)
+    a, b = d_eps - s, -d_eps - s
+    bounds = np.concatenate([a, b])
+    ndtr, pdf = special.ndtr(bounds), _pdf(bounds)
+    draw = (sign, s, a, b, d_eps, ndtr[:n_draws], ndtr[n_draws:], pdf[:n_draws], pdf[n_draws:])
+    if n_draws == n:
+        return _draw_scipy_from(*draw)
+    v, w = np.empty(n), np.empty(n)
+    v[n_draws:], w[n_draws:] = _win_scipy(t[n_draws:], eps[n_draws:])
+    v[:n_draws], w[:n_draws] = _draw_scipy_from(*draw)
+    return v, w
 
 
 def _draw_scipy_tail(a, b, eps, s):
@@ -568,10 +748,13 @@ def _builtin_ppf(p):
 
 def _win_builtin(t, eps):
     x = t - eps
-    denom = _builtin_cdf(x)
-    nonzero = denom != 0
+    return _win_builtin_from(x, _builtin_cdf(x), _pdf(x))
+
+
+def _win_builtin_from(x, cdf, pdf):
+    nonzero = cdf != 0
     # the package returns -x when the cdf underflows
-    v = np.where(nonzero, _pdf(x) / np.where(nonzero, denom, 1.0), -x)
+    v = np.where(nonzero, pdf / np.where(nonzero, cdf, 1.0), -x)
     w = v * (v + x)
     if not np.all((w > 0) & (w < 1)):
         raise FloatingPointError('Cannot calculate correctly, set backend to "mpmath"')
@@ -581,17 +764,44 @@ def _win_builtin(t, eps):
 def _draw_builtin(t, eps):
     s = np.abs(t)
     a, b = eps - s, -eps - s
-    mass = _builtin_cdf(a) - _builtin_cdf(b)
+    return _draw_builtin_from(t, a, b, _builtin_cdf(a), _builtin_cdf(b), _pdf(a), _pdf(b))
+
+
+def _draw_builtin_from(t, a, b, cdf_a, cdf_b, pdf_a, pdf_b):
+    mass = cdf_a - cdf_b
     if np.any(mass == 0):
         raise FloatingPointError('Cannot calculate correctly, set backend to "mpmath"')
-    pdf_a, pdf_b = _pdf(a), _pdf(b)
     v = (pdf_b - pdf_a) / mass
     w = v**2 + (a * pdf_a - b * pdf_b) / mass
     return np.where(t < 0, -1.0, 1.0) * v, w
 
 
+def _corrections_builtin(t, eps, n_draws):
+    """(v, w) for one position of the passes (first ``n_draws`` elements draws, the rest
+    wins) with one evaluation of the package's cdf and pdf for all their arguments: the
+    approximate erfc costs some twenty array operations per call."""
+    n = t.size
+    d_t, d_eps = t[:n_draws], eps[:n_draws]
+    s = np.abs(d_t)
+    a, b = d_eps - s, -d_eps - s
+    x = t[n_draws:] - eps[n_draws:]
+    points = np.concatenate([a, b, x])
+    cdf, pdf = _builtin_cdf(points), _pdf(points)
+    split = 2 * n_draws
+    if n_draws == 0:
+        return _win_builtin_from(x, cdf, pdf)
+    draw = (d_t, a, b, cdf[:n_draws], cdf[n_draws:split], pdf[:n_draws], pdf[n_draws:split])
+    if n_draws == n:
+        return _draw_builtin_from(*draw)
+    v, w = np.empty(n), np.empty(n)
+    v[n_draws:], w[n_draws:] = _win_builtin_from(x, cdf[split:], pdf[split:])
+    v[:n_draws], w[:n_draws] = _draw_builtin_from(*draw)
+    return v, w
+
+
 _WIN = {"scipy": _win_scipy, "builtin": _win_builtin}
 _DRAW = {"scipy": _draw_scipy, "builtin": _draw_builtin}
+_CORRECTIONS = {"scipy": _corrections_scipy, "builtin": _corrections_builtin}
 
 
 # --- input handling ----------------------------------------------------------------------------

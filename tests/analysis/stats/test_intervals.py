@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.stats.intervals import aggregate_intervals, spot_the_bot_intervals
+from analysis.stats.intervals import aggregate_intervals, spot_the_bot_intervals, unique_rows
 from analysis.stats.pairwise import BOT, HUMAN, UNSURE
 from tests.analysis.stats.survival_data import (
     SEGMENT_LENGTHS,
@@ -85,3 +85,28 @@ def test_aggregation_round_trips(rows):
         )
         original = sorted(zip(left[group == g], right[group == g], strict=True))
         assert rebuilt == original
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 300),
+    st.integers(1, 4),
+    st.integers(1, 40),
+    st.integers(0, 2**32 - 1),
+)
+def test_unique_rows_equals_numpy_unique_along_rows(n_rows, n_columns, n_values, seed):
+    rng = np.random.default_rng(seed)
+    pool = np.concatenate([rng.normal(size=n_values), [np.inf, 0.0, 2.0]])
+    matrix = rng.choice(pool, size=(n_rows, n_columns))
+    expected_rows, expected_inverse = np.unique(matrix, axis=0, return_inverse=True)
+    rows, inverse = unique_rows(matrix)
+    np.testing.assert_array_equal(rows, expected_rows)
+    np.testing.assert_array_equal(inverse, expected_inverse.ravel())
+
+
+def test_unique_rows_with_many_distinct_rows_equals_numpy():
+    matrix = np.random.default_rng(4).normal(size=(5000, 3))
+    expected_rows, expected_inverse = np.unique(matrix, axis=0, return_inverse=True)
+    rows, inverse = unique_rows(matrix)
+    np.testing.assert_array_equal(rows, expected_rows)
+    np.testing.assert_array_equal(inverse, expected_inverse.ravel())

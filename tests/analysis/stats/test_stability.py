@@ -138,3 +138,31 @@ def test_leaving_out_one_of_two_close_systems_stabilises_the_ranking():
     assert by_system[2].stability.share_reproduced[0] == 1.0
     assert by_system[0].stability.share_reproduced[0] <= 0.6
     assert by_system[3].stability.share_reproduced[0] <= 0.6
+
+
+def test_a_given_reference_ranking_changes_none_of_the_subsamples():
+    data = simulate([1.0, 0.6, 0.3, 0.0], 12, 3, seed=6)
+    computed = st.ranking_stability(*data, [3, 6, 12], seed=2, **FAST)
+    given = st.ranking_stability(*data, [3, 6, 12], seed=2, **FAST, reference=computed.reference)
+    assert given.reference == computed.reference
+    np.testing.assert_array_equal(given.share_reproduced, computed.share_reproduced)
+    np.testing.assert_array_equal(given.share_modal, computed.share_modal)
+    assert given.modal_rankings == computed.modal_rankings
+
+
+def test_batched_subsamples_equal_ranking_each_subsample_in_turn():
+    # The Spot The Bot loop: draw a subsample's conversations, rank it with its own bootstrap
+    # (indices from the same generator), then the next subsample.
+    data = simulate([1.0, 0.5, 0.0], 10, 3, seed=9)
+    a, b, outcome, conversation, pair = data
+    result = st.ranking_stability(*data, [4], seed=5, **FAST)
+    rng = np.random.default_rng(np.random.SeedSequence([5, 4]))
+    expected = []
+    for _ in range(FAST["n_subsamples"]):
+        mask = st.subsample_conversations(conversation, pair, 4, rng)
+        expected.append(
+            st.cluster_ranking(a[mask], b[mask], outcome[mask], n_replicates=50, seed=rng)
+        )
+    reference = st.cluster_ranking(a, b, outcome, n_replicates=200, seed=np.random.default_rng(5))
+    assert result.reference == reference
+    assert result.share_reproduced[0] == sum(r == reference for r in expected) / len(expected)

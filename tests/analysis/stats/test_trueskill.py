@@ -425,3 +425,39 @@ def test_invalid_environments_are_rejected():
         ts.TrueSkillEnv.from_matches([ts.DRAW, ts.DRAW])
     with pytest.raises(ValueError):
         ts.rate_matches([0], [3], [1], n_players=2)
+
+
+def test_int32_bootstrap_indices_equal_the_int64_ones():
+    wide = ts.bootstrap_match_indices(777, 30, seed=5)
+    narrow = ts.bootstrap_match_indices(777, 30, seed=5, dtype=np.int32)
+    assert narrow.dtype == np.int32
+    np.testing.assert_array_equal(narrow, wide)
+
+
+def test_rating_several_match_sets_together_equals_rating_each_alone():
+    rng = np.random.default_rng(8)
+    sets = []
+    for n_matches, n_players, n_rows in ((120, 4, 7), (45, 3, 5), (200, 5, 3)):
+        a = rng.integers(0, n_players, n_matches)
+        b = (a + rng.integers(1, n_players, n_matches)) % n_players
+        outcome = rng.choice([ts.A_WINS, ts.DRAW, ts.B_WINS], n_matches)
+        env = ts.TrueSkillEnv.from_matches(outcome)
+        indices = ts.bootstrap_match_indices(n_matches, n_rows, seed=rng)
+        sets.append((a, b, outcome, indices, n_players, env))
+    together = ts.rate_replicate_sets(sets)
+    for (a, b, outcome, indices, n_players, env), rated in zip(sets, together, strict=True):
+        alone = ts.rate_replicates(a, b, outcome, indices, n_players=n_players, env=env)
+        np.testing.assert_array_equal(rated.mu, alone.mu)
+        np.testing.assert_array_equal(rated.sigma, alone.sigma)
+        assert rated.env is env
+
+
+def test_rating_match_sets_with_different_tau_is_refused():
+    outcome = np.array([ts.A_WINS, ts.DRAW])
+    a, b, indices = np.array([0, 1]), np.array([1, 0]), np.zeros((2, 2), dtype=int)
+    first = ts.TrueSkillEnv.from_matches(outcome)
+    second = ts.TrueSkillEnv.from_matches(outcome, tau=0.1)
+    with pytest.raises(ValueError, match="tau and backend"):
+        ts.rate_replicate_sets(
+            [(a, b, outcome, indices, 2, first), (a, b, outcome, indices, 2, second)]
+        )
