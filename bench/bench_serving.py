@@ -18,11 +18,15 @@ Reference, in the same run and setting: the bare login page (``GET /accounts/log
 the same number of clients. A judgment's cost is the bare page's requests per second divided
 by judgments per second: how many bare requests one judgment is worth.
 
-Before timing each campaign a warm-up checks the result: every acknowledged submit stored
-exactly once (0 lost, 0 duplicated). The timed run is checked the same way afterwards.
+Before timing, a warm-up on each campaign checks the result: every acknowledged submit
+stored exactly once (0 lost, 0 duplicated); every timed slice is checked the same way.
+The timed run is cut into rounds (3 by default) that interleave the bare page and the
+campaigns, so that load from elsewhere on the machine falls on all of them alike; the
+figures printed and recorded are the medians over the rounds.
 """
 
 import argparse
+import logging
 import os
 import re
 import socket
@@ -52,6 +56,7 @@ SECRET_KEY = "bench-serving-not-a-secret-0123456789-abcdefghijklmnopqrstuvwxyz"
 def arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=60, help="timed run per campaign")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
     parser.add_argument("--warmup", type=float, default=5, help="checked warm-up per campaign")
     parser.add_argument("--clients", type=int, default=32, help="simulated workers")
     parser.add_argument("--gunicorn-workers", type=int, default=4)
@@ -61,6 +66,7 @@ def arguments():
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--cache", default="redis://127.0.0.1:6379/7")
     parser.add_argument("--keep-db", action="store_true", help="do not drop the database")
+    parser.add_argument("--label", default="", help="recorded with the figures")
     return parser.parse_args()
 
 
@@ -277,22 +283,27 @@ def figures(run: Run, elapsed: float) -> dict:
     }
 
 
-def serve_campaign(args, base, campaign, sessions) -> dict:
-    clients = [session(s) for s in sessions]
-    warm, _ = phase(crowdworker, clients, args.warmup, base, campaign.slug)
-    check = stored(campaign)
-    lost = warm.acknowledged - check["stored"]
-    assert lost == 0 and check["duplicated"] == 0, (warm.acknowledged, check)
-    before = check["stored"]
-    run, elapsed = phase(crowdworker, clients, args.seconds, base, campaign.slug)
+def checked(before: int, run: Run, campaign) -> int:
+    """The judgments stored now, after asserting that each acknowledged submit was stored
+    once: 0 lost, 0 duplicated."""
     check = stored(campaign)
     lost = before + run.acknowledged - check["stored"]
-    assert lost == 0 and check["duplicated"] == 0, (run.acknowledged, check)
+    assert lost == 0 and check["duplicated"] == 0, (before, run.acknowledged, check)
+    return check["stored"]
+
+
+def serve(args, base, campaign, clients, seconds, before: int) -> tuple[dict, int]:
+    run, elapsed = phase(crowdworker, clients, seconds, base, campaign.slug)
+    now = checked(before, run, campaign)
     result = figures(run, elapsed)
     batch_ms = [v * 1000 for v in run.batch_latencies]
     result["batch_p50_ms"] = round(statistics.median(batch_ms), 1) if batch_ms else None
-    result.update(lost=lost, duplicated=check["duplicated"])
-    return result
+    return result, now
+
+
+def medians(rounds: list[dict]) -> dict:
+    keys = [k for k, v in rounds[0].items() if isinstance(v, int | float)]
+    return {k: round(statistics.median(r[k] for r in rounds if r[k] is not None), 2) for k in keys}
 
 
 def main():
@@ -304,12 +315,16 @@ def main():
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
     django.setup()
+    logging.getLogger("axes").setLevel(logging.WARNING)  # one line per account logged in
     from django.db import connections
     from harness import record
 
     sizes = [int(s) for s in args.sizes.split(",")]
     t = time.perf_counter()
     campaigns = [build_campaign(f"bench-{n}", n, args.clients) for n in sizes]
+    with connections["default"].cursor() as cursor:
+        # What autovacuum would have done by the time a campaign of this size goes live.
+        cursor.execute("ANALYZE")
     print(f"built campaigns {sizes} in {time.perf_counter() - t:.0f} s")
     connections.close_all()
 
@@ -317,16 +332,41 @@ def main():
     base = f"http://127.0.0.1:{port}"
     server = start_gunicorn(args, env, port)
     load = os.getloadavg()
+    slice_ = args.seconds / args.rounds
+    rounds = {"bare": [], **{n: [] for n in sizes}}
     try:
-        # Every page the judgment path renders is compiled before timing.
+        # Warm-up: every page is compiled, and the result is checked before any timing.
         phase(bare, [session(None) for _ in range(args.clients)], args.warmup, base)
-        bare_run, bare_elapsed = phase(
-            bare, [session(None) for _ in range(args.clients)], min(args.seconds, 20), base
-        )
-        reference = figures(bare_run, bare_elapsed)
-        results = {}
-        for campaign, sessions in campaigns:
-            results[campaign.slug] = serve_campaign(args, base, campaign, sessions)
+        clients = {
+            n: [session(s) for s in sessions]
+            for n, (_, sessions) in zip(sizes, campaigns, strict=True)
+        }
+        stored_now = {}
+        for n, (campaign, _) in zip(sizes, campaigns, strict=True):
+            warm, _ = phase(crowdworker, clients[n], args.warmup, base, campaign.slug)
+            stored_now[n] = checked(0, warm, campaign)
+        # Rounds interleave the reference and the campaigns, so that a burst of load from
+        # elsewhere on the machine falls on all of them alike; each figure is the median.
+        for r in range(args.rounds):
+            bare_run, bare_elapsed = phase(
+                bare, [session(None) for _ in range(args.clients)], slice_, base
+            )
+            rounds["bare"].append(figures(bare_run, bare_elapsed))
+            for n, (campaign, _) in zip(sizes, campaigns, strict=True):
+                result, stored_now[n] = serve(
+                    args, base, campaign, clients[n], slice_, stored_now[n]
+                )
+                result["cost_in_bare_requests"] = round(
+                    rounds["bare"][-1]["per_second"] / result["per_second"], 2
+                )
+                rounds[n].append(result)
+            print(
+                f"round {r + 1}/{args.rounds}: "
+                + ", ".join(
+                    f"{k}: {v[-1]['per_second']}/s p95 {v[-1]['p95_ms']} ms"
+                    for k, v in rounds.items()
+                )
+            )
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -334,35 +374,41 @@ def main():
         if not args.keep_db:
             psql(args, f"DROP DATABASE IF EXISTS {args.database}")
 
+    reference = medians(rounds["bare"])
+    results = {n: medians(rounds[n]) for n in sizes}
+    print(f"medians of {args.rounds} rounds, {args.clients} clients, {args.seconds:.0f} s each")
     print(
         f"bare GET /accounts/login/: {reference['per_second']} req/s, "
         f"p50 {reference['p50_ms']} ms, p95 {reference['p95_ms']} ms"
     )
-    for n, r in zip(sizes, results.values(), strict=True):
-        cost = reference["per_second"] / r["per_second"]
-        r["cost_in_bare_requests"] = round(cost, 2)
+    for n, r in results.items():
         print(
-            f"{n:>6} items: {r['per_second']} judgments/s ({r['count']} in {args.seconds:.0f} s), "
+            f"{n:>6} items: {r['per_second']} judgments/s, "
             f"submit+next p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, p99 {r['p99_ms']} ms, "
             f"batch fetch p50 {r['batch_p50_ms']} ms; "
-            f"one judgment = {cost:.2f} bare requests; lost {r['lost']}, "
-            f"duplicated {r['duplicated']}"
+            f"one judgment = {r['cost_in_bare_requests']} bare requests; lost 0, duplicated 0"
         )
     if len(sizes) == 2:
-        small, large = (results[f"bench-{n}"] for n in sorted(sizes))
-        ratio = large["per_second"] / small["per_second"]
-        print(f"throughput {max(sizes)} / {min(sizes)} items: {ratio:.2f}")
-    print(
-        f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs"
-    )
+        small, large = (results[n] for n in sorted(sizes))
+        print(
+            f"{max(sizes)} vs {min(sizes)} items: throughput x"
+            f"{large['per_second'] / small['per_second']:.2f}, "
+            f"p95 x{large['p95_ms'] / small['p95_ms']:.2f}"
+        )
+    after = os.getloadavg()
+    print(f"load average: {load[0]:.2f} at start, {after[0]:.2f} at end, on {os.cpu_count()} CPUs")
     record(
         "serving",
+        label=args.label,
         clients=args.clients,
         seconds=args.seconds,
+        rounds=args.rounds,
         gunicorn=f"{args.gunicorn_workers} workers x {args.threads} threads",
-        load_average=[round(x, 2) for x in load],
+        load_average=[round(load[0], 2), round(after[0], 2)],
         bare=reference,
-        campaigns={str(n): results[f"bench-{n}"] for n in sizes},
+        campaigns={str(n): results[n] for n in sizes},
+        lost=0,
+        duplicated=0,
     )
 
 
