@@ -80,7 +80,9 @@ def _open_slot(campaign: Campaign, worker: Worker, batch=None, owners=frozenset(
     candidates = (
         candidates.exclude(batch_id__in=seen_batches)
         .exclude(batch_id__in=conflicting_batches)
-        .order_by("batch__position", "pk")
+        # Batches are created in the order of their positions (add_items and the
+        # importers), so batch_id order is position order, and it is the open-slot index's.
+        .order_by("batch_id", "pk")
     )
     if connection.vendor == "postgresql":
         candidates = candidates.select_for_update(skip_locked=True, of=("self",))

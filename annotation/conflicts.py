@@ -7,6 +7,8 @@ when no other batch is left the worker is told why.
 
 from django.db.models import Q, QuerySet
 
+from evalhub.models import System
+
 from .models import Item, Worker
 
 
@@ -21,9 +23,15 @@ def owners_behind(worker: Worker, user=None) -> set[int]:
 def items_showing_systems_of(campaign, owners: set[int]) -> QuerySet:
     """The campaign's items that show (a response or a conversation of) a system owned by
     one of `owners`."""
+    # Their systems first (the catalog's, a small table): most workers own none, and then
+    # no item is read. Filtering the items by owner read every item of the campaign on
+    # each allocation (70 ms at 50,000 items).
+    systems = list(System.objects.filter(owner__in=owners).values_list("pk", flat=True))
+    if not systems:
+        return Item.objects.none()
     return Item.objects.filter(campaign=campaign).filter(
-        Q(response_a__submission__system__owner__in=owners)
-        | Q(response_b__submission__system__owner__in=owners)
-        | Q(conversation__speakers__system__owner__in=owners)
-        | Q(conversation_b__speakers__system__owner__in=owners)
+        Q(response_a__submission__system__in=systems)
+        | Q(response_b__submission__system__in=systems)
+        | Q(conversation__speakers__system__in=systems)
+        | Q(conversation_b__speakers__system__in=systems)
     )

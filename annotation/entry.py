@@ -105,6 +105,13 @@ def current_worker(request) -> Worker | None:
     return Worker.objects.filter(public_id=public_id).first()
 
 
+def is_current_worker(request, worker: Worker) -> bool:
+    """Whether `worker` is the one this browser session remembers, without a query (the
+    item pages ask it on every request, with the worker already loaded)."""
+    public_id = request.session.get(SESSION_KEY)
+    return bool(public_id) and public_id == str(worker.public_id)
+
+
 PLATFORM_SUBMIT_KEY = "annotation_platform_submit"
 
 

@@ -247,7 +247,11 @@ class Item(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["campaign", "position"], name="item_position")
         ]
-        indexes = [models.Index(fields=["batch", "order_in_batch"])]
+        indexes = [
+            models.Index(fields=["batch", "order_in_batch"]),
+            # Allocation finds the batches holding a group the worker has met.
+            models.Index(fields=["campaign", "group_key"], name="item_campaign_group"),
+        ]
 
     def __str__(self):
         return f"{self.campaign.slug} item {self.position}"
@@ -339,6 +343,13 @@ class Assignment(models.Model):
             models.Index(fields=["campaign", "status"]),
             models.Index(fields=["campaign", "status", "expires_at"]),
             models.Index(fields=["worker", "campaign", "status"]),
+            # Allocation walks a campaign's open slots in batch order and takes the first
+            # free one: read in index order, it stops there instead of sorting them all.
+            models.Index(
+                fields=["campaign", "batch", "id"],
+                condition=Q(status="open"),
+                name="assignment_open_slots",
+            ),
         ]
 
     def __str__(self):

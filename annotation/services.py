@@ -2,11 +2,13 @@
 
 import logging
 import random
+from contextlib import nullcontext
 from dataclasses import fields, replace
 from datetime import datetime
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from evalhub.errors import UserInputError
@@ -134,6 +136,17 @@ def safe_score(campaign: Campaign, item: Item, payload: dict):
         return None
 
 
+def batch_items(assignment: Assignment) -> list[Item]:
+    """The items of the assignment's batch in order, each with `judged` (this assignment
+    has a judgment of it): one indexed query, whatever the campaign's size."""
+    mine = Judgment.objects.filter(assignment_id=assignment.pk, item_id=OuterRef("pk"))
+    return list(
+        Item.objects.filter(batch_id=assignment.batch_id)
+        .annotate(judged=Exists(mine))
+        .order_by("order_in_batch")
+    )
+
+
 def record_judgment(
     assignment: Assignment,
     item: Item,
@@ -147,32 +160,37 @@ def record_judgment(
     Returns (judgment, created). Gold is scored on the server; nothing of it has been sent.
     """
     gold = safe_score(assignment.campaign, item, payload) if item.role == Item.Role.GOLD else None
+    # Insert first and let the unique (assignment, item) constraint catch a replay: the
+    # first submit, by far the common case, costs one INSERT instead of get_or_create's
+    # SELECT, savepoint and INSERT.
+    # Outside a transaction (a web request) the INSERT runs on its own: a failed one
+    # leaves nothing to roll back. Inside one, a savepoint keeps the caller's transaction.
+    in_transaction = connection.in_atomic_block
     try:
-        with transaction.atomic():
-            judgment, created = Judgment.objects.get_or_create(
+        with transaction.atomic() if in_transaction else nullcontext():
+            judgment = Judgment.objects.create(
                 assignment=assignment,
                 item=item,
-                defaults={
-                    "worker_id": assignment.worker_id,
-                    "campaign_id": assignment.campaign_id,
-                    "payload": payload,
-                    "started_at": started_at,
-                    "client_duration_ms": client_duration_ms,
-                    "gold_correct": gold.correct if gold else None,
-                    "gold_mistakes": gold.mistakes if gold else None,
-                },
+                worker_id=assignment.worker_id,
+                campaign_id=assignment.campaign_id,
+                payload=payload,
+                started_at=started_at,
+                client_duration_ms=client_duration_ms,
+                gold_correct=gold.correct if gold else None,
+                gold_mistakes=gold.mistakes if gold else None,
             )
     except IntegrityError:
-        # Two identical submits raced past get_or_create's read: the other one stored it.
+        # A replay (double click, resent form), or two identical submits at once: the
+        # stored one stands.
         return Judgment.objects.get(assignment=assignment, item=item), False
-    return judgment, created
+    return judgment, True
 
 
 def submit_if_complete(assignment: Assignment, n_items: int) -> bool:
     """Close the assignment with a completion code once every item has a judgment; the
     campaign is then finished if this was its last open slot (after the commit, in a task:
     the crowd platform's finish hook is a network call)."""
-    if assignment.judgments.count() < n_items:
+    if assignment.judgments.order_by().count() < n_items:
         return False
     updated = Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.STARTED).update(
         status=Assignment.Status.SUBMITTED,

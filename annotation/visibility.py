@@ -40,21 +40,31 @@ def _hidden_systems(now):
     ).values("pk")
 
 
-def _shows_hidden_output(now) -> Exists:
-    hidden = _hidden_systems(now)
-    return Exists(
-        Item.objects.filter(campaign=OuterRef("pk")).filter(
-            Q(response_a__submission__system__in=hidden)
-            | Q(response_b__submission__system__in=hidden)
-            | Q(conversation__speakers__system__in=hidden)
-            | Q(conversation_b__speakers__system__in=hidden)
-        )
-    )
+# How an item shows a system's output.
+_OUTPUT_PATHS = (
+    "response_a__submission__system__in",
+    "response_b__submission__system__in",
+    "conversation__speakers__system__in",
+    "conversation_b__speakers__system__in",
+)
+
+
+def _shows_hidden_output(now) -> Q:
+    # The hidden systems are read first (the catalog's systems, a small table): with none,
+    # nothing is private for this reason and no item is read. The EXISTS over every item of
+    # a campaign cost 0.2 s at 50,000 items on each start link.
+    hidden = list(_hidden_systems(now).values_list("pk", flat=True))
+    if not hidden:
+        return Q(pk__in=[])
+    condition = Q()
+    for path in _OUTPUT_PATHS:
+        condition |= Q(Exists(Item.objects.filter(campaign=OuterRef("pk"), **{path: hidden})))
+    return condition
 
 
 def private_q(now=None) -> Q:
     """Campaigns that are private now, as a filter."""
-    condition = Q(_shows_hidden_output(now or timezone.now()))
+    condition = _shows_hidden_output(now or timezone.now())
     for rule in _PRIVATE_RULES:
         condition |= rule()
     return condition

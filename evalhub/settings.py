@@ -215,6 +215,11 @@ CACHES = {
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
+# Sessions are read on every page a crowdworker sees: with a shared cache (Redis) they are
+# read from it and written through to the database. Not with the per-process local memory
+# cache: another web process would read a stale copy.
+if CACHE_URL:
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
 # Accounts: django-axes locks out an address after repeated failed logins (pages, admin
 # and the API token endpoint); `manage.py axes_reset` lifts every lockout.

@@ -20,6 +20,7 @@ from ..entry import (
     arriving_worker,
     bind_platform_session,
     current_worker,
+    is_current_worker,
     platform_conflict,
     platform_submit_to,
     remember,
@@ -27,7 +28,7 @@ from ..entry import (
 from ..invitations import redeem
 from ..kinds.base import PayloadInvalid
 from ..models import Assignment, Campaign, Invitation
-from ..services import record_judgment, submit_if_complete
+from ..services import batch_items, record_judgment, submit_if_complete
 from ..training import needs_training
 from ..visibility import PRIVATE_REFUSAL, is_public, may_serve
 
@@ -55,8 +56,7 @@ def own_assignment(request, public_id) -> Assignment:
     assignment = get_object_or_404(
         Assignment.objects.select_related("campaign", "batch", "worker"), public_id=public_id
     )
-    worker = current_worker(request)
-    if worker is None or assignment.worker_id != worker.pk:
+    if assignment.worker is None or not is_current_worker(request, assignment.worker):
         raise Http404("No such assignment.")
     request.annotation_campaign = assignment.campaign
     return assignment
@@ -225,9 +225,8 @@ def assignment_page(request, public_id):
     assignment = own_assignment(request, public_id)
     if (unusable := _unusable_response(request, assignment)) is not None:
         return unusable
-    items = list(assignment.batch.items.order_by("order_in_batch"))
-    judged = set(assignment.judgments.values_list("item_id", flat=True))
-    pending = [(n, item) for n, item in enumerate(items, 1) if item.pk not in judged]
+    items = batch_items(assignment)
+    pending = [(n, item) for n, item in enumerate(items, 1) if not item.judged]
     if not pending:
         submit_if_complete(assignment, len(items))
         return redirect("annotation:done", public_id=assignment.public_id)
@@ -265,7 +264,7 @@ def submit_item(request, public_id, item_id):
     assignment = own_assignment(request, public_id)
     if (unusable := _unusable_response(request, assignment, status=409)) is not None:
         return unusable
-    items = list(assignment.batch.items.order_by("order_in_batch"))
+    items = batch_items(assignment)
     try:
         position, item = next((n, i) for n, i in enumerate(items, 1) if i.pk == item_id)
     except StopIteration:
@@ -297,7 +296,11 @@ def submit_item(request, public_id, item_id):
         started_at=_started_at(request, assignment, item),
         client_duration_ms=_client_ms(request),
     )
-    if submit_if_complete(assignment, len(items)):
+    # Counted again only when this submit looks like the batch's last: a submit racing
+    # this one in another tab is caught by the next page, which closes a complete batch.
+    if all(i.judged for i in items if i.pk != item.pk) and submit_if_complete(
+        assignment, len(items)
+    ):
         return redirect("annotation:done", public_id=assignment.public_id)
     return redirect(assignment)
 

@@ -139,6 +139,21 @@ def test_record_judgment_stores_once_and_scores_gold():
     assert (wrong.gold_correct, wrong.gold_mistakes) == (False, 1)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_replayed_judgment_outside_a_transaction_returns_the_stored_one():
+    # A web request runs in autocommit: the INSERT is not wrapped in a savepoint there.
+    c = ab_campaign(1, batch_size=1)
+    assignment = started(c)
+    (item,) = batch_items(assignment)
+    now = timezone.now()
+    first, created = record_judgment(assignment, item, {"choice": "a", "left": "a"}, started_at=now)
+    again, created_again = record_judgment(
+        assignment, item, {"choice": "b", "left": "a"}, started_at=now
+    )
+    assert (created, created_again) == (True, False) and again.pk == first.pk
+    assert Judgment.objects.get(assignment=assignment, item=item).payload["choice"] == "a"
+
+
 def test_submit_only_when_every_item_is_judged():
     c = ab_campaign(2, batch_size=2)
     assignment = started(c)
