@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0010_numbers_in_range'),
+        ('annotation', '0011_chat_kind'),
         ('evalhub', '0007_notices'),
     ]
 
