@@ -61,8 +61,29 @@ def database_url() -> str:
     return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
+def production_cache_url() -> str:
+    """A Redis database for gunicorn's cache and sessions, as docker-compose.yml runs them;
+    empty (per-process memory cache, database sessions) where no Redis broker is set."""
+    broker = os.environ.get("CELERY_BROKER_URL", "")
+    if not broker.startswith("redis://"):
+        return ""
+    url = broker.rsplit("/", 1)[0] + "/14"
+    import redis
+
+    redis.Redis.from_url(url).flushdb()
+    return url
+
+
 def start_gunicorn(port: int) -> subprocess.Popen:
-    env = {**os.environ, "DEBUG": "1", "DATABASE_URL": database_url()}
+    # Persistent connections and Redis sessions as in docker-compose.yml: the test measures
+    # the production shape, not a connection set up per request.
+    env = {
+        **os.environ,
+        "DEBUG": "1",
+        "DATABASE_URL": database_url(),
+        "EVALHUB_CONN_MAX_AGE": "60",
+        "CACHE_URL": production_cache_url(),
+    }
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "evalhub.wsgi", "--bind", f"127.0.0.1:{port}"]
         + ["--workers", "4", "--threads", "8", "--timeout", "120", "--log-level", "warning"],
