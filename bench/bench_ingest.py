@@ -45,6 +45,7 @@ from harness import peak_rss_mb, record  # noqa: E402
 from pg import fresh_database  # noqa: E402
 
 TARGET_SECONDS = 3.0
+TARGET_ROWS = 100_000
 SIZES = (1_000, 10_000, 100_000)
 SENTENCE = (
     "i am fine thanks and you what do you like to do in your free time that sounds lovely "
@@ -252,7 +253,8 @@ def run(args) -> dict:
     baseline = statistics.median(wall for wall, _ in baseline_runs)
     baseline_cpu = statistics.median(cpu for _, cpu in baseline_runs)
     load = os.getloadavg()
-    meets_target = service < TARGET_SECONDS
+    # The target is the issue's: 100,000 responses under 3 s.
+    meets_target = service < TARGET_SECONDS if args.rows == TARGET_ROWS else None
     print(
         f"ingest of {args.rows:,} responses: service {service:.2f} s (median of "
         f"{len(service_runs)}; {service_cpu:.2f} s CPU in this process), row by row "
@@ -260,14 +262,12 @@ def run(args) -> dict:
         f"{baseline / service:.1f}x faster; peak RSS {peak_rss_mb():.0f} MiB; load average "
         f"{load[0]:.2f} on {os.cpu_count()} cores"
     )
-    print(
-        f"target < {TARGET_SECONDS:.0f} s: "
-        + (
-            "met"
-            if meets_target
-            else "NOT met (see the load average: the database shares the cores)"
-        )
-    )
+    verdict = {
+        True: "met",
+        False: "NOT met (see the load average: the database shares the cores)",
+        None: f"applies to {TARGET_ROWS:,} rows",
+    }[meets_target]
+    print(f"target < {TARGET_SECONDS:.0f} s for {TARGET_ROWS:,} responses: {verdict}")
     return {
         "rows": args.rows,
         "file_mb": round(len(big_file) / 1e6, 2),
