@@ -5,13 +5,14 @@ PostgreSQL and Redis: ``EVALHUB_BENCH_PG`` names the PostgreSQL server, ``EVALHU
 the broker, default redis://127.0.0.1:6379/9, a database this benchmark empties).
 
 Builds a fresh database holding one simulated Spot The Bot tournament (``analysis.demo``'s
-builder, a known model judged by simulated workers), then for 1 and then 2 real
-``celery -A evalhub worker -Q analysis --concurrency=1`` processes:
+builder, a known model judged by simulated workers), then ``--repeats`` times, alternately
+with 1 and with 2 real ``celery -A evalhub worker -Q analysis --concurrency=1`` processes
+(alternating, so that a change in the machine's load falls on both alike):
 
 1. starts the workers and waits until each says it is ready (start-up is not timed);
-2. asserts equal results: the run of seed 0, computed by the workers, equals the same run
-   computed in this process before any worker started;
-3. ``--repeats`` times: requests ``--runs`` analysis runs of the tournament through
+2. the first time only, asserts equal results: the run of seed 0, computed by the workers,
+   equals the same run computed in this process before any worker started;
+3. requests ``--runs`` analysis runs of the tournament through
    ``analysis.tasks.analyze_tournament`` (the path the staff page and the signal take: the
    run row, then the message on the ``analysis`` queue), each with its own bootstrap seed so
    that none is reused and all do the same work, and times until every run has succeeded;
@@ -194,37 +195,52 @@ def wait_for(run_ids: list[int], timeout: float) -> None:
     raise RuntimeError(f"{len(run_ids)} runs did not finish within {timeout:.0f} s")
 
 
-def throughput(tournament, n_workers: int, args, env, log_dir, reference, seeds) -> dict:
+def check_equal(tournament, n_workers: int, args, reference) -> None:
+    """The workers recompute seed 0 (its in-process run removed first) and must agree."""
     from analysis.models import AnalysisRun
 
-    times = []
-    with Workers(n_workers, env, log_dir):
-        # Equal results: the workers recompute seed 0, whose in-process run was removed.
-        AnalysisRun.objects.filter(tournament=tournament, parameters__seed=0).delete()
-        (check,) = request_runs(tournament, [0])
-        wait_for([check], args.timeout)
-        assert AnalysisRun.objects.get(pk=check).result == reference, (
-            f"{n_workers} worker(s) computed a different result for seed 0"
-        )
-        for repeat in range(args.repeats):
-            batch = [next(seeds) for _ in range(args.runs)]
-            started = time.perf_counter()
-            run_ids = request_runs(tournament, batch)
-            wait_for(run_ids, args.timeout)
-            elapsed = time.perf_counter() - started
-            times.append(elapsed)
-            print(
-                f"  {n_workers} worker(s), round {repeat + 1}: {args.runs} runs in "
-                f"{elapsed:.1f} s ({args.runs / elapsed:.2f} runs/s); load average "
-                f"{os.getloadavg()[0]:.1f}"
-            )
-    seconds = statistics.median(times)
-    return {
-        "workers": n_workers,
-        "seconds_per_round": round(seconds, 2),
-        "rounds": [round(t, 2) for t in times],
-        "runs_per_second": round(args.runs / seconds, 3),
-    }
+    AnalysisRun.objects.filter(tournament=tournament, parameters__seed=0).delete()
+    (check,) = request_runs(tournament, [0])
+    wait_for([check], args.timeout)
+    assert AnalysisRun.objects.get(pk=check).result == reference, (
+        f"{n_workers} worker(s) computed a different result for seed 0"
+    )
+
+
+def timed_round(tournament, n_workers: int, args, seeds, repeat: int) -> float:
+    batch = [next(seeds) for _ in range(args.runs)]
+    started = time.perf_counter()
+    run_ids = request_runs(tournament, batch)
+    wait_for(run_ids, args.timeout)
+    elapsed = time.perf_counter() - started
+    print(
+        f"  round {repeat + 1}, {n_workers} worker(s): {args.runs} runs in {elapsed:.1f} s "
+        f"({args.runs / elapsed:.2f} runs/s); load average {os.getloadavg()[0]:.1f}"
+    )
+    return elapsed
+
+
+def throughputs(tournament, args, env, log_dir, reference) -> dict[int, dict]:
+    """Rounds alternate between 1 and 2 workers (workers started afresh for each round,
+    start-up not timed), so that a change in the machine's load falls on both alike."""
+    seeds = iter(range(1, 1_000_000))
+    times: dict[int, list[float]] = {1: [], 2: []}
+    for repeat in range(args.repeats):
+        for n_workers in times:
+            with Workers(n_workers, env, log_dir):
+                if repeat == 0:
+                    check_equal(tournament, n_workers, args, reference)
+                times[n_workers].append(timed_round(tournament, n_workers, args, seeds, repeat))
+    figures = {}
+    for n_workers, rounds in times.items():
+        seconds = statistics.median(rounds)
+        figures[n_workers] = {
+            "workers": n_workers,
+            "seconds_per_round": round(seconds, 2),
+            "rounds": [round(t, 2) for t in rounds],
+            "runs_per_second": round(args.runs / seconds, 3),
+        }
+    return figures
 
 
 def run(args, env, log_dir) -> dict:
@@ -241,9 +257,8 @@ def run(args, env, log_dir) -> dict:
         f"Tournament: {tournament.campaign.items.count()} items, {judgments} judgments; "
         f"one run in this process {one_run:.1f} s; {args.runs} runs per round"
     )
-    seeds = iter(range(1, 1_000_000))
-    one = throughput(tournament, 1, args, env, log_dir, reference.result, seeds)
-    two = throughput(tournament, 2, args, env, log_dir, reference.result, seeds)
+    figures = throughputs(tournament, args, env, log_dir, reference.result)
+    one, two = figures[1], figures[2]
     ratio = two["runs_per_second"] / one["runs_per_second"]
     load = os.getloadavg()
     print(
