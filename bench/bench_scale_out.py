@@ -280,7 +280,7 @@ def run(args, env, log_dir) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=8, help="analysis runs per timed round")
+    parser.add_argument("--runs", type=int, default=16, help="analysis runs per timed round")
     parser.add_argument("--repeats", type=int, default=3, help="timed rounds per worker count")
     parser.add_argument("--timeout", type=float, default=900, help="seconds a round may take")
     args = parser.parse_args()
