@@ -12,8 +12,9 @@ from .importers.conversations import ParsedConversation, parse_conversations
 from .importers.problems import InvalidUpload, Problem
 from .importers.prompts import parse_prompts
 from .importers.responses import PromptRef, parse_responses
-from .models import Conversation, Prompt, PromptSet, Response, Speaker, Submission, System, Turn
+from .models import Conversation, Prompt, PromptSet, Speaker, Submission, System, Turn
 from .queueing import enqueue
+from .response_rows import insert_responses
 
 logger = logging.getLogger(__name__)
 
@@ -67,9 +68,9 @@ def submit_responses(
             warnings=[warning.as_dict() for warning in parsed.warnings],
         )
         submission.save()
-        Response.objects.bulk_create(
-            Response(submission=submission, prompt_id=prompt_ids[position], text=text)
-            for position, text in parsed.texts.items()
+        insert_responses(
+            submission.pk,
+            [(prompt_ids[position], text) for position, text in parsed.texts.items()],
         )
         if baselines:
             submission.baselines.set(baselines)

@@ -149,7 +149,21 @@ def parse_json_line(line: str) -> tuple[object, str | None]:
         return None, f"the JSON is nested deeper than {MAX_JSON_DEPTH} levels."
     except ValueError:  # an integer of more digits than Python converts
         return None, "a number is too long to read (more than 4300 digits)."
+    if _plainly_storable(line):
+        return value, None
     return value, unstorable(value)
+
+
+def _plainly_storable(line: str) -> bool:
+    """True when the line alone shows its value is storable, without walking the value: NUL
+    and surrogates can only come from the line's characters or its \\u escapes, and a value
+    nested deeper than MAX_JSON_DEPTH needs that many brackets. Most lines of a large upload
+    pass here; any other line gets the exact walk."""
+    return (
+        "\\u" not in line
+        and line.count("[") + line.count("{") < MAX_JSON_DEPTH
+        and UNSTORABLE.search(line) is None
+    )
 
 
 def iter_json_lines(text: str, problems: Problems) -> Iterator[tuple[int, dict]]:

@@ -9,7 +9,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from evalhub.importers.conversations import parse_conversations
-from evalhub.importers.problems import MAX_JSON_DEPTH, InvalidUpload, json_lines
+from evalhub.importers.problems import (
+    MAX_JSON_DEPTH,
+    InvalidUpload,
+    json_lines,
+    parse_json_line,
+    unstorable,
+)
 from evalhub.importers.prompts import parse_prompts
 from evalhub.importers.responses import PromptRef, parse_responses
 from evalhub.models import Response, Submission
@@ -156,3 +162,29 @@ def test_a_nul_upload_is_a_400_on_postgresql_and_stores_nothing(client):
         assert "line 2: " in response.content.decode()
     assert Submission.objects.count() == 0
     assert Response.objects.count() == 0
+
+
+def nested(depth: int, leaf: str = "1") -> str:
+    return "[" * depth + leaf + "]" * depth
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        nested(MAX_JSON_DEPTH - 1),
+        nested(MAX_JSON_DEPTH),
+        nested(MAX_JSON_DEPTH + 1),
+        nested(MAX_JSON_DEPTH - 1, '{"a": 1}'),
+        json.dumps({"response": "[" * 40 + "brackets in text are not depth"}),
+        json.dumps({"response": "a backslash then u0000: \\u0000"}),
+        json.dumps({"response": "escaped \u0000 NUL"}),
+        json.dumps({"response": "escaped \ud83d lone surrogate"}),
+        json.dumps({"response": "a real pair \U0001f916"}),
+        json.dumps({"response": "a real pair \U0001f916"}, ensure_ascii=False),
+        '{"response": "raw \ud83d surrogate"}',
+        '{"key \\u0000": "in the key"}',
+    ],
+)
+def test_the_quick_check_of_a_line_agrees_with_walking_its_value(line):
+    value = json.loads(line)
+    assert parse_json_line(line) == (value, unstorable(value))

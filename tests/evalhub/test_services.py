@@ -69,10 +69,10 @@ def test_a_failing_insert_rolls_back_the_submission(monkeypatch):
     system = factories.system(factories.user())
     prompts = factories.prompt_set(2)
 
-    def broken_bulk_create(*args, **kwargs):
+    def broken_insert(*args, **kwargs):
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(Response.objects, "bulk_create", broken_bulk_create)
+    monkeypatch.setattr("evalhub.services.insert_responses", broken_insert)
     with pytest.raises(RuntimeError):
         submit_responses(system=system, prompt_set=prompts, data=b"a\nb\n", filename="x.txt")
     assert Submission.objects.count() == 0
@@ -126,8 +126,8 @@ def test_the_file_is_written_once_the_rows_commit(settings, django_capture_on_co
 def test_a_failed_upload_leaves_no_file(settings, django_capture_on_commit_callbacks):
     system = factories.system(factories.user())
     prompts = factories.prompt_set(2)
-    failing = mock.patch.object(
-        Response.objects, "bulk_create", side_effect=DatabaseError("the database went away")
+    failing = mock.patch(
+        "evalhub.services.insert_responses", side_effect=DatabaseError("the database went away")
     )
     with django_capture_on_commit_callbacks(execute=True), failing, pytest.raises(DatabaseError):
         submit_responses(system=system, prompt_set=prompts, data=b"a\nb\n", filename="x.txt")
