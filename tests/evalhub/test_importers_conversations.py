@@ -233,9 +233,9 @@ def test_queries_do_not_grow_with_the_file(django_assert_num_queries):
 
     # Savepoint and release, stored ids, systems (2 reads, 1 insert), 3 bulk inserts.
     run(1, 3, 9)
-    # parrot-bot exists now: no system insert. 150 turns stay within one bulk insert on
-    # SQLite, whose 999 query parameters hold 166 turns of six columns.
-    run(100, 50, 8)
+    # parrot-bot exists now: no system insert. 120 turns stay within one bulk insert on
+    # SQLite, whose 999 query parameters hold 124 turns of eight columns.
+    run(100, 40, 8)
 
 
 def timed(*moments, topics=None) -> list[dict]:
