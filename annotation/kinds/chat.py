@@ -40,7 +40,7 @@ from pydantic import Field, field_validator, model_validator
 from evalhub.declared import Declared
 
 from .base import AnswerField, ItemSpec, PayloadInvalid, TaskKind, choice_field, parse_answers
-from .dimensions import DEFINITIONS, DIMENSIONS, ORDER_KEY, shown_order
+from .dimensions import DEFINITIONS, DIMENSIONS, ORDER_KEY, known_once, shown_order
 from .likert import ALLOWED, _question, _scale, field_name, missing_message
 
 MAX_TURNS = 50
@@ -92,17 +92,7 @@ class ChatConfig(Declared):
         description="Conversation slots per system (each is held redundancy times).",
     )
 
-    @field_validator("dimensions")
-    @classmethod
-    def _known_once(cls, dimensions: list[str]) -> list[str]:
-        unknown = [d for d in dimensions if d not in DIMENSIONS]
-        if unknown:
-            raise ValueError(
-                f"Unknown dimension {', '.join(map(repr, unknown))}; known: {', '.join(DIMENSIONS)}."
-            )
-        if len(set(dimensions)) != len(dimensions):
-            raise ValueError("dimensions lists a dimension twice.")
-        return dimensions
+    _known_once = field_validator("dimensions")(known_once)
 
     @model_validator(mode="after")
     def _min_below_max(self):

@@ -56,3 +56,15 @@ def shown_order(item, dimensions: Sequence[str]) -> list[str]:
     order = list(dimensions)
     random.Random(seed).shuffle(order)
     return order
+
+
+def known_once(dimensions: list[str]) -> list[str]:
+    """A config's dimensions: each a known one, none twice (a pydantic field validator)."""
+    unknown = [d for d in dimensions if d not in DIMENSIONS]
+    if unknown:
+        raise ValueError(
+            f"Unknown dimension {', '.join(map(repr, unknown))}; known: {', '.join(DIMENSIONS)}."
+        )
+    if len(set(dimensions)) != len(dimensions):
+        raise ValueError("dimensions lists a dimension twice.")
+    return dimensions

@@ -48,7 +48,7 @@ from .base import (
     check_config,
     parse_answers,
 )
-from .dimensions import DIMENSIONS, ORDER_KEY, shown_order
+from .dimensions import DIMENSIONS, ORDER_KEY, known_once, shown_order
 
 LEVELS = ("dialogue", "turn")
 SCALE = range(1, 6)
@@ -76,17 +76,7 @@ class LikertConfig(Declared):
         description=f"The dimensions rated, a subset of: {', '.join(DIMENSIONS)}.",
     )
 
-    @field_validator("dimensions")
-    @classmethod
-    def _known_once(cls, dimensions: list[str]) -> list[str]:
-        unknown = [d for d in dimensions if d not in DIMENSIONS]
-        if unknown:
-            raise ValueError(
-                f"Unknown dimension {', '.join(map(repr, unknown))}; known: {', '.join(DIMENSIONS)}."
-            )
-        if len(set(dimensions)) != len(dimensions):
-            raise ValueError("dimensions lists a dimension twice.")
-        return dimensions
+    _known_once = field_validator("dimensions")(known_once)
 
 
 def clean_config(config: dict | None) -> dict:
