@@ -2,6 +2,7 @@ from rest_framework import serializers
 
 from ..models import Conversation, Prompt, PromptSet, Submission, System
 from ..slugs import SLUG_HELP, validate_slug
+from .fields import SlugLookupField
 
 
 class SystemSerializer(serializers.ModelSerializer):
@@ -87,10 +88,10 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
 
 class SubmissionUploadSerializer(serializers.Serializer):
-    prompt_set = serializers.SlugRelatedField(slug_field="slug", queryset=PromptSet.objects.all())
+    prompt_set = SlugLookupField(slug_field="slug", queryset=PromptSet.objects.all())
     file = serializers.FileField()
     format = serializers.ChoiceField(choices=Submission.Format.choices, required=False)
-    baselines = serializers.SlugRelatedField(
+    baselines = SlugLookupField(
         slug_field="slug", queryset=System.objects.none(), many=True, required=False
     )
 

@@ -3,6 +3,7 @@ rubric_versions.py), so a page and the API refuse the same input with the same m
 
 from rest_framework import serializers
 
+from evalhub.api.fields import SlugLookupField
 from evalhub.declared import bounds, help_text
 
 from ..forms import RESERVED_SLUGS, campaigns_for, endpoints_for
@@ -52,7 +53,8 @@ class JudgeSerializer(serializers.ModelSerializer):
 
 
 class RubricSerializer(serializers.ModelSerializer):
-    owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    # Null for the rubrics EvalHub ships (nobody wrote them).
+    owner = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     used = serializers.SerializerMethodField(help_text="A run used it: it never changes again.")
 
     class Meta:
@@ -71,8 +73,8 @@ class RubricReviseSerializer(serializers.Serializer):
 
 
 class RunSerializer(serializers.ModelSerializer):
-    judge = serializers.SlugRelatedField(slug_field="slug", queryset=Judge.objects.all())
-    campaign = serializers.SlugRelatedField(
+    judge = SlugLookupField(slug_field="slug", queryset=Judge.objects.all())
+    campaign = SlugLookupField(
         slug_field="slug", queryset=JudgeRun._meta.get_field("campaign").related_model.objects.all()
     )
     rubric = serializers.PrimaryKeyRelatedField(queryset=Rubric.objects.all())

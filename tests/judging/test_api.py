@@ -211,3 +211,30 @@ def test_another_users_run_is_not_found(api):
     assert api.get(f"/api/judge-runs/{run.pk}/").status_code == 404
     assert api.get(f"/api/judge-runs/{run.pk}/judgments/").status_code == 404
     assert api.post(f"/api/judge-runs/{run.pk}/pause/").status_code == 404
+
+
+def test_the_shipped_rubrics_are_listed_without_an_owner_as_the_schema_allows(api):
+    from drf_spectacular.generators import SchemaGenerator
+
+    api.force_authenticate(factories.user())
+    rubrics = api.get("/api/judge-rubrics/").json()["results"]
+    shipped = [r for r in rubrics if r["name"] == "default"]
+    assert shipped and all(r["owner"] is None for r in shipped)
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    assert schema["components"]["schemas"]["Rubric"]["properties"]["owner"]["nullable"] is True
+
+
+def test_a_judge_slug_with_a_nul_character_is_not_found_naming_the_field(api):
+    judge = builders.judge(None)
+    campaign = builders.ab(1, owner=judge.owner)
+    api.force_authenticate(judge.owner)
+    body = {
+        "judge": "my\x00judge",
+        "rubric": builders.default_rubric("ab").pk,
+        "campaign": campaign.slug,
+    }
+    response = api.post("/api/judge-runs/", body, format="json")
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert error["field"] == "judge" and "my\\0judge" in error["message"]
+    assert not JudgeRun.objects.exists()

@@ -5,6 +5,7 @@ from django.db import transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from evalhub.api.fields import SlugLookupField, refuse_nul
 from evalhub.declared import bounds, help_text
 from evalhub.models import Conversation, Submission, System
 
@@ -64,6 +65,7 @@ class PartnerSetField(serializers.RelatedField):
 
     def to_internal_value(self, data):
         slug = data.get("slug") if isinstance(data, dict) else data
+        refuse_nul(self, slug)
         partner_set = PartnerSet.objects.filter(slug=slug).order_by("-version").first()
         if partner_set is None:
             self.fail("does_not_exist", slug=slug)
@@ -72,13 +74,13 @@ class PartnerSetField(serializers.RelatedField):
 
 class TournamentSerializer(serializers.ModelSerializer):
     owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    systems = serializers.SlugRelatedField(
+    systems = SlugLookupField(
         slug_field="slug", many=True, queryset=System.objects.none(), required=False
     )
-    baselines = serializers.SlugRelatedField(
+    baselines = SlugLookupField(
         slug_field="slug", many=True, queryset=System.objects.none(), required=False
     )
-    submission = serializers.SlugRelatedField(
+    submission = SlugLookupField(
         slug_field="public_id", queryset=Submission.objects.none(), required=False, allow_null=True
     )
     prompt_set = serializers.SlugRelatedField(slug_field="slug", read_only=True)
@@ -86,7 +88,7 @@ class TournamentSerializer(serializers.ModelSerializer):
         queryset=PartnerSet.objects.all(), required=False, allow_null=True
     )
     campaign = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    included_conversations = serializers.SlugRelatedField(
+    included_conversations = SlugLookupField(
         slug_field="external_id",
         many=True,
         queryset=Conversation.objects.all(),
