@@ -58,6 +58,7 @@ def dialogue_metrics(request, scope, name):
         context["nothing"] = str(nothing)
         return render(request, "analysis/dialogue_metrics.html", context)
     context.update(table_context(result))
+    context["text_rows"] = result["text"]
     return render(request, "analysis/dialogue_metrics.html", context)
 
 

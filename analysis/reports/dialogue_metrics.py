@@ -32,6 +32,11 @@ Result contract (every number a JSON number or ``null``)::
                   #             "rows": [{"system", "scores": {metric: score}, "total",
                   #                       "position", "band"}]}   # best first
      "winners": [system, ...],      # the winners' circle benchmarks (best user ratings)
+     "text": [{"system", "n_conversations", "mean_turn_length", "type_token_ratio",
+               "distinct_1", "distinct_2", "repeated_turns", "self_repetition"}],
+                  # model-free metrics of the bot's own turns (analysis.stats.conversation_text),
+                  # each the mean over the system's conversations (self_repetition over those
+                  # that have one; null when none has)
      "warnings": [text, ...]}
 """
 
@@ -41,6 +46,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 
+from analysis.stats.conversation_text import conversation_text_metrics
 from analysis.stats.dialogue_metrics import (
     ALEXA_DIRECTIONS,
     Conversation,
@@ -186,6 +192,38 @@ def dialogue_metrics_report(
         ],
         "rankings": rankings,
         "winners": list(winners or []),
+        "text": text_metrics(conversations),
         "warnings": warnings,
     }
     return json_safe(report)
+
+
+TEXT_FIELDS = (
+    "mean_turn_length",
+    "type_token_ratio",
+    "distinct_1",
+    "distinct_2",
+    "repeated_turns",
+    "self_repetition",
+)
+
+
+def _mean(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def text_metrics(conversations: Sequence[Conversation]) -> list[dict]:
+    """Per system, the mean over its conversations of the bot turns' model-free metrics."""
+    by_system: dict[str, list] = {}
+    for c in conversations:
+        turns = [(t.speaker, t.text) for t in c.turns]
+        by_system.setdefault(c.system, []).append(conversation_text_metrics(turns, "bot"))
+    return [
+        {
+            "system": system,
+            "n_conversations": len(rows),
+            **{f: _mean([getattr(r, f) for r in rows]) for f in TEXT_FIELDS},
+        }
+        for system, rows in sorted(by_system.items())
+    ]

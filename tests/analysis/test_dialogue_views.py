@@ -35,6 +35,16 @@ def test_a_domain_page_shows_the_metric_table_and_the_rankings(client, world):
     assert "Coherence: response error rate" in html and "Total score" in html
 
 
+def test_the_page_shows_the_bots_text_metrics_of_the_visible_systems(client, world):
+    page = client.get(url("domain", "chitchat"))
+    html = page.content.decode()
+    assert 'data-testid="text-table"' in html
+    rows = page.context["text_rows"]
+    assert [r["system"] for r in rows] == ["alpha", "beta"]  # not the private one
+    # Every bot turn of the world's conversations says one of MUSIC's lines.
+    assert all(r["mean_turn_length"] > 0 and 0 < r["distinct_1"] <= 1 for r in rows)
+
+
 def test_staff_see_private_systems_too(client, world):
     client.force_login(factories.user("boss", staff=True))
     result = client.get(url("domain", "chitchat")).context["result"]

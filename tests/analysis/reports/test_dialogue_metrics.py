@@ -138,3 +138,29 @@ def test_bad_arguments_are_refused(kwargs, error):
 def test_no_conversation_is_nothing_to_analyse():
     with pytest.raises(NothingToAnalyse):
         dialogue_metrics_report([], scope=SCOPE)
+
+
+def test_the_bot_turns_text_is_measured_per_system_without_a_model():
+    # Hand-worked: bot "a" says "hi there" then "hi there" (4 tokens, 2 types, one repeated
+    # turn, distinct-2 = 2 bigrams "hi there" twice -> 1 distinct / 4 tokens = 0.25);
+    # bot "b" says "one two three" once (3 tokens, all distinct). User turns never count.
+    talks = [
+        Conversation(
+            "c-a",
+            "a",
+            (
+                Turn("user", "hello hello hello"),
+                Turn("bot", "Hi  there"),
+                Turn("user", "again"),
+                Turn("bot", "hi there"),
+            ),
+        ),
+        Conversation("c-b", "b", (Turn("user", "x"), Turn("bot", "one two three"))),
+    ]
+    text = dialogue_metrics_report(talks, scope={"kind": "domain", "name": "d"})["text"]
+    a, b = text
+    assert (a["system"], a["n_conversations"]) == ("a", 1)
+    assert a["mean_turn_length"] == 2 and a["type_token_ratio"] == 0.5
+    assert a["distinct_1"] == 0.5 and a["distinct_2"] == 0.25 and a["repeated_turns"] == 1
+    assert a["self_repetition"] is None  # no turn has a trigram
+    assert b["mean_turn_length"] == 3 and b["distinct_1"] == 1 and b["repeated_turns"] == 0
