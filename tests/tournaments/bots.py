@@ -17,7 +17,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.local_server import LocalServer, ServerPool
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ def slow(script: Callable[[dict], Reply], seconds: float) -> Callable[[dict], Re
     return run
 
 
-class BotServer:
+class BotServer(LocalServer):
     def __init__(self, script: Callable[[dict], Reply]):
         self.script = script  # may be swapped while running, e.g. to "fix" a bot
         self.requests: list[dict] = []
@@ -81,25 +83,11 @@ class BotServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._httpd.handle_error = lambda request, address: None  # clients that timed out
-        # A short poll interval: shutdown() waits for the serving loop to notice.
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
+        super().__init__(self._handler())
 
     @property
     def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/reply"
-
-    def start(self) -> "BotServer":
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        return f"http://127.0.0.1:{self.port}/reply"
 
     def conversations(self) -> set[str]:
         return {r["conversation_id"] for r in self.requests}
@@ -136,20 +124,5 @@ class BotServer:
         return Handler
 
 
-class BotPool:
-    """Starts servers on demand and stops them all at the end of a `with` block."""
-
-    def __init__(self):
-        self.servers: list[BotServer] = []
-
-    def start(self, script: Callable[[dict], Reply]) -> BotServer:
-        server = BotServer(script).start()
-        self.servers.append(server)
-        return server
-
-    def __enter__(self) -> "BotPool":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for server in self.servers:
-            server.stop()
+class BotPool(ServerPool):
+    server_class = BotServer

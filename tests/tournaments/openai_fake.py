@@ -19,7 +19,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.local_server import LocalServer, ServerPool
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ def trickle(script: Callable[[dict], Reply], interval: float):
     return lambda payload: replace(script(payload), trickle=interval)
 
 
-class FakeOpenAI:
+class FakeOpenAI(LocalServer):
     def __init__(self, script: Callable[[dict], Reply]):
         self.script = script
         self.requests: list[dict] = []
@@ -99,28 +101,11 @@ class FakeOpenAI:
         self.headers: list[dict] = []
         self.ports: list[int] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._httpd.daemon_threads = True
-        self._httpd.handle_error = lambda request, address: None  # clients that gave up
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
-
-    @property
-    def port(self) -> int:
-        return self._httpd.server_address[1]
+        super().__init__(self._handler(), daemon_threads=True)
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
-
-    def start(self) -> "FakeOpenAI":
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
 
     def _handler(self):
         server = self
@@ -160,20 +145,5 @@ class FakeOpenAI:
         return Handler
 
 
-class FakePool:
-    """Starts fake servers on demand and stops them all at the end of a `with` block."""
-
-    def __init__(self):
-        self.servers: list[FakeOpenAI] = []
-
-    def start(self, script: Callable[[dict], Reply]) -> FakeOpenAI:
-        server = FakeOpenAI(script).start()
-        self.servers.append(server)
-        return server
-
-    def __enter__(self) -> "FakePool":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for server in self.servers:
-            server.stop()
+class FakePool(ServerPool):
+    server_class = FakeOpenAI
