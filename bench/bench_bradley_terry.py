@@ -136,6 +136,21 @@ def centred(ratings):
     return ratings - ratings.mean(axis=-1, keepdims=True) + 1000.0
 
 
+def documented_resample(counts, rounds, seed, chunk=25):
+    """The resample as bradley_terry's docstring describes it: chunks of 25 rounds, chunk k
+    drawn from child k of ``SeedSequence(seed)``."""
+    starts = range(0, rounds, chunk)
+    streams = np.random.SeedSequence(seed).spawn(len(starts))
+    return np.concatenate(
+        [
+            np.random.default_rng(stream).multinomial(
+                counts.sum(), counts / counts.sum(), size=min(chunk, rounds - start)
+            )
+            for start, stream in zip(starts, streams, strict=True)
+        ]
+    )
+
+
 def check_equal(system_a, system_b, outcome, n_systems, rounds):
     result = ours(system_a, system_b, outcome, n_systems, rounds)
     matchups, outcomes, weights = arena_preprocess(system_a, system_b, outcome)
@@ -147,7 +162,7 @@ def check_equal(system_a, system_b, outcome, n_systems, rounds):
     wins, ties = win_count_matrices(system_a, system_b, outcome, n_systems)
     upper_ties = np.triu(ties, k=1)
     counts = np.concatenate([wins[np.nonzero(wins)], upper_ties[np.nonzero(upper_ties)]])
-    draws = np.random.default_rng(1).multinomial(counts.sum(), counts / counts.sum(), size=rounds)
+    draws = documented_resample(counts, rounds, seed=1)
     fit = partial(arena_fit_of_our_resample, wins, ties, n_models=n_systems)
     with mp.Pool(os.cpu_count()) as pool:
         reference_rounds = np.array(pool.map(fit, draws))

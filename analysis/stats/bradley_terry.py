@@ -37,8 +37,10 @@ the judgments are collapsed into unique outcomes (ordered pair won, or pair tied
 counts; each replicate draws multinomial counts over those outcomes with the observed
 frequencies and the total number of judgments - exactly a resample of the judgments with
 replacement - and refits. (The outcomes are ordered as win cells ``(i, j)`` in row-major
-order, then tie cells ``(i < j)``, and drawn in one ``rng.multinomial(..., size=n_bootstrap)``
-call from ``np.random.default_rng(seed)``, so a replicate can be reproduced outside.) Intervals are bootstrap percentiles; the point estimate is the fit
+order, then tie cells ``(i < j)``; rounds are drawn in chunks of 25, chunk k with
+``np.random.default_rng(np.random.SeedSequence(seed).spawn(n_chunks)[k]).multinomial(...,
+size=25)`` (the last chunk smaller), so a replicate can be reproduced outside, and chunks
+are drawn on all cores.) Intervals are bootstrap percentiles; the point estimate is the fit
 to the full data.
 
 Ranks (Chatbot Arena): ``rank_i = 1 + #{j : low_j > high_i}``, the number of systems
@@ -47,7 +49,9 @@ significantly better than i, plus one; systems whose intervals overlap can share
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,6 +71,7 @@ __all__ = [
     "bradley_terry_from_judgments",
     "bradley_terry_log_likelihood",
     "fit_bradley_terry",
+    "multinomial_rounds",
     "ranks_from_intervals",
     "to_elo_scale",
 ]
@@ -78,6 +83,10 @@ DEFAULT_PSEUDO_TIES = 1.0
 
 # Newton stops when no strength moves by more than _TOLERANCE (or l(theta) is at rounding level).
 _TOLERANCE = 1e-10
+# Bootstrap rounds are resampled and refitted in chunks of this many, chunk k drawn from child k
+# of the seed: the chunks run in threads on all cores (multinomial, ufuncs and LAPACK release
+# the GIL), and a round's draws depend on the seed and its position only, not on the cores.
+_RESAMPLE_CHUNK = 25
 _MAX_ITERATIONS = 100
 _ARMIJO_FRACTION = 1e-4
 _MAX_HALVINGS = 50
@@ -435,14 +444,48 @@ def _unique_outcomes(wins: np.ndarray, ties: np.ndarray) -> tuple[np.ndarray, ..
     return rows, cols, is_tie, counts
 
 
-def _resampled_effective_wins(
-    wins: np.ndarray, ties: np.ndarray, n_bootstrap: int, rng: np.random.Generator
+def _round_chunks(n_rounds: int, seed: int | None) -> list[tuple[np.random.Generator, int]]:
+    """(generator, number of rounds) per chunk of ``_RESAMPLE_CHUNK`` rounds, chunk k drawn
+    with child k of ``SeedSequence(seed)``."""
+    starts = range(0, n_rounds, _RESAMPLE_CHUNK)
+    streams = np.random.SeedSequence(seed).spawn(len(starts))
+    return [
+        (np.random.default_rng(stream), min(_RESAMPLE_CHUNK, n_rounds - start))
+        for start, stream in zip(starts, streams, strict=True)
+    ]
+
+
+def _on_all_cores(function, items: list) -> list:
+    """``[function(item) for item in items]`` in threads: the numpy and LAPACK work of the
+    bootstrap chunks releases the GIL."""
+    workers = min(len(items), os.cpu_count() or 1)
+    if workers <= 1:
+        return [function(item) for item in items]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(function, items))
+
+
+def multinomial_rounds(
+    total: int, probabilities: np.ndarray, n_rounds: int, seed: int | None
 ) -> np.ndarray:
-    rows, cols, is_tie, counts = _unique_outcomes(wins, ties)
+    """``n_rounds`` multinomial draws of ``total`` over ``probabilities`` (shape (rounds, K)),
+    chunk by chunk as ``bootstrap_bradley_terry`` draws them: the same for a seed on any
+    number of cores."""
+    return np.concatenate(
+        _on_all_cores(
+            lambda chunk: chunk[0].multinomial(total, probabilities, size=chunk[1]),
+            _round_chunks(n_rounds, seed),
+        )
+    )
+
+
+def _resampled_effective_wins(
+    outcomes: tuple[np.ndarray, ...], n: int, rng: np.random.Generator, n_rounds: int
+) -> np.ndarray:
+    rows, cols, is_tie, counts = outcomes
     total = int(counts.sum())
-    draws = rng.multinomial(total, counts / total, size=n_bootstrap).astype(float)
-    n = wins.shape[0]
-    effective = np.zeros((n_bootstrap, n, n))
+    draws = rng.multinomial(total, counts / total, size=n_rounds).astype(float)
+    effective = np.zeros((n_rounds, n, n))
     # A resampled tie is half a win for each side; a resampled win is a whole one. Each cell
     # appears once among the wins and once among the ties (i < j), so plain indexing adds up.
     n_wins = int((~is_tie).sum())
@@ -489,32 +532,45 @@ def bootstrap_bradley_terry(
     np.fill_diagonal(win_counts, 0)
     np.fill_diagonal(tie_counts, 0)
     messages = list(fit.warnings)
-    rng = np.random.default_rng(seed)
     if win_counts.sum() + np.triu(tie_counts, k=1).sum() == 0:
         replicate_theta = np.zeros((n_bootstrap, n))
     else:
-        effective = _resampled_effective_wins(win_counts, tie_counts, n_bootstrap, rng)
-        if fit.pseudo_ties:
-            # The full data needed the prior: keep one estimator across all replicates.
-            needs_prior = np.ones(n_bootstrap, dtype=bool)
-        else:
-            needs_prior = ~_strongly_connected(effective)
-            if needs_prior.any():
-                message = (
-                    f"{int(needs_prior.sum())} of {n_bootstrap} bootstrap replicates had no "
-                    f"finite ML estimate"
-                )
-                if pseudo_ties <= 0:
-                    raise ValueError(message)
-                messages.append(f"{message} and were fitted with {pseudo_ties:g} virtual tie(s)")
-        prior = np.where(needs_prior, float(pseudo_ties), 0.0)
-        # Start every replicate from the full-data fit: it is within sampling error of each
-        # replicate's optimum, so Newton needs a few steps instead of a climb from zero.
-        # A replicate that needed the prior while the full data did not starts from zero.
-        start = np.where(needs_prior[:, None] & (fit.pseudo_ties == 0), 0.0, fit.strengths)
-        replicate_theta, _, converged = _newton_fit(
-            _with_pseudo_ties(effective, prior), _TOLERANCE, _MAX_ITERATIONS, start
-        )
+        outcomes = _unique_outcomes(win_counts, tie_counts)
+
+        def resample(chunk):
+            effective = _resampled_effective_wins(outcomes, n, *chunk)
+            if fit.pseudo_ties:
+                # The full data needed the prior: keep one estimator across all replicates.
+                return effective, np.ones(chunk[1], dtype=bool)
+            return effective, ~_strongly_connected(effective)
+
+        resampled = _on_all_cores(resample, _round_chunks(n_bootstrap, seed))
+        needs_prior = np.concatenate([chunk_needs for _, chunk_needs in resampled])
+        if needs_prior.any() and not fit.pseudo_ties:
+            message = (
+                f"{int(needs_prior.sum())} of {n_bootstrap} bootstrap replicates had no "
+                f"finite ML estimate"
+            )
+            if pseudo_ties <= 0:
+                raise ValueError(message)
+            messages.append(f"{message} and were fitted with {pseudo_ties:g} virtual tie(s)")
+
+        def refit(chunk):
+            effective, chunk_needs = chunk
+            prior = np.where(chunk_needs, float(pseudo_ties), 0.0)
+            # Start every replicate from the full-data fit: it is within sampling error of
+            # each replicate's optimum, so Newton needs a few steps instead of a climb from
+            # zero. A replicate that needed the prior while the full data did not starts
+            # from zero.
+            start = np.where(chunk_needs[:, None] & (fit.pseudo_ties == 0), 0.0, fit.strengths)
+            theta, _, converged = _newton_fit(
+                _with_pseudo_ties(effective, prior), _TOLERANCE, _MAX_ITERATIONS, start
+            )
+            return theta, converged
+
+        refitted = _on_all_cores(refit, resampled)
+        replicate_theta = np.concatenate([theta for theta, _ in refitted])
+        converged = np.concatenate([chunk_converged for _, chunk_converged in refitted])
         if not converged.all():
             messages.append(f"{int((~converged).sum())} bootstrap fits did not converge")
     tail = (1.0 - confidence) / 2.0

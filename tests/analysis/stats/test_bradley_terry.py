@@ -11,6 +11,7 @@ from analysis.stats.bradley_terry import (
     bradley_terry_from_judgments,
     bradley_terry_log_likelihood,
     fit_bradley_terry,
+    multinomial_rounds,
     ranks_from_intervals,
     to_elo_scale,
 )
@@ -224,12 +225,19 @@ def test_bootstrap_matches_resampling_judgments_directly():
 
 def test_every_bootstrap_replicate_is_the_glm_fit_of_its_resample():
     # Redraw the documented resample: multinomial over win cells (row-major), then tie cells
-    # (i < j), from default_rng(seed); refit each replicate with statsmodels.
-    result = bootstrap_bradley_terry(WINS, TIES, n_bootstrap=40, seed=9)
+    # (i < j), in chunks of 25 rounds, chunk k from child k of SeedSequence(seed); refit each
+    # replicate with statsmodels. 60 rounds: two whole chunks and a short one.
+    result = bootstrap_bradley_terry(WINS, TIES, n_bootstrap=60, seed=9)
     win_rows, win_cols = np.nonzero(WINS)
     tie_rows, tie_cols = np.nonzero(np.triu(TIES, k=1))
     counts = np.concatenate([WINS[win_rows, win_cols], TIES[tie_rows, tie_cols]])
-    draws = np.random.default_rng(9).multinomial(counts.sum(), counts / counts.sum(), size=40)
+    streams = np.random.SeedSequence(9).spawn(3)
+    draws = np.concatenate(
+        [
+            np.random.default_rng(stream).multinomial(counts.sum(), counts / counts.sum(), size)
+            for stream, size in zip(streams, (25, 25, 10), strict=True)
+        ]
+    )
     for replicate, draw in zip(result.bootstrap_ratings, draws, strict=True):
         wins = np.zeros((5, 5))
         ties = np.zeros((5, 5))
@@ -325,3 +333,18 @@ def test_invalid_inputs_are_rejected():
         fit_bradley_terry([[0, 1, 2]])
     with pytest.raises(ValueError, match="non-negative"):
         fit_bradley_terry([[0, -1], [1, 0]])
+
+
+def test_resampled_rounds_do_not_depend_on_the_number_of_cores(monkeypatch):
+    probabilities = np.array([0.5, 0.3, 0.2])
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    one_core = multinomial_rounds(1000, probabilities, 70, seed=3)
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    four_cores = multinomial_rounds(1000, probabilities, 70, seed=3)
+    np.testing.assert_array_equal(one_core, four_cores)
+
+
+def test_resampled_rounds_each_draw_the_whole_total():
+    rounds = multinomial_rounds(1000, np.array([0.5, 0.3, 0.2]), 70, seed=3)
+    assert rounds.shape == (70, 3)
+    np.testing.assert_array_equal(rounds.sum(axis=1), np.full(70, 1000))
