@@ -123,7 +123,7 @@ def _request(subject: dict, parameters, user, synchronous: bool) -> AnalysisRun:
     if run.status == AnalysisRun.Status.SUCCEEDED:
         return run
     if synchronous:
-        run_analysis(run.pk)
+        _compute(run.pk, inputs=inputs)
         run.refresh_from_db()
     else:
         # After commit: a worker must find the row. Outside a transaction this runs now.
@@ -255,6 +255,15 @@ def _write_progress(run_id: int, text: str) -> None:
 )
 def run_analysis(self, run_id: int) -> str:
     """Compute one run: "succeeded", "failed", "skipped" (done or being done) or "missing"."""
+    # A redelivered message means the worker computing the run died: its claim is void.
+    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+    return _compute(run_id, take_over=redelivered)
+
+
+def _compute(run_id: int, *, take_over: bool = False, inputs=None) -> str:
+    """``run_analysis``'s work. ``inputs`` are the run's inputs when the caller has just
+    loaded and digested them (a synchronous request); otherwise they are loaded again and
+    must still have the digest the run was requested with."""
     run = (
         AnalysisRun.objects.select_related(
             "tournament", "campaign", "study", "judge_run__judge", "judge_run__rubric"
@@ -265,25 +274,24 @@ def run_analysis(self, run_id: int) -> str:
     if run is None:
         logger.warning("Analysis run %s vanished before it ran", run_id)
         return "missing"
-    # A redelivered message means the worker computing the run died: its claim is void.
-    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
     if run.status == AnalysisRun.Status.SUCCEEDED or not _start_run_if_claimable(
-        run_id, take_over=redelivered
+        run_id, take_over=take_over
     ):
         return "skipped"
     running = AnalysisRun.Status.RUNNING
     try:
-        inputs = _inputs(
-            run.tournament,
-            None if run.tournament_id else run.campaign,
-            run.study,
-            run.judge_run,
-            exclude_blocked=run.parameters["exclude_blocked"],
-        )
-        if canonical_digest(inputs) != run.inputs_digest:
-            raise InputsChanged(
-                "The judgments changed after this analysis was requested; run a new analysis."
+        if inputs is None:
+            inputs = _inputs(
+                run.tournament,
+                None if run.tournament_id else run.campaign,
+                run.study,
+                run.judge_run,
+                exclude_blocked=run.parameters["exclude_blocked"],
             )
+            if canonical_digest(inputs) != run.inputs_digest:
+                raise InputsChanged(
+                    "The judgments changed after this analysis was requested; run a new analysis."
+                )
         result = build_report(inputs, run.parameters, progress=partial(_write_progress, run_id))
         _write_progress(run_id, "Drawing plots")
         plots = render_plots(result)

