@@ -83,6 +83,8 @@ from typing import Literal
 import numpy as np
 from scipy import special
 
+from analysis.stats.match_waves import wave_schedule
+
 __all__ = [
     "A_WINS",
     "B_WINS",
@@ -256,22 +258,19 @@ def truncation_corrections(t, eps, drawn, backend: Backend = "scipy"):
         np.asarray(t, dtype=float), np.asarray(eps, dtype=float), np.asarray(drawn, dtype=bool)
     )
     shape = t.shape
-    v, w = _corrections(t.ravel(), eps.ravel(), drawn.ravel(), _WIN[backend], _DRAW[backend])
+    t, eps, drawn = t.ravel(), eps.ravel(), drawn.ravel()
+    # draws first, the layout the passes give the corrections
+    order = np.argsort(~drawn, kind="stable")
+    n_draws = int(drawn.sum())
+    v, w, mass = np.empty(t.size), np.empty(t.size), np.empty(n_draws)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        _CORRECTIONS[backend](t[order], eps[order], n_draws, v, w, mass)
+    if backend == "builtin":
+        _check_builtin(w[n_draws:], mass)
+    v_out, w_out = np.empty(t.size), np.empty(t.size)
+    v_out[order], w_out[order] = v, w
     # [()] turns 0-d results into numpy scalars, like a ufunc would
-    return v.reshape(shape)[()], w.reshape(shape)[()]
-
-
-def _corrections(t, eps, drawn, win, draw):
-    """Apply the win or the draw formulas per element; each only sees its own elements, so
-    the builtin backend raises exactly where the package would."""
-    if not drawn.any():
-        return win(t, eps)
-    v = np.empty(t.shape)
-    w = np.empty(t.shape)
-    won = ~drawn
-    v[won], w[won] = win(t[won], eps[won])
-    v[drawn], w[drawn] = draw(t[drawn], eps[drawn])
-    return v, w
+    return v_out.reshape(shape)[()], w_out.reshape(shape)[()]
 
 
 def bootstrap_match_indices(
@@ -567,70 +566,157 @@ def _run_rows(
     live in the flat vectors at ``base[r] + player``. ``two_beta2`` and ``margin`` are scalars
     or one value per row (rows rated with different environments).
 
-    Each position is a handful of gathers, ufuncs and scatters over the rows. Within a
-    position the rows are independent, so they are put in the order "draws, then wins, then
-    rows already finished" once per block of positions: the draw and win formulas then work on
-    contiguous slices instead of masked copies, and the result of every element is the same.
+    Within a block of positions every row's matches run in waves of matches without a common
+    player (``match_waves``): the same arithmetic on the same values as match by match, in
+    about half as many numpy steps of twice the width. A block ends with a barrier (all its
+    waves before the next block's), which bounds the memory and keeps the result exact.
     """
     n_rows = lengths.size
     n_positions = int(lengths.max(initial=0))
     per_row = np.ndim(two_beta2) > 0 or np.ndim(margin) > 0
     two_beta2_rows = np.broadcast_to(two_beta2, n_rows)
     margin_rows = np.broadcast_to(margin, n_rows)
-    corrections = _CORRECTIONS[backend]
     block = max(1, _BLOCK_ELEMENTS // max(n_rows, 1))
     with np.errstate(divide="ignore", invalid="ignore"):
         for start in range(0, n_positions, block):
             stop = min(start + block, n_positions)
-            matches = columns(start, stop).T  # (positions, rows)
+            matches = np.ascontiguousarray(columns(start, stop).T)  # (positions, rows)
+            first_flat = first[matches] + base
+            second_flat = second[matches] + base
             active = np.arange(start, stop)[:, None] < lengths[None, :]
-            drawn_here = drawn[matches]
-            group = np.where(active, np.where(drawn_here, 0, 1), 2).astype(np.int8)
-            order = np.argsort(group, axis=1, kind="stable")
-            n_draws = (group == 0).sum(axis=1)
-            n_active = (group < 2).sum(axis=1)
-            ordered_matches = np.take_along_axis(matches, order, axis=1)
-            offsets = base[order]
-            first_flat = first[ordered_matches] + offsets
-            second_flat = second[ordered_matches] + offsets
+            drawn_flat = drawn[matches]
+            schedule = wave_schedule(first_flat, second_flat, drawn_flat, active, mu.size)
             if per_row:
-                two_beta2_block, margin_block = two_beta2_rows[order], margin_rows[order]
-            for p in range(stop - start):
-                k, nd = int(n_active[p]), int(n_draws[p])
-                f, s = first_flat[p, :k], second_flat[p, :k]
-                mu_f, mu_s = mu[f], mu[s]
-                var_f, var_s = var[f], var[s]
-                if tau2:
-                    var_f, var_s = var_f + tau2, var_s + tau2
-                if per_row:
-                    c2 = two_beta2_block[p, :k] + var_f + var_s
-                    c = np.sqrt(c2)
-                    eps = margin_block[p, :k] / c
-                else:
-                    c2 = two_beta2 + var_f + var_s
-                    c = np.sqrt(c2)
-                    eps = margin / c
-                t = (mu_f - mu_s) / c
-                v, w = corrections(t, eps, nd)
-                mu[f] = mu_f + var_f / c * v
-                mu[s] = mu_s - var_s / c * v
-                var[f] = var_f * (1.0 - var_f / c2 * w)
-                var[s] = var_s * (1.0 - var_s / c2 * w)
+                rows = schedule.order % n_rows
+                two_beta2_block, margin_block = two_beta2_rows[rows], margin_rows[rows]
+            else:
+                two_beta2_block, margin_block = two_beta2, margin
+            order = schedule.order
+            w, mass = _run_steps(
+                schedule,
+                first_flat.ravel()[order],
+                second_flat.ravel()[order],
+                mu,
+                var,
+                two_beta2_block,
+                margin_block,
+                tau2,
+                backend,
+            )
+            if backend == "builtin":
+                drawn_in_order = schedule.drawn()
+                _check_builtin(w[~drawn_in_order], mass[drawn_in_order])
     return mu, var
 
 
-# --- v and w, scipy backend (exact, stable in the tails) --------------------------------------
+def _run_steps(schedule, first, second, mu, var, two_beta2, margin, tau2, backend):
+    """The steps of one block's ``schedule``, updating ``mu`` and ``var`` in place.
+
+    ``first`` and ``second`` are the rating slots of the entries in schedule order. A step of
+    k matches gathers its 2k ratings at once (first players, then second players) and updates both players of every match with one ufunc over 2k elements per term of the
+    update (the loser's mu step is the winner's with -v: the same rounding). ``two_beta2``
+    and ``margin`` are scalars or one value per entry of the schedule. Returns every entry's
+    w and every draw's mass, for the builtin backend's checks: the package raises where a
+    win's w leaves (0, 1) or a draw's mass is 0; those values can only make later steps of the
+    block nan or inf, so one check per block raises in exactly the same cases.
+    """
+    per_entry = np.ndim(two_beta2) > 0
+    corrections = _CORRECTIONS[backend]
+    n_entries = len(schedule.order)
+    w_block, mass_block, v_pairs = np.empty(n_entries), np.empty(n_entries), np.empty(2 * n_entries)
+    for lo, hi, nd in schedule.steps():
+        k = hi - lo
+        slots = np.concatenate((first[lo:hi], second[lo:hi]))
+        mu_pair, var_pair = mu[slots], var[slots]
+        if tau2:
+            var_pair += tau2
+        c2 = np.empty(2 * k)
+        np.add(two_beta2[lo:hi] if per_entry else two_beta2, var_pair[:k], out=c2[:k])
+        c2[:k] += var_pair[k:]
+        c2[k:] = c2[:k]
+        c = np.sqrt(c2)
+        eps = (margin[lo:hi] if per_entry else margin) / c[:k]
+        t = mu_pair[:k] - mu_pair[k:]
+        t /= c[:k]
+        v, w = v_pairs[2 * lo : 2 * hi], w_block[lo:hi]
+        corrections(t, eps, nd, v[:k], w, mass_block[lo : lo + nd])
+        np.negative(v[:k], out=v[k:])
+        # mu_first + var_first / c * v and mu_second - var_second / c * v
+        step = var_pair / c
+        step *= v
+        step += mu_pair
+        mu[slots] = step
+        # var * (1 - var / c2 * w)
+        shrink = var_pair / c2
+        shrink[:k] *= w
+        shrink[k:] *= w
+        np.subtract(1.0, shrink, out=shrink)
+        shrink *= var_pair
+        var[slots] = shrink
+    return w_block, mass_block
 
 
-def _win_scipy(t, eps):
-    x = t - eps
+# --- v and w -----------------------------------------------------------------------------------
+#
+# ``_CORRECTIONS[backend](t, eps, n_draws, v, w, mass)`` writes the corrections of a step into
+# ``v`` and ``w``: the first ``n_draws`` elements are draws, the rest wins; the draw masses go to
+# ``mass``. The normal cdf and pdf are evaluated once for all draw bounds and win margins, and
+# every temporary is reused in place: at the widths of a step (a few thousand) the fixed cost of
+# a numpy call still outweighs its arithmetic. Each formula keeps the operations, and their order,
+# of the module docstring (and of the package), so results do not depend on this arrangement.
+
+
+def _draw_bounds(t, eps, bounds):
+    """``a = eps - |t|`` and ``b = -eps - |t|`` of draws into ``bounds`` (a then b); returns |t|."""
+    n = t.size
+    s = np.abs(t)
+    np.subtract(eps, s, out=bounds[:n])
+    np.negative(eps, out=bounds[n:])
+    bounds[n:] -= s
+    return s
+
+
+def _draw_from(a, b, cdf_a, cdf_b, pdf_a, pdf_b, v, w, mass):
+    """Unsigned draw corrections into ``v``, ``w``; overwrites ``pdf_b``."""
+    np.subtract(cdf_a, cdf_b, out=mass)
+    np.subtract(pdf_b, pdf_a, out=v)
+    v /= mass
+    np.multiply(a, pdf_a, out=w)
+    pdf_b *= b
+    w -= pdf_b
+    w /= mass
+    w += v * v
+
+
+def _pdf(x):
+    """``phi(x) = exp(-x^2 / 2) / sqrt(2 pi)``."""
+    y = x * x
+    y /= -2.0
+    np.exp(y, out=y)
+    y *= _INV_SQRT_2PI
+    return y
+
+
+# --- scipy backend (exact, stable in the tails) ----------------------------------------------
+
+
+def _corrections_scipy(t, eps, n_draws, v, w, mass):
+    if n_draws < t.size:
+        _win_scipy(t[n_draws:] - eps[n_draws:], v[n_draws:], w[n_draws:])
+    if n_draws:
+        _draw_scipy(t[:n_draws], eps[:n_draws], v[:n_draws], w[:n_draws], mass)
+
+
+def _win_scipy(x, v, w):
     # phi(x) / Phi(x) = sqrt(2/pi) / erfcx(-x/sqrt2): no underflow of Phi for x << 0
-    v = _SQRT_2_OVER_PI / special.erfcx(-x / _SQRT2)
-    v_plus_x = v + x
+    np.divide(x, -_SQRT2, out=v)
+    special.erfcx(v, out=v)
+    np.divide(_SQRT_2_OVER_PI, v, out=v)
+    np.add(v, x, out=w)
     tail = x < _TAIL
     if tail.any():
-        v_plus_x[tail] = _v_plus_x_tail(-x[tail])
-    return v, v * v_plus_x
+        w[tail] = _v_plus_x_tail(-x[tail])
+    w *= v
 
 
 def _v_plus_x_tail(z):
@@ -645,49 +731,17 @@ def _v_plus_x_tail(z):
     return 1.0 / h
 
 
-def _draw_scipy(t, eps):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _draw_scipy_core(t, eps)
-
-
-def _draw_scipy_core(t, eps):
-    """``_draw_scipy`` for callers that already ignore division warnings."""
-    sign = np.where(t < 0, -1.0, 1.0)
-    s = np.abs(t)
-    a, b = eps - s, -eps - s
-    return _draw_scipy_from(sign, s, a, b, eps, special.ndtr(a), special.ndtr(b), _pdf(a), _pdf(b))
-
-
-def _draw_scipy_from(sign, s, a, b, eps, ndtr_a, ndtr_b, pdf_a, pdf_b):
-    mass = ndtr_a - ndtr_b
-    v = (pdf_b - pdf_a) / mass
-    w = v * v + (a * pdf_a - b * pdf_b) / mass
+def _draw_scipy(t, eps, v, w, mass):
+    n = t.size
+    bounds = np.empty(2 * n)
+    s = _draw_bounds(t, eps, bounds)
+    a, b = bounds[:n], bounds[n:]
+    cdf, pdf = special.ndtr(bounds), _pdf(bounds)
+    _draw_from(a, b, cdf[:n], cdf[n:], pdf[:n], pdf[n:], v, w, mass)
     tail = a < _TAIL
     if tail.any():
-        v_tail, w_tail = _draw_scipy_tail(a[tail], b[tail], eps[tail], s[tail])
-        v[tail], w[tail] = v_tail, w_tail
-    return sign * v, w
-
-
-def _corrections_scipy(t, eps, n_draws):
-    """(v, w) for one position of the passes: the first ``n_draws`` elements are draws, the
-    rest wins; Phi and phi are evaluated once for both draw bounds."""
-    if n_draws == 0:
-        return _win_scipy(t, eps)
-    n = t.size
-    d_t, d_eps = t[:n_draws], eps[:n_draws]
-    sign = np.where(d_t < 0, -1.0, 1.0)
-    s = np.abs(d_t)
-    a, b = d_eps - s, -d_eps - s
-    bounds = np.concatenate([a, b])
-    ndtr, pdf = special.ndtr(bounds), _pdf(bounds)
-    draw = (sign, s, a, b, d_eps, ndtr[:n_draws], ndtr[n_draws:], pdf[:n_draws], pdf[n_draws:])
-    if n_draws == n:
-        return _draw_scipy_from(*draw)
-    v, w = np.empty(n), np.empty(n)
-    v[n_draws:], w[n_draws:] = _win_scipy(t[n_draws:], eps[n_draws:])
-    v[:n_draws], w[:n_draws] = _draw_scipy_from(*draw)
-    return v, w
+        v[tail], w[tail] = _draw_scipy_tail(a[tail], b[tail], eps[tail], s[tail])
+    np.negative(v, out=v, where=t < 0)
 
 
 def _draw_scipy_tail(a, b, eps, s):
@@ -704,11 +758,44 @@ def _draw_scipy_tail(a, b, eps, s):
     return v, w
 
 
-def _pdf(x):
-    return _INV_SQRT_2PI * np.exp(-(x * x) / 2.0)
+# --- builtin backend (the trueskill package's default approximations) ------------------------
 
 
-# --- v and w, builtin backend (the trueskill package's default approximations) ----------------
+def _corrections_builtin(t, eps, n_draws, v, w, mass):
+    n_bounds = 2 * n_draws
+    points = np.empty(t.size + n_draws)  # the draws' a and b, then the wins' x
+    if n_draws:
+        _draw_bounds(t[:n_draws], eps[:n_draws], points[:n_bounds])
+    x = np.subtract(t[n_draws:], eps[n_draws:], out=points[n_bounds:])
+    cdf, pdf = _builtin_cdf(points), _pdf(points)
+    if n_draws < t.size:
+        # The package returns v = -x where the cdf underflows to 0, so w = -x * 0 and it raises
+        # (w not in (0, 1)); pdf / 0 gives an inf or nan w instead, which fails the same check.
+        v_won, w_won = v[n_draws:], w[n_draws:]
+        np.divide(pdf[n_bounds:], cdf[n_bounds:], out=v_won)
+        np.add(v_won, x, out=w_won)
+        w_won *= v_won
+    if n_draws:
+        a, b = points[:n_draws], points[n_draws:n_bounds]
+        v_drawn = v[:n_draws]
+        _draw_from(
+            a,
+            b,
+            cdf[:n_draws],
+            cdf[n_draws:n_bounds],
+            pdf[:n_draws],
+            pdf[n_draws:n_bounds],
+            v_drawn,
+            w[:n_draws],
+            mass,
+        )
+        np.negative(v_drawn, out=v_drawn, where=t[:n_draws] < 0)
+
+
+def _check_builtin(win_w, draw_mass):
+    """Raise where the package does: a win's w outside (0, 1), a draw of zero mass."""
+    if not np.all((win_w > 0) & (win_w < 1)) or np.any(draw_mass == 0):
+        raise FloatingPointError('Cannot calculate correctly, set backend to "mpmath"')
 
 
 def _builtin_erfc(x):
@@ -720,10 +807,6 @@ def _builtin_erfc(x):
     poly = 1.00002368 + t * (0.37409196 + t * (0.09678418 + t * poly))
     r = t * np.exp(-z * z - 1.26551223 + t * poly)
     return np.where(x < 0, 2.0 - r, r)
-
-
-def _builtin_cdf(x):
-    return 0.5 * _builtin_erfc(-x / _SQRT2)
 
 
 def _builtin_ppf(p):
@@ -746,61 +829,42 @@ def _builtin_ppf(p):
     return 0.0 - 1.0 * math.sqrt(2) * erfcinv
 
 
-def _win_builtin(t, eps):
-    x = t - eps
-    return _win_builtin_from(x, _builtin_cdf(x), _pdf(x))
+def _builtin_cdf(x):
+    """``0.5 * _builtin_erfc(-x / sqrt2)`` for an array, rounded the same, in place.
+
+    Exact rewrites only: ``|-x / sqrt2| = |x| / sqrt2``; ``-z*z - c + q = q - (z*z + c)``;
+    the erfc argument is negative iff x > 0 (x / sqrt2 never underflows to 0).
+    """
+    z = np.abs(x)
+    z /= _SQRT2
+    t = z / 2.0
+    t += 1.0
+    np.divide(1.0, t, out=t)
+    poly = t * 0.17087277
+    for coefficient in _ERFC_HORNER:
+        poly += coefficient
+        poly *= t
+    z *= z
+    z += 1.26551223
+    poly -= z
+    np.exp(poly, out=poly)
+    poly *= t
+    np.subtract(2.0, poly, out=poly, where=x > 0)
+    poly *= 0.5
+    return poly
 
 
-def _win_builtin_from(x, cdf, pdf):
-    nonzero = cdf != 0
-    # the package returns -x when the cdf underflows
-    v = np.where(nonzero, pdf / np.where(nonzero, cdf, 1.0), -x)
-    w = v * (v + x)
-    if not np.all((w > 0) & (w < 1)):
-        raise FloatingPointError('Cannot calculate correctly, set backend to "mpmath"')
-    return v, w
-
-
-def _draw_builtin(t, eps):
-    s = np.abs(t)
-    a, b = eps - s, -eps - s
-    return _draw_builtin_from(t, a, b, _builtin_cdf(a), _builtin_cdf(b), _pdf(a), _pdf(b))
-
-
-def _draw_builtin_from(t, a, b, cdf_a, cdf_b, pdf_a, pdf_b):
-    mass = cdf_a - cdf_b
-    if np.any(mass == 0):
-        raise FloatingPointError('Cannot calculate correctly, set backend to "mpmath"')
-    v = (pdf_b - pdf_a) / mass
-    w = v**2 + (a * pdf_a - b * pdf_b) / mass
-    return np.where(t < 0, -1.0, 1.0) * v, w
-
-
-def _corrections_builtin(t, eps, n_draws):
-    """(v, w) for one position of the passes (first ``n_draws`` elements draws, the rest
-    wins) with one evaluation of the package's cdf and pdf for all their arguments: the
-    approximate erfc costs some twenty array operations per call."""
-    n = t.size
-    d_t, d_eps = t[:n_draws], eps[:n_draws]
-    s = np.abs(d_t)
-    a, b = d_eps - s, -d_eps - s
-    x = t[n_draws:] - eps[n_draws:]
-    points = np.concatenate([a, b, x])
-    cdf, pdf = _builtin_cdf(points), _pdf(points)
-    split = 2 * n_draws
-    if n_draws == 0:
-        return _win_builtin_from(x, cdf, pdf)
-    draw = (d_t, a, b, cdf[:n_draws], cdf[n_draws:split], pdf[:n_draws], pdf[n_draws:split])
-    if n_draws == n:
-        return _draw_builtin_from(*draw)
-    v, w = np.empty(n), np.empty(n)
-    v[n_draws:], w[n_draws:] = _win_builtin_from(x, cdf[split:], pdf[split:])
-    v[:n_draws], w[:n_draws] = _draw_builtin_from(*draw)
-    return v, w
-
-
-_WIN = {"scipy": _win_scipy, "builtin": _win_builtin}
-_DRAW = {"scipy": _draw_scipy, "builtin": _draw_builtin}
+# _builtin_erfc's nested polynomial, innermost coefficient first (each added, then times t)
+_ERFC_HORNER = (
+    -0.82215223,
+    1.48851587,
+    -1.13520398,
+    0.27886807,
+    -0.18628806,
+    0.09678418,
+    0.37409196,
+    1.00002368,
+)
 _CORRECTIONS = {"scipy": _corrections_scipy, "builtin": _corrections_builtin}
 
 
