@@ -9,10 +9,10 @@ match, where a match's wave is one more than the last wave of either of its play
     next_free[first(m)] = next_free[second(m)] = wave(m) + 1
 
 Matches of one wave have disjoint players, and every match runs after all earlier matches that
-share a player, so wave by wave gives bitwise the same ratings as the sequential order. With
-k players about k/2 matches fit in a wave at best; random tournaments among 10 systems need
-roughly one wave per 3-4 matches, so lockstep passes take 3-4 times fewer, wider steps, and
-the fixed cost of each numpy call is spread over 3-4 times more elements.
+share a player, so wave by wave gives bitwise the same ratings as the sequential order. No
+exact schedule has fewer steps: matches sharing a player must keep their order, and this
+schedule's depth is the longest such chain. For random pairs among 10 systems that is about
+0.47 waves per match, so lockstep passes take half as many steps, each twice as wide.
 
 Rows (replicates) are independent and use disjoint rating slots, so a step holds the entries of
 one wave of every row.
@@ -22,23 +22,25 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["WaveSchedule", "match_waves", "wave_schedule"]
+__all__ = ["WaveSchedule", "WaveScheduler", "match_waves"]
+
+# entry numbers are packed below the sort key in one int64
+_ENTRY_BITS = 32
 
 
-def match_waves(first, second, n_slots: int):
+def match_waves(first, second, n_slots: int, out=None):
     """Wave number (0 = first) of every entry of ``(positions, rows)`` slot arrays.
 
     ``first[p, r]`` and ``second[p, r]`` are the two rating slots updated by row r at position
     p; slots of different rows must differ. Rows advance together: each position costs a few
-    numpy calls over the rows.
+    numpy calls over the rows. ``out``: an int16 or int32 array of the same shape.
     """
     n_positions = first.shape[0]
-    dtype = _wave_dtype(n_positions)
-    next_free = np.zeros(n_slots, dtype=dtype)
-    waves = np.empty(first.shape, dtype=dtype)
+    waves = np.empty(first.shape, dtype=_wave_dtype(n_positions)) if out is None else out
+    next_free = np.zeros(n_slots, dtype=waves.dtype)
     for p in range(n_positions):
         f, s = first[p], second[p]
-        wave = np.maximum(next_free[f], next_free[s], out=waves[p])
+        wave = np.maximum(next_free.take(f), next_free.take(s), out=waves[p])
         after = wave + 1
         next_free[f] = after
         next_free[s] = after
@@ -72,27 +74,70 @@ class WaveSchedule:
         return np.repeat(pattern, counts)
 
 
-def wave_schedule(first, second, drawn, active, n_slots: int) -> WaveSchedule:
-    """Schedule of the active entries of ``(positions, rows)`` arrays (see the module docstring).
+class WaveScheduler:
+    """Wave schedules of successive blocks, in buffers reused from block to block.
 
-    ``active[p, r]`` is False for positions past the end of row r; those must come after all of
-    the row's active positions (they are left out of the schedule).
+    Fresh multi-megabyte temporaries cost a page fault per 4 KiB on every block, which was as
+    much as the scheduling itself; so the block-sized arrays are kept and written in place.
     """
-    waves = match_waves(first, second, n_slots)
-    n_waves = int(waves[active].max(initial=-1)) + 1
-    # key 2w for a draw, 2w + 1 for a win of wave w, 2 n_waves for inactive entries
-    dtype = _wave_dtype(2 * n_waves + 1)
-    keys = waves.astype(dtype)
-    keys *= 2
-    keys += ~drawn
-    keys[~active] = 2 * n_waves
-    keys = keys.ravel()
-    # a stable sort of small integers is a radix sort in numpy
-    order = np.argsort(keys, kind="stable")
-    counts = np.bincount(keys, minlength=2 * n_waves + 1)[: 2 * n_waves]
-    bounds = np.concatenate(([0], np.cumsum(counts)))
-    order = order[: bounds[-1]]
-    return WaveSchedule(order, bounds[::2].tolist(), counts[::2].tolist())
+
+    def __init__(self, n_slots: int):
+        self.n_slots = n_slots
+        self._buffers = {}
+
+    def buffer(self, name, shape, dtype):
+        """A reusable array of this shape and dtype (contents undefined)."""
+        size = int(np.prod(shape))
+        dtype = np.dtype(dtype)
+        held = self._buffers.get(name)
+        if held is None or held.size < size or held.dtype != dtype:
+            held = self._buffers[name] = np.empty(size, dtype=dtype)
+        return held[:size].reshape(shape)
+
+    def schedule(self, first, second, drawn, active=None) -> WaveSchedule:
+        """Schedule of the entries of ``(positions, rows)`` arrays (see the module docstring).
+
+        ``active[p, r]`` (None: all) is False for positions past the end of row r; those must
+        come after all of the row's active positions (they are left out of the schedule).
+        ``drawn`` is overwritten.
+        """
+        shape = first.shape
+        n = first.size
+        if n >= 1 << _ENTRY_BITS:
+            raise ValueError("block too large")
+        waves = match_waves(
+            first,
+            second,
+            self.n_slots,
+            out=self.buffer("waves", shape, _wave_dtype(shape[0])),
+        )
+        n_waves = (
+            int(waves.max(where=active, initial=-1) if active is not None else waves.max()) + 1
+        )
+        # key 2w for a draw, 2w + 1 for a win of wave w, 2 n_waves for inactive entries; the
+        # entry number below it makes every value distinct, so any sort gives the same order
+        packed = self.buffer("packed", shape, np.int64)
+        np.copyto(packed, waves)
+        packed *= 2
+        packed += np.logical_not(drawn, out=drawn)
+        if active is not None:
+            np.copyto(packed, 2 * n_waves, where=~active)
+        packed = packed.ravel()
+        packed <<= _ENTRY_BITS
+        packed |= self._entries(n)
+        packed.sort()
+        bounds = np.searchsorted(packed, np.arange(2 * n_waves + 1) << _ENTRY_BITS).tolist()
+        order = self.buffer("order", bounds[-1], np.intp)
+        np.bitwise_and(packed[: bounds[-1]], (1 << _ENTRY_BITS) - 1, out=order)
+        starts = bounds[::2]
+        n_draws = [mid - lo for lo, mid in zip(bounds[::2], bounds[1::2], strict=False)]
+        return WaveSchedule(order, starts, n_draws)
+
+    def _entries(self, n):
+        entries = self._buffers.get("entries")
+        if entries is None or entries.size < n:
+            entries = self._buffers["entries"] = np.arange(n, dtype=np.int64)
+        return entries[:n]
 
 
 def _wave_dtype(largest: int):
