@@ -262,11 +262,11 @@ def truncation_corrections(t, eps, drawn, backend: Backend = "scipy"):
     # draws first, the layout the passes give the corrections
     order = np.argsort(~drawn, kind="stable")
     n_draws = int(drawn.sum())
-    v, w, mass = np.empty(t.size), np.empty(t.size), np.empty(n_draws)
+    v, w, mass = np.empty(t.size), np.empty(t.size), np.empty(t.size)
     with np.errstate(divide="ignore", invalid="ignore"):
-        _CORRECTIONS[backend](t[order], eps[order], n_draws, v, w, mass)
+        _CORRECTIONS[backend](t[order], eps[order], n_draws, v, w, mass[:n_draws])
     if backend == "builtin":
-        _check_builtin(w[n_draws:], mass)
+        _check_builtin(w, mass, drawn[order])
     v_out, w_out = np.empty(t.size), np.empty(t.size)
     v_out[order], w_out[order] = v, w
     # [()] turns 0-d results into numpy scalars, like a ufunc would
@@ -620,7 +620,7 @@ def _run_rows(
             )
             if backend == "builtin":
                 drawn_in_order = schedule.drawn()
-                _check_builtin(w[~drawn_in_order], mass[drawn_in_order])
+                _check_builtin(w, mass, drawn_in_order)
     return mu, var
 
 
@@ -820,9 +820,15 @@ def _corrections_builtin(t, eps, n_draws, v, w, mass):
         _apply_sign(v_drawn, t[:n_draws])
 
 
-def _check_builtin(win_w, draw_mass):
-    """Raise where the package does: a win's w outside (0, 1), a draw of zero mass."""
-    if not np.all((win_w > 0) & (win_w < 1)) or np.any(draw_mass == 0):
+def _check_builtin(w, mass, drawn):
+    """Raise where the package does: a win's w outside (0, 1) (or nan), a draw of zero mass.
+
+    ``w`` and ``mass`` hold one value per element, ``drawn`` says which formula applied (the
+    other's value is not looked at). Masked reductions: no block-sized temporaries.
+    """
+    won = ~drawn
+    w_in_range = w.min(where=won, initial=np.inf) > 0 and w.max(where=won, initial=-np.inf) < 1
+    if not w_in_range or not np.all(mass, where=drawn):
         raise FloatingPointError('Cannot calculate correctly, set backend to "mpmath"')
 
 
