@@ -741,8 +741,9 @@ def _win_scipy(x, v, w):
     special.erfcx(v, out=v)
     np.divide(_SQRT_2_OVER_PI, v, out=v)
     np.add(v, x, out=w)
-    tail = x < _TAIL
-    if tail.any():
+    # one reduction (fmin skips nan, as the mask would); the mask only when needed (rarely)
+    if np.fmin.reduce(x) < _TAIL:
+        tail = x < _TAIL
         w[tail] = _v_plus_x_tail(-x[tail])
     w *= v
 
@@ -766,8 +767,8 @@ def _draw_scipy(t, eps, v, w, mass):
     a, b = bounds[:n], bounds[n:]
     cdf, pdf = special.ndtr(bounds), _pdf(bounds)
     _draw_from(a, b, cdf[:n], cdf[n:], pdf[:n], pdf[n:], v, w, mass)
-    tail = a < _TAIL
-    if tail.any():
+    if np.fmin.reduce(a) < _TAIL:
+        tail = a < _TAIL
         v[tail], w[tail] = _draw_scipy_tail(a[tail], b[tail], eps[tail], s[tail])
     _apply_sign(v, t)
 
