@@ -99,7 +99,7 @@ class WaveScheduler:
 
         ``active[p, r]`` (None: all) is False for positions past the end of row r; those must
         come after all of the row's active positions (they are left out of the schedule).
-        ``drawn`` is overwritten.
+        ``drawn`` is a bool or 0/1 integer array.
         """
         shape = first.shape
         n = first.size
@@ -119,7 +119,8 @@ class WaveScheduler:
         packed = self.buffer("packed", shape, np.int64)
         np.copyto(packed, waves)
         packed *= 2
-        packed += np.logical_not(drawn, out=drawn)
+        packed += 1
+        packed -= drawn
         if active is not None:
             np.copyto(packed, 2 * n_waves, where=~active)
         packed = packed.ravel()

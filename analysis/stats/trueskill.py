@@ -475,10 +475,14 @@ def rate_replicate_sets(sets) -> list[TrueSkillRatings]:
     envs = [item[5] for item in prepared]
     if len({(e.tau, e.backend) for e in envs}) > 1:
         raise ValueError("all match sets must share tau and backend")
+    # longest sets first, so that the rows still running always form a prefix (_run_rows)
+    by_length = sorted(range(len(prepared)), key=lambda i: -prepared[i][3].shape[1])
+    ordered = [prepared[i] for i in by_length]
     firsts, seconds, drawn, offsets = [], [], [], []
-    bases, mu0, var0, two_beta2, margin, lengths, set_rows = [], [], [], [], [], [], []
+    bases, mu0, var0, two_beta2, margin, lengths = [], [], [], [], [], []
+    set_rows = [None] * len(prepared)
     match_offset = flat_offset = 0
-    for a, b, outcome, indices, n_players, env in prepared:
+    for i, (a, b, outcome, indices, n_players, env) in zip(by_length, ordered, strict=True):
         firsts.append(np.where(outcome == B_WINS, b, a))
         seconds.append(np.where(outcome == B_WINS, a, b))
         drawn.append(outcome == DRAW)
@@ -489,22 +493,22 @@ def rate_replicate_sets(sets) -> list[TrueSkillRatings]:
         size = n_rows * n_players
         mu0.append(np.full(size, float(env.mu)))
         var0.append(np.full(size, float(env.sigma) ** 2))
-        set_rows.append((flat_offset, n_rows, n_players))
+        set_rows[i] = (flat_offset, n_rows, n_players)
         flat_offset += size
         two_beta2.append(np.full(n_rows, 2.0 * float(env.beta) ** 2))
         margin.append(np.full(n_rows, env.draw_margin))
         lengths.append(np.full(n_rows, n_positions))
-    index_dtype = _index_dtype(match_offset)
 
-    def columns(start, stop):
-        width = stop - start
-        blocks = []
-        for (_, _, _, indices, _, _), offset in zip(prepared, offsets, strict=True):
-            block = np.zeros((indices.shape[0], width), dtype=index_dtype)
-            part = indices[:, start:stop]
-            block[:, : part.shape[1]] = part + offset
-            blocks.append(block)
-        return np.concatenate(blocks)
+    def columns(start, stop, n_active, out):
+        row = 0
+        for (_, _, _, indices, _, _), offset in zip(ordered, offsets, strict=True):
+            if row >= n_active:
+                break
+            rows = slice(row, row + indices.shape[0])
+            part = indices[:, start:stop].T
+            np.add(part, offset, out=out[: part.shape[0], rows])
+            out[part.shape[0] :, rows] = offset  # past the set's end: any valid match
+            row = rows.stop
 
     mu, var = _run_rows(
         np.concatenate(firsts),
@@ -543,7 +547,7 @@ def _run_passes(first, second, drawn, match_indices, n_players, env):
         first,
         second,
         drawn,
-        lambda start, stop: match_indices[:, start:stop],
+        lambda start, stop, n_active, out: np.copyto(out, match_indices[:n_active, start:stop].T),
         np.full(n_rows, n_positions),
         np.arange(n_rows) * n_players,
         np.full(n_rows * n_players, float(env.mu)),
@@ -561,8 +565,9 @@ def _run_rows(
 ):
     """TrueSkill passes, one per row, all rows advancing together; updates ``mu``/``var``.
 
-    ``columns(start, stop)`` gives the (R, stop - start) match indices of positions
-    [start, stop) (row r only uses its first ``lengths[r]`` positions); the ratings of row r
+    Rows are sorted by length, longest first; ``columns(start, stop, n, out)`` writes the
+    match indices of positions [start, stop) of the first n rows into ``out``, (stop - start, n)
+    (row r only uses its first ``lengths[r]`` positions); the ratings of row r
     live in the flat vectors at ``base[r] + player``. ``two_beta2`` and ``margin`` are scalars
     or one value per row (rows rated with different environments).
 
@@ -576,29 +581,35 @@ def _run_rows(
     per_row = np.ndim(two_beta2) > 0 or np.ndim(margin) > 0
     two_beta2_rows = np.broadcast_to(two_beta2, n_rows)
     margin_rows = np.broadcast_to(margin, n_rows)
-    block = max(1, _BLOCK_ELEMENTS // max(n_rows, 1))
+    # one gather per entry instead of three (the match tables of a batch of stability
+    # subsamples reach tens of megabytes, so each gather misses the cache)
+    match_codes = _match_codes(first, second, drawn)
     scheduler = WaveScheduler(mu.size)
     buffer = scheduler.buffer
+    start = 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        for start in range(0, n_positions, block):
-            stop = min(start + block, n_positions)
-            shape = (stop - start, n_rows)
-            block_columns = columns(start, stop)
+        while start < n_positions:
+            # only the rows still running (a prefix), in blocks of about _BLOCK_ELEMENTS
+            n_active = int(np.count_nonzero(lengths > start))
+            stop = min(start + max(1, _BLOCK_ELEMENTS // n_active), n_positions)
+            shape = (stop - start, n_active)
             matches = buffer("matches", shape, np.intp)
-            np.copyto(matches, block_columns.T)
-            first_flat = _take(first, matches, buffer("first", shape, np.intp))
-            first_flat += base
-            second_flat = _take(second, matches, buffer("second", shape, np.intp))
-            second_flat += base
-            drawn_flat = _take(drawn, matches, buffer("drawn", shape, bool))
+            columns(start, stop, n_active, matches)
+            codes = _take(match_codes, matches, buffer("codes", shape, np.int64))
+            first_flat = np.right_shift(codes, 32, out=buffer("first", shape, np.intp))
+            first_flat += base[:n_active]
+            second_flat = np.right_shift(codes, 1, out=buffer("second", shape, np.intp))
+            second_flat &= _PLAYER_MASK
+            second_flat += base[:n_active]
+            drawn_flat = np.bitwise_and(codes, 1, out=buffer("drawn", shape, np.int64))
             active = None
-            if lengths.min() < stop:
-                active = np.arange(start, stop)[:, None] < lengths[None, :]
+            if lengths[n_active - 1] < stop:
+                active = np.arange(start, stop)[:, None] < lengths[None, :n_active]
             schedule = scheduler.schedule(first_flat, second_flat, drawn_flat, active)
             order = schedule.order
             n_entries = order.size
             if per_row:
-                rows = np.remainder(order, n_rows, out=buffer("rows", n_entries, np.intp))
+                rows = np.remainder(order, n_active, out=buffer("rows", n_entries, np.intp))
                 two_beta2_block = _take(two_beta2_rows, rows, buffer("two_beta2", n_entries, float))
                 margin_block = _take(margin_rows, rows, buffer("margin", n_entries, float))
             else:
@@ -621,6 +632,7 @@ def _run_rows(
             if backend == "builtin":
                 drawn_in_order = schedule.drawn()
                 _check_builtin(w, mass, drawn_in_order)
+            start = stop
     return mu, var
 
 
@@ -669,6 +681,19 @@ def _run_steps(
         np.subtract(1.0, shrink, out=shrink)
         shrink *= var_pair
         var[slots] = shrink
+
+
+_PLAYER_MASK = (1 << 31) - 1
+
+
+def _match_codes(first, second, drawn):
+    """``first << 32 | second << 1 | drawn`` per match, as int64."""
+    if first.size and max(first.max(), second.max()) > _PLAYER_MASK:
+        raise ValueError("too many players")
+    codes = first.astype(np.int64) << 32
+    codes |= second.astype(np.int64) << 1
+    codes |= drawn
+    return codes
 
 
 def _take(values, indices, out):

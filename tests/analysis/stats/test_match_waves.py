@@ -52,7 +52,7 @@ def test_schedule_lists_each_active_entry_once_by_wave_draws_first():
     first, second, drawn = random_block(40, 6, 4, seed=8)
     active = np.arange(40)[:, None] < np.array([40, 1, 0, 17, 40, 33])[None, :]
     waves = mw.match_waves(first, second, 24)
-    schedule = mw.WaveScheduler(24).schedule(first, second, drawn.copy(), active)
+    schedule = mw.WaveScheduler(24).schedule(first, second, drawn, active)
     np.testing.assert_array_equal(np.sort(schedule.order), np.flatnonzero(active.ravel()))
     flat_waves, flat_drawn = waves.ravel(), drawn.ravel()
     for step, (lo, hi, n_draws) in enumerate(schedule.steps()):
@@ -67,8 +67,8 @@ def test_scheduler_buffers_serve_blocks_of_any_size():
     scheduler = mw.WaveScheduler(30)
     for n_positions, seed in ((50, 9), (3, 10), (50, 11)):
         first, second, drawn = random_block(n_positions, 6, 5, seed=seed)
-        fresh = mw.WaveScheduler(30).schedule(first, second, drawn.copy())
-        reused = scheduler.schedule(first, second, drawn.copy())
+        fresh = mw.WaveScheduler(30).schedule(first, second, drawn)
+        reused = scheduler.schedule(first, second, drawn)
         np.testing.assert_array_equal(reused.order, fresh.order)
         assert reused.starts == fresh.starts and reused.n_draws == fresh.n_draws
 
