@@ -596,16 +596,9 @@ def _run_rows(
             # only the rows still running (a prefix), in blocks of about _BLOCK_ELEMENTS
             n_active = int(np.count_nonzero(lengths > start))
             stop = min(start + max(1, _BLOCK_ELEMENTS // n_active), n_positions)
-            shape = (stop - start, n_active)
-            matches = buffer("matches", shape, np.intp)
-            columns(start, stop, n_active, matches)
-            codes = _take(match_codes, matches, buffer("codes", shape, np.int64))
-            first_flat = np.right_shift(codes, 32, out=buffer("first", shape, np.intp))
-            first_flat += base[:n_active]
-            second_flat = np.right_shift(codes, 1, out=buffer("second", shape, np.intp))
-            second_flat &= _PLAYER_MASK
-            second_flat += base[:n_active]
-            drawn_flat = np.bitwise_and(codes, 1, out=buffer("drawn", shape, np.int8))
+            first_flat, second_flat, drawn_flat = _block_slots(
+                columns, match_codes, base[:n_active], start, stop, buffer
+            )
             active = None
             if lengths[n_active - 1] < stop:
                 active = np.arange(start, stop)[:, None] < lengths[None, :n_active]
@@ -638,6 +631,22 @@ def _run_rows(
                 _check_builtin(w, mass, drawn_in_order)
             start = stop
     return mu, var
+
+
+def _block_slots(columns, match_codes, base, start, stop, buffer):
+    """Rating slots of both players and the draw flag (0/1) of positions [start, stop) of
+    the first ``base.size`` rows, each ``(stop - start, rows)``, in ``buffer``s."""
+    shape = (stop - start, base.size)
+    matches = buffer("matches", shape, np.intp)
+    columns(start, stop, base.size, matches)
+    codes = _take(match_codes, matches, buffer("codes", shape, np.int64))
+    first = np.right_shift(codes, 32, out=buffer("first", shape, np.intp))
+    first += base
+    second = np.right_shift(codes, 1, out=buffer("second", shape, np.intp))
+    second &= _PLAYER_MASK
+    second += base
+    drawn = np.bitwise_and(codes, 1, out=buffer("drawn", shape, np.int8))
+    return first, second, drawn
 
 
 def _run_steps(
