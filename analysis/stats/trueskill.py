@@ -868,6 +868,8 @@ def _check_builtin(w, mass, drawn):
     ``w`` and ``mass`` hold one value per element, ``drawn`` says which formula applied (the
     other's value is not looked at). Masked reductions: no block-sized temporaries.
     """
+    if w.min() > 0 and w.max() < 1 and mass.all():
+        return  # every element passes both checks (the usual case: plain, fast reductions)
     won = ~drawn
     w_in_range = w.min(where=won, initial=np.inf) > 0 and w.max(where=won, initial=-np.inf) < 1
     if not w_in_range or not np.all(mass, where=drawn):

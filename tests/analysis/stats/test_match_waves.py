@@ -155,3 +155,22 @@ def test_builtin_cdf_is_half_the_package_erfc_bit_for_bit():
     )
     expected = np.array([0.5 * float(ts._builtin_erfc(-value / math.sqrt(2))) for value in x])
     np.testing.assert_array_equal(ts._builtin_cdf(x), expected)
+
+
+@pytest.mark.parametrize(
+    ("w", "mass", "drawn", "raises"),
+    [
+        ([0.5, 0.5], [1.0, 1.0], [False, True], False),
+        ([0.5, 1.5], [0.0, 1.0], [False, True], False),  # a draw's w, a win's unused mass
+        ([0.0, 0.5], [1.0, 1.0], [False, True], True),  # a win's w at 0
+        ([np.nan, 0.5], [1.0, 1.0], [False, True], True),
+        ([0.5, 0.5], [1.0, 0.0], [False, True], True),  # a draw of zero mass
+    ],
+)
+def test_builtin_checks_look_at_win_w_and_draw_mass_only(w, mass, drawn, raises):
+    arrays = np.array(w), np.array(mass), np.array(drawn)
+    if raises:
+        with pytest.raises(FloatingPointError):
+            ts._check_builtin(*arrays)
+    else:
+        ts._check_builtin(*arrays)
