@@ -83,6 +83,8 @@ from typing import Literal
 import numpy as np
 from scipy import special
 
+from analysis.stats.match_waves import WaveScheduler
+
 __all__ = [
     "A_WINS",
     "B_WINS",
@@ -117,7 +119,9 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TAIL = -4.0
 # Terms of the continued fraction for v + x; 40 reach full double precision for x <= -4.
 _CF_TERMS = 40
-# Match positions x rows resolved to flat rating indices at a time (~40 bytes each).
+# Match positions x rows scheduled at a time (~120 bytes each in reused buffers: ~60 MB).
+# Larger blocks have fewer barriers (0.53 waves per match at 1 << 19 and 1000 rows, 0.50 at
+# 1 << 20, 0.47 unbounded) but measured no faster; smaller ones lose more to barriers.
 _BLOCK_ELEMENTS = 1 << 19
 
 
@@ -256,22 +260,19 @@ def truncation_corrections(t, eps, drawn, backend: Backend = "scipy"):
         np.asarray(t, dtype=float), np.asarray(eps, dtype=float), np.asarray(drawn, dtype=bool)
     )
     shape = t.shape
-    v, w = _corrections(t.ravel(), eps.ravel(), drawn.ravel(), _WIN[backend], _DRAW[backend])
+    t, eps, drawn = t.ravel(), eps.ravel(), drawn.ravel()
+    # draws first, the layout the passes give the corrections
+    order = np.argsort(~drawn, kind="stable")
+    n_draws = int(drawn.sum())
+    v, w, mass = np.empty(t.size), np.empty(t.size), np.empty(t.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        _CORRECTIONS[backend](t[order], eps[order], n_draws, v, w, mass[:n_draws])
+    if backend == "builtin":
+        _check_builtin(w, mass, drawn[order])
+    v_out, w_out = np.empty(t.size), np.empty(t.size)
+    v_out[order], w_out[order] = v, w
     # [()] turns 0-d results into numpy scalars, like a ufunc would
-    return v.reshape(shape)[()], w.reshape(shape)[()]
-
-
-def _corrections(t, eps, drawn, win, draw):
-    """Apply the win or the draw formulas per element; each only sees its own elements, so
-    the builtin backend raises exactly where the package would."""
-    if not drawn.any():
-        return win(t, eps)
-    v = np.empty(t.shape)
-    w = np.empty(t.shape)
-    won = ~drawn
-    v[won], w[won] = win(t[won], eps[won])
-    v[drawn], w[drawn] = draw(t[drawn], eps[drawn])
-    return v, w
+    return v_out.reshape(shape)[()], w_out.reshape(shape)[()]
 
 
 def bootstrap_match_indices(
@@ -476,10 +477,14 @@ def rate_replicate_sets(sets) -> list[TrueSkillRatings]:
     envs = [item[5] for item in prepared]
     if len({(e.tau, e.backend) for e in envs}) > 1:
         raise ValueError("all match sets must share tau and backend")
+    # longest sets first, so that the rows still running always form a prefix (_run_rows)
+    by_length = sorted(range(len(prepared)), key=lambda i: -prepared[i][3].shape[1])
+    ordered = [prepared[i] for i in by_length]
     firsts, seconds, drawn, offsets = [], [], [], []
-    bases, mu0, var0, two_beta2, margin, lengths, set_rows = [], [], [], [], [], [], []
+    bases, mu0, var0, two_beta2, margin, lengths = [], [], [], [], [], []
+    set_rows = [None] * len(prepared)
     match_offset = flat_offset = 0
-    for a, b, outcome, indices, n_players, env in prepared:
+    for i, (a, b, outcome, indices, n_players, env) in zip(by_length, ordered, strict=True):
         firsts.append(np.where(outcome == B_WINS, b, a))
         seconds.append(np.where(outcome == B_WINS, a, b))
         drawn.append(outcome == DRAW)
@@ -490,22 +495,22 @@ def rate_replicate_sets(sets) -> list[TrueSkillRatings]:
         size = n_rows * n_players
         mu0.append(np.full(size, float(env.mu)))
         var0.append(np.full(size, float(env.sigma) ** 2))
-        set_rows.append((flat_offset, n_rows, n_players))
+        set_rows[i] = (flat_offset, n_rows, n_players)
         flat_offset += size
         two_beta2.append(np.full(n_rows, 2.0 * float(env.beta) ** 2))
         margin.append(np.full(n_rows, env.draw_margin))
         lengths.append(np.full(n_rows, n_positions))
-    index_dtype = _index_dtype(match_offset)
 
-    def columns(start, stop):
-        width = stop - start
-        blocks = []
-        for (_, _, _, indices, _, _), offset in zip(prepared, offsets, strict=True):
-            block = np.zeros((indices.shape[0], width), dtype=index_dtype)
-            part = indices[:, start:stop]
-            block[:, : part.shape[1]] = part + offset
-            blocks.append(block)
-        return np.concatenate(blocks)
+    def columns(start, stop, n_active, out):
+        row = 0
+        for (_, _, _, indices, _, _), offset in zip(ordered, offsets, strict=True):
+            if row >= n_active:
+                break
+            rows = slice(row, row + indices.shape[0])
+            part = indices[:, start:stop].T
+            np.add(part, offset, out=out[: part.shape[0], rows])
+            out[part.shape[0] :, rows] = offset  # past the set's end: any valid match
+            row = rows.stop
 
     mu, var = _run_rows(
         np.concatenate(firsts),
@@ -544,7 +549,7 @@ def _run_passes(first, second, drawn, match_indices, n_players, env):
         first,
         second,
         drawn,
-        lambda start, stop: match_indices[:, start:stop],
+        lambda start, stop, n_active, out: np.copyto(out, match_indices[:n_active, start:stop].T),
         np.full(n_rows, n_positions),
         np.arange(n_rows) * n_players,
         np.full(n_rows * n_players, float(env.mu)),
@@ -562,75 +567,226 @@ def _run_rows(
 ):
     """TrueSkill passes, one per row, all rows advancing together; updates ``mu``/``var``.
 
-    ``columns(start, stop)`` gives the (R, stop - start) match indices of positions
-    [start, stop) (row r only uses its first ``lengths[r]`` positions); the ratings of row r
-    live in the flat vectors at ``base[r] + player``. ``two_beta2`` and ``margin`` are scalars
-    or one value per row (rows rated with different environments).
+    Rows are sorted by length, longest first; ``columns(start, stop, n, out)`` writes the
+    match indices of positions [start, stop) of the first n rows into ``out``, shaped
+    (stop - start, n) (row r only uses its first ``lengths[r]`` positions). The ratings of
+    row r live in the flat vectors at ``base[r] + player``. ``two_beta2`` and ``margin`` are
+    scalars or one value per row (rows rated with different environments).
 
-    Each position is a handful of gathers, ufuncs and scatters over the rows. Within a
-    position the rows are independent, so they are put in the order "draws, then wins, then
-    rows already finished" once per block of positions: the draw and win formulas then work on
-    contiguous slices instead of masked copies, and the result of every element is the same.
+    Within a block of positions every row's matches run in waves of matches without a common
+    player (``match_waves``): the same arithmetic on the same values as match by match, in
+    about half as many numpy steps of twice the width (per-call overhead, not arithmetic,
+    dominated steps of ~1000 elements). A block ends with a barrier (all its waves before the
+    next block's), which bounds the memory and keeps the result exact. Only the rows still
+    running enter a block.
     """
     n_rows = lengths.size
     n_positions = int(lengths.max(initial=0))
     per_row = np.ndim(two_beta2) > 0 or np.ndim(margin) > 0
     two_beta2_rows = np.broadcast_to(two_beta2, n_rows)
     margin_rows = np.broadcast_to(margin, n_rows)
-    corrections = _CORRECTIONS[backend]
-    block = max(1, _BLOCK_ELEMENTS // max(n_rows, 1))
+    # one gather per entry instead of three (the match tables of a batch of stability
+    # subsamples reach tens of megabytes, so each gather misses the cache)
+    match_codes = _match_codes(first, second, drawn)
+    scheduler = WaveScheduler(mu.size)
+    buffer = scheduler.buffer
+    start = 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        for start in range(0, n_positions, block):
-            stop = min(start + block, n_positions)
-            matches = columns(start, stop).T  # (positions, rows)
-            active = np.arange(start, stop)[:, None] < lengths[None, :]
-            drawn_here = drawn[matches]
-            group = np.where(active, np.where(drawn_here, 0, 1), 2).astype(np.int8)
-            order = np.argsort(group, axis=1, kind="stable")
-            n_draws = (group == 0).sum(axis=1)
-            n_active = (group < 2).sum(axis=1)
-            ordered_matches = np.take_along_axis(matches, order, axis=1)
-            offsets = base[order]
-            first_flat = first[ordered_matches] + offsets
-            second_flat = second[ordered_matches] + offsets
+        while start < n_positions:
+            # only the rows still running (a prefix), in blocks of about _BLOCK_ELEMENTS
+            n_active = int(np.count_nonzero(lengths > start))
+            stop = min(start + max(1, _BLOCK_ELEMENTS // n_active), n_positions)
+            first_flat, second_flat, drawn_flat = _block_slots(
+                columns, match_codes, base[:n_active], start, stop, buffer
+            )
+            active = None
+            if lengths[n_active - 1] < stop:
+                active = np.arange(start, stop)[:, None] < lengths[None, :n_active]
+            schedule = scheduler.schedule(first_flat, second_flat, drawn_flat, active)
+            order = schedule.order
+            n_entries = order.size
             if per_row:
-                two_beta2_block, margin_block = two_beta2_rows[order], margin_rows[order]
-            for p in range(stop - start):
-                k, nd = int(n_active[p]), int(n_draws[p])
-                f, s = first_flat[p, :k], second_flat[p, :k]
-                mu_f, mu_s = mu[f], mu[s]
-                var_f, var_s = var[f], var[s]
-                if tau2:
-                    var_f, var_s = var_f + tau2, var_s + tau2
-                if per_row:
-                    c2 = two_beta2_block[p, :k] + var_f + var_s
-                    c = np.sqrt(c2)
-                    eps = margin_block[p, :k] / c
-                else:
-                    c2 = two_beta2 + var_f + var_s
-                    c = np.sqrt(c2)
-                    eps = margin / c
-                t = (mu_f - mu_s) / c
-                v, w = corrections(t, eps, nd)
-                mu[f] = mu_f + var_f / c * v
-                mu[s] = mu_s - var_s / c * v
-                var[f] = var_f * (1.0 - var_f / c2 * w)
-                var[s] = var_s * (1.0 - var_s / c2 * w)
+                rows = np.remainder(order, n_active, out=buffer("rows", n_entries, np.intp))
+                two_beta2_block = _take(two_beta2_rows, rows, buffer("two_beta2", n_entries, float))
+                margin_block = _take(margin_rows, rows, buffer("margin", n_entries, float))
+            else:
+                two_beta2_block, margin_block = two_beta2, margin
+            w, mass = buffer("w", n_entries, float), buffer("mass", n_entries, float)
+            _run_steps(
+                schedule,
+                _take(first_flat.ravel(), order, buffer("first_steps", n_entries, np.intp)),
+                _take(second_flat.ravel(), order, buffer("second_steps", n_entries, np.intp)),
+                mu,
+                var,
+                two_beta2_block,
+                margin_block,
+                tau2,
+                backend,
+                w,
+                mass,
+                buffer("v_pairs", 2 * n_entries, float),
+            )
+            if backend == "builtin":
+                drawn_in_order = schedule.drawn()
+                _check_builtin(w, mass, drawn_in_order)
+            start = stop
     return mu, var
 
 
-# --- v and w, scipy backend (exact, stable in the tails) --------------------------------------
+def _block_slots(columns, match_codes, base, start, stop, buffer):
+    """Rating slots of both players and the draw flag (0/1) of positions [start, stop) of
+    the first ``base.size`` rows, each ``(stop - start, rows)``, in ``buffer``s."""
+    shape = (stop - start, base.size)
+    matches = buffer("matches", shape, np.intp)
+    columns(start, stop, base.size, matches)
+    codes = _take(match_codes, matches, buffer("codes", shape, np.int64))
+    first = np.right_shift(codes, 32, out=buffer("first", shape, np.intp))
+    first += base
+    second = np.right_shift(codes, 1, out=buffer("second", shape, np.intp))
+    second &= _PLAYER_MASK
+    second += base
+    drawn = np.bitwise_and(codes, 1, out=buffer("drawn", shape, np.int8))
+    return first, second, drawn
 
 
-def _win_scipy(t, eps):
-    x = t - eps
+def _run_steps(
+    schedule, first, second, mu, var, two_beta2, margin, tau2, backend, w_block, mass_block, v_pairs
+):
+    """The steps of one block's ``schedule``, updating ``mu`` and ``var`` in place.
+
+    ``first`` and ``second`` are the rating slots of the entries in schedule order. A step
+    of k matches gathers its 2k ratings at once (first players, then second players) and
+    updates both players of every match with one ufunc over 2k elements per term of the
+    update (the second player's mu step is the first's with -v: the same rounding).
+    ``two_beta2`` and ``margin`` are scalars or one value per entry of the schedule.
+
+    Every entry's w and every draw's mass are kept in ``w_block`` and ``mass_block`` for the
+    builtin backend's checks: the package raises where a win's w leaves (0, 1) or a draw's
+    mass is 0; such values can only make later steps of the block nan or inf, so one check
+    per block raises in exactly the same cases as one check per match.
+    """
+    per_entry = np.ndim(two_beta2) > 0
+    corrections = _CORRECTIONS[backend]
+    for lo, hi, nd in schedule.steps():
+        k = hi - lo
+        slots = np.concatenate((first[lo:hi], second[lo:hi]))
+        mu_pair, var_pair = mu.take(slots), var.take(slots)
+        if tau2:
+            var_pair += tau2
+        c2, c = np.empty(2 * k), np.empty(2 * k)
+        np.add(two_beta2[lo:hi] if per_entry else two_beta2, var_pair[:k], out=c2[:k])
+        c2[:k] += var_pair[k:]
+        c2[k:] = c2[:k]
+        np.sqrt(c2[:k], out=c[:k])
+        c[k:] = c[:k]
+        eps = (margin[lo:hi] if per_entry else margin) / c[:k]
+        t = mu_pair[:k] - mu_pair[k:]
+        t /= c[:k]
+        v, w = v_pairs[2 * lo : 2 * hi], w_block[lo:hi]
+        corrections(t, eps, nd, v[:k], w, mass_block[lo : lo + nd])
+        np.negative(v[:k], out=v[k:])
+        # mu_first + var_first / c * v and mu_second - var_second / c * v
+        step = var_pair / c
+        step *= v
+        step += mu_pair
+        mu[slots] = step
+        # var * (1 - var / c2 * w)
+        shrink = var_pair / c2
+        shrink[:k] *= w
+        shrink[k:] *= w
+        np.subtract(1.0, shrink, out=shrink)
+        shrink *= var_pair
+        var[slots] = shrink
+
+
+_PLAYER_MASK = (1 << 31) - 1
+
+
+def _match_codes(first, second, drawn):
+    """``first << 32 | second << 1 | drawn`` per match, as int64."""
+    if first.size and max(first.max(), second.max()) > _PLAYER_MASK:
+        raise ValueError("too many players")
+    codes = first.astype(np.int64) << 32
+    codes |= second.astype(np.int64) << 1
+    codes |= drawn
+    return codes
+
+
+def _take(values, indices, out):
+    """``values[indices]`` into ``out``; the indices are known to be in range. (With the
+    default mode="raise", ``np.take`` copies through a temporary buffer whenever ``out`` is
+    given, which costs as much as the gather.)"""
+    return np.take(values, indices, out=out, mode="clip")
+
+
+# --- v and w -----------------------------------------------------------------------------------
+#
+# ``_CORRECTIONS[backend](t, eps, n_draws, v, w, mass)`` writes the corrections of a step into
+# ``v`` and ``w``: the first ``n_draws`` elements are draws, the rest wins; the draw masses go to
+# ``mass``. The normal cdf and pdf are evaluated once for all draw bounds and win margins, and
+# every temporary is reused in place: at the widths of a step (a few thousand) the fixed cost of
+# a numpy call still outweighs its arithmetic. Each formula keeps the operations, and their order,
+# of the module docstring (and of the package), so results do not depend on this arrangement.
+
+
+def _draw_bounds(t, eps, bounds):
+    """``a = eps - |t|`` and ``b = -eps - |t|`` of draws into ``bounds`` (a then b); returns |t|."""
+    n = t.size
+    s = np.abs(t)
+    np.subtract(eps, s, out=bounds[:n])
+    np.negative(eps, out=bounds[n:])
+    bounds[n:] -= s
+    return s
+
+
+def _draw_from(a, b, cdf_a, cdf_b, pdf_a, pdf_b, v, w, mass):
+    """Unsigned draw corrections into ``v``, ``w``; overwrites ``pdf_b``."""
+    np.subtract(cdf_a, cdf_b, out=mass)
+    np.subtract(pdf_b, pdf_a, out=v)
+    v /= mass
+    np.multiply(a, pdf_a, out=w)
+    pdf_b *= b
+    w -= pdf_b
+    w /= mass
+    w += v * v
+
+
+def _apply_sign(v, t):
+    """``v *= sign(t)`` with sign(0) = 1 (a faster form of ``np.where(t < 0, -1.0, 1.0)``,
+    equal for every t the passes produce: a difference of equal ratings is +0, never -0)."""
+    v *= np.copysign(1.0, t)
+
+
+def _pdf(x):
+    """``phi(x) = exp(-x^2 / 2) / sqrt(2 pi)``."""
+    y = x * x
+    y /= -2.0
+    np.exp(y, out=y)
+    y *= _INV_SQRT_2PI
+    return y
+
+
+# --- scipy backend (exact, stable in the tails) ----------------------------------------------
+
+
+def _corrections_scipy(t, eps, n_draws, v, w, mass):
+    if n_draws < t.size:
+        _win_scipy(t[n_draws:] - eps[n_draws:], v[n_draws:], w[n_draws:])
+    if n_draws:
+        _draw_scipy(t[:n_draws], eps[:n_draws], v[:n_draws], w[:n_draws], mass)
+
+
+def _win_scipy(x, v, w):
     # phi(x) / Phi(x) = sqrt(2/pi) / erfcx(-x/sqrt2): no underflow of Phi for x << 0
-    v = _SQRT_2_OVER_PI / special.erfcx(-x / _SQRT2)
-    v_plus_x = v + x
-    tail = x < _TAIL
-    if tail.any():
-        v_plus_x[tail] = _v_plus_x_tail(-x[tail])
-    return v, v * v_plus_x
+    np.divide(x, -_SQRT2, out=v)
+    special.erfcx(v, out=v)
+    np.divide(_SQRT_2_OVER_PI, v, out=v)
+    np.add(v, x, out=w)
+    # one reduction (fmin skips nan, as the mask would); the mask only when needed (rarely)
+    if np.fmin.reduce(x) < _TAIL:
+        tail = x < _TAIL
+        w[tail] = _v_plus_x_tail(-x[tail])
+    w *= v
 
 
 def _v_plus_x_tail(z):
@@ -645,49 +801,17 @@ def _v_plus_x_tail(z):
     return 1.0 / h
 
 
-def _draw_scipy(t, eps):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _draw_scipy_core(t, eps)
-
-
-def _draw_scipy_core(t, eps):
-    """``_draw_scipy`` for callers that already ignore division warnings."""
-    sign = np.where(t < 0, -1.0, 1.0)
-    s = np.abs(t)
-    a, b = eps - s, -eps - s
-    return _draw_scipy_from(sign, s, a, b, eps, special.ndtr(a), special.ndtr(b), _pdf(a), _pdf(b))
-
-
-def _draw_scipy_from(sign, s, a, b, eps, ndtr_a, ndtr_b, pdf_a, pdf_b):
-    mass = ndtr_a - ndtr_b
-    v = (pdf_b - pdf_a) / mass
-    w = v * v + (a * pdf_a - b * pdf_b) / mass
-    tail = a < _TAIL
-    if tail.any():
-        v_tail, w_tail = _draw_scipy_tail(a[tail], b[tail], eps[tail], s[tail])
-        v[tail], w[tail] = v_tail, w_tail
-    return sign * v, w
-
-
-def _corrections_scipy(t, eps, n_draws):
-    """(v, w) for one position of the passes: the first ``n_draws`` elements are draws, the
-    rest wins; Phi and phi are evaluated once for both draw bounds."""
-    if n_draws == 0:
-        return _win_scipy(t, eps)
+def _draw_scipy(t, eps, v, w, mass):
     n = t.size
-    d_t, d_eps = t[:n_draws], eps[:n_draws]
-    sign = np.where(d_t < 0, -1.0, 1.0)
-    s = np.abs(d_t)
-    a, b = d_eps - s, -d_eps - s
-    bounds = np.concatenate([a, b])
-    ndtr, pdf = special.ndtr(bounds), _pdf(bounds)
-    draw = (sign, s, a, b, d_eps, ndtr[:n_draws], ndtr[n_draws:], pdf[:n_draws], pdf[n_draws:])
-    if n_draws == n:
-        return _draw_scipy_from(*draw)
-    v, w = np.empty(n), np.empty(n)
-    v[n_draws:], w[n_draws:] = _win_scipy(t[n_draws:], eps[n_draws:])
-    v[:n_draws], w[:n_draws] = _draw_scipy_from(*draw)
-    return v, w
+    bounds = np.empty(2 * n)
+    s = _draw_bounds(t, eps, bounds)
+    a, b = bounds[:n], bounds[n:]
+    cdf, pdf = special.ndtr(bounds), _pdf(bounds)
+    _draw_from(a, b, cdf[:n], cdf[n:], pdf[:n], pdf[n:], v, w, mass)
+    if np.fmin.reduce(a) < _TAIL:
+        tail = a < _TAIL
+        v[tail], w[tail] = _draw_scipy_tail(a[tail], b[tail], eps[tail], s[tail])
+    _apply_sign(v, t)
 
 
 def _draw_scipy_tail(a, b, eps, s):
@@ -704,11 +828,52 @@ def _draw_scipy_tail(a, b, eps, s):
     return v, w
 
 
-def _pdf(x):
-    return _INV_SQRT_2PI * np.exp(-(x * x) / 2.0)
+# --- builtin backend (the trueskill package's default approximations) ------------------------
 
 
-# --- v and w, builtin backend (the trueskill package's default approximations) ----------------
+def _corrections_builtin(t, eps, n_draws, v, w, mass):
+    n_bounds = 2 * n_draws
+    points = np.empty(t.size + n_draws)  # the draws' a and b, then the wins' x
+    if n_draws:
+        _draw_bounds(t[:n_draws], eps[:n_draws], points[:n_bounds])
+    x = np.subtract(t[n_draws:], eps[n_draws:], out=points[n_bounds:])
+    cdf, pdf = _builtin_cdf(points), _pdf(points)
+    if n_draws < t.size:
+        # The package returns v = -x where the cdf underflows to 0, so w = -x * 0 and it raises
+        # (w not in (0, 1)); pdf / 0 gives an inf or nan w instead, which fails the same check.
+        v_won, w_won = v[n_draws:], w[n_draws:]
+        np.divide(pdf[n_bounds:], cdf[n_bounds:], out=v_won)
+        np.add(v_won, x, out=w_won)
+        w_won *= v_won
+    if n_draws:
+        a, b = points[:n_draws], points[n_draws:n_bounds]
+        v_drawn = v[:n_draws]
+        _draw_from(
+            a,
+            b,
+            cdf[:n_draws],
+            cdf[n_draws:n_bounds],
+            pdf[:n_draws],
+            pdf[n_draws:n_bounds],
+            v_drawn,
+            w[:n_draws],
+            mass,
+        )
+        _apply_sign(v_drawn, t[:n_draws])
+
+
+def _check_builtin(w, mass, drawn):
+    """Raise where the package does: a win's w outside (0, 1) (or nan), a draw of zero mass.
+
+    ``w`` and ``mass`` hold one value per element, ``drawn`` says which formula applied (the
+    other's value is not looked at). Masked reductions: no block-sized temporaries.
+    """
+    if w.min() > 0 and w.max() < 1 and mass.all():
+        return  # every element passes both checks (the usual case: plain, fast reductions)
+    won = ~drawn
+    w_in_range = w.min(where=won, initial=np.inf) > 0 and w.max(where=won, initial=-np.inf) < 1
+    if not w_in_range or not np.all(mass, where=drawn):
+        raise FloatingPointError('Cannot calculate correctly, set backend to "mpmath"')
 
 
 def _builtin_erfc(x):
@@ -720,10 +885,6 @@ def _builtin_erfc(x):
     poly = 1.00002368 + t * (0.37409196 + t * (0.09678418 + t * poly))
     r = t * np.exp(-z * z - 1.26551223 + t * poly)
     return np.where(x < 0, 2.0 - r, r)
-
-
-def _builtin_cdf(x):
-    return 0.5 * _builtin_erfc(-x / _SQRT2)
 
 
 def _builtin_ppf(p):
@@ -746,61 +907,43 @@ def _builtin_ppf(p):
     return 0.0 - 1.0 * math.sqrt(2) * erfcinv
 
 
-def _win_builtin(t, eps):
-    x = t - eps
-    return _win_builtin_from(x, _builtin_cdf(x), _pdf(x))
+def _builtin_cdf(x):
+    """``0.5 * _builtin_erfc(-x / sqrt2)`` for an array, rounded the same, in place.
+
+    Exact rewrites only: ``|-x / sqrt2| = |x| / sqrt2``; ``-z*z - c + q = q - (z*z + c)``;
+    the erfc argument is negative iff x > 0 (x / sqrt2 never underflows to 0).
+    """
+    z = np.abs(x)
+    z /= _SQRT2
+    t = z / 2.0
+    t += 1.0
+    np.divide(1.0, t, out=t)
+    poly = t * 0.17087277
+    for coefficient in _ERFC_HORNER:
+        poly += coefficient
+        poly *= t
+    z *= z
+    z += 1.26551223
+    poly -= z
+    np.exp(poly, out=poly)
+    poly *= t
+    # (np.where is faster than a masked ufunc here)
+    cdf = np.where(x > 0, 2.0 - poly, poly)
+    cdf *= 0.5
+    return cdf
 
 
-def _win_builtin_from(x, cdf, pdf):
-    nonzero = cdf != 0
-    # the package returns -x when the cdf underflows
-    v = np.where(nonzero, pdf / np.where(nonzero, cdf, 1.0), -x)
-    w = v * (v + x)
-    if not np.all((w > 0) & (w < 1)):
-        raise FloatingPointError('Cannot calculate correctly, set backend to "mpmath"')
-    return v, w
-
-
-def _draw_builtin(t, eps):
-    s = np.abs(t)
-    a, b = eps - s, -eps - s
-    return _draw_builtin_from(t, a, b, _builtin_cdf(a), _builtin_cdf(b), _pdf(a), _pdf(b))
-
-
-def _draw_builtin_from(t, a, b, cdf_a, cdf_b, pdf_a, pdf_b):
-    mass = cdf_a - cdf_b
-    if np.any(mass == 0):
-        raise FloatingPointError('Cannot calculate correctly, set backend to "mpmath"')
-    v = (pdf_b - pdf_a) / mass
-    w = v**2 + (a * pdf_a - b * pdf_b) / mass
-    return np.where(t < 0, -1.0, 1.0) * v, w
-
-
-def _corrections_builtin(t, eps, n_draws):
-    """(v, w) for one position of the passes (first ``n_draws`` elements draws, the rest
-    wins) with one evaluation of the package's cdf and pdf for all their arguments: the
-    approximate erfc costs some twenty array operations per call."""
-    n = t.size
-    d_t, d_eps = t[:n_draws], eps[:n_draws]
-    s = np.abs(d_t)
-    a, b = d_eps - s, -d_eps - s
-    x = t[n_draws:] - eps[n_draws:]
-    points = np.concatenate([a, b, x])
-    cdf, pdf = _builtin_cdf(points), _pdf(points)
-    split = 2 * n_draws
-    if n_draws == 0:
-        return _win_builtin_from(x, cdf, pdf)
-    draw = (d_t, a, b, cdf[:n_draws], cdf[n_draws:split], pdf[:n_draws], pdf[n_draws:split])
-    if n_draws == n:
-        return _draw_builtin_from(*draw)
-    v, w = np.empty(n), np.empty(n)
-    v[n_draws:], w[n_draws:] = _win_builtin_from(x, cdf[split:], pdf[split:])
-    v[:n_draws], w[:n_draws] = _draw_builtin_from(*draw)
-    return v, w
-
-
-_WIN = {"scipy": _win_scipy, "builtin": _win_builtin}
-_DRAW = {"scipy": _draw_scipy, "builtin": _draw_builtin}
+# _builtin_erfc's nested polynomial, innermost coefficient first (each added, then times t)
+_ERFC_HORNER = (
+    -0.82215223,
+    1.48851587,
+    -1.13520398,
+    0.27886807,
+    -0.18628806,
+    0.09678418,
+    0.37409196,
+    1.00002368,
+)
 _CORRECTIONS = {"scipy": _corrections_scipy, "builtin": _corrections_builtin}
 
 
