@@ -39,7 +39,11 @@ ORDER = ("b", "tie", "a")
 def _baselines(data: ABData, params: dict) -> list[dict]:
     tallies: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: {"a": 0, "tie": 0, "b": 0})
     for a, b, choice, automatic in zip(
-        data.system_a, data.system_b, data.choice, data.automatic, strict=True
+        data.system_a.tolist(),
+        data.system_b.tolist(),
+        data.choice.tolist(),
+        data.automatic.tolist(),
+        strict=True,
     ):
         tallies[(a, b)][choice] += data.automatic_weight if automatic else 1
     rows = []
@@ -72,11 +76,14 @@ def _baselines(data: ABData, params: dict) -> list[dict]:
 
 def chateval_section(data: ABData, params: dict) -> dict:
     by_item: dict[int, dict[int, str]] = defaultdict(dict)
-    for item, worker, choice, automatic in zip(
-        data.item, data.worker, data.choice, data.automatic, strict=True
+    judged = ~data.automatic
+    for item, worker, choice in zip(
+        data.item[judged].tolist(),
+        data.worker[judged].tolist(),
+        data.choice[judged].tolist(),
+        strict=True,
     ):
-        if not automatic:
-            by_item[item].setdefault(worker, choice)
+        by_item[item].setdefault(worker, choice)
     first, second = [], []
     for choices in by_item.values():
         if len(choices) >= 2:
