@@ -148,19 +148,25 @@ def _ab(slug: str, campaign: Campaign, queryset: QuerySet) -> ABData:
     )
 
 
+_AB_COLUMNS = {
+    "item": np.int64,
+    "worker": np.int64,
+    "system_a": str,
+    "system_b": str,
+    "choice": str,
+}
+
+
 def _ab_columns(rows) -> dict[str, np.ndarray]:
     """(item, worker, meta, payload) rows as the A/B columns but ``automatic``."""
-    item, worker, system_a, system_b, choice = [], [], [], [], []
-    for row_item, row_worker, meta, payload in rows:
-        item.append(row_item)
-        worker.append(row_worker)
-        system_a.append(meta["system_a"])
-        system_b.append(meta["system_b"])
-        choice.append(payload["choice"])
-    return {
-        "item": np.array(item, dtype=np.int64),
-        "worker": np.array(worker, dtype=np.int64),
-        "system_a": np.array(system_a, dtype=str),
-        "system_b": np.array(system_b, dtype=str),
-        "choice": np.array(choice, dtype=str),
-    }
+    columns: dict = {name: [] for name in _AB_COLUMNS}
+    for item, worker, meta, payload in rows:
+        columns["item"].append(item)
+        columns["worker"].append(worker)
+        columns["system_a"].append(meta["system_a"])
+        columns["system_b"].append(meta["system_b"])
+        columns["choice"].append(payload["choice"])
+    for name, dtype in _AB_COLUMNS.items():
+        # Each list goes as soon as its array exists: never every list and every array at once.
+        columns[name] = np.array(columns[name], dtype=dtype)
+    return columns
