@@ -9,7 +9,15 @@ from collections import defaultdict
 import numpy as np
 
 from .chateval import chateval_section
-from .common import AB_OUTCOME, Matches, Progress, alpha_section, ranking_section, report_progress
+from .common import (
+    AB_OUTCOME,
+    Matches,
+    Progress,
+    alpha_section,
+    category_codes,
+    ranking_section,
+    report_progress,
+)
 from .data import ABData, NothingToAnalyse
 
 
@@ -22,7 +30,7 @@ def ab_report(data: ABData, params: dict, progress: Progress | None) -> dict:
     names = np.unique(np.concatenate([data.system_a, data.system_b])).tolist()
     a = np.repeat(np.searchsorted(names, data.system_a), weight).astype(np.int64)
     b = np.repeat(np.searchsorted(names, data.system_b), weight).astype(np.int64)
-    outcome = np.repeat(choice_codes(data.choice, AB_OUTCOME), weight).astype(np.int64)
+    outcome = np.repeat(category_codes(data.choice, AB_OUTCOME), weight).astype(np.int64)
     items = np.repeat(data.item, weight)
     report_progress(progress, "Pairwise win rates, TrueSkill bootstrap and Bradley-Terry")
     matches = Matches(names, a, b, outcome, items)
@@ -30,7 +38,7 @@ def ab_report(data: ABData, params: dict, progress: Progress | None) -> dict:
     report_progress(progress, "Agreement")
     units: dict[int, list[int]] = defaultdict(list)
     judged = ~data.automatic
-    codes = choice_codes(data.choice[judged], {"a": 0, "b": 1, "tie": 2})
+    codes = category_codes(data.choice[judged], {"a": 0, "b": 1, "tie": 2})
     for item, code in zip(data.item[judged].tolist(), codes.tolist(), strict=True):
         units[item].append(code)
     alpha = alpha_section(units, params, warnings)
@@ -62,16 +70,3 @@ def ab_report(data: ABData, params: dict, progress: Progress | None) -> dict:
         "chateval": chateval_section(data, params),
         "warnings": warnings,
     }
-
-
-def choice_codes(choices: np.ndarray, codes: dict[str, int]) -> np.ndarray:
-    """Each choice's code as int64; a choice without a code is an error."""
-    coded = np.zeros(choices.shape, dtype=np.int64)
-    known = np.zeros(choices.shape, dtype=bool)
-    for choice, code in codes.items():
-        matches = choices == choice
-        coded[matches] = code
-        known |= matches
-    if not known.all():
-        raise KeyError(str(choices[~known][0]))
-    return coded

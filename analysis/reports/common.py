@@ -67,6 +67,20 @@ def json_safe(value):
     return value
 
 
+def category_codes(values: np.ndarray, codes: Mapping[str, int]) -> np.ndarray:
+    """Each value's code as int64 (array operations, no Python call per entry); a value
+    without a code raises KeyError, as the dict lookup per entry did."""
+    coded = np.zeros(values.shape, dtype=np.int64)
+    known = np.zeros(values.shape, dtype=bool)
+    for value, code in codes.items():
+        matches = values == value
+        coded[matches] = code
+        known |= matches
+    if not known.all():
+        raise KeyError(str(values[~known][0]))
+    return coded
+
+
 def report_progress(progress: Progress | None, text: str) -> None:
     if progress is not None:
         progress(text)

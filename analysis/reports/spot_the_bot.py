@@ -31,6 +31,7 @@ from .common import (
     Matches,
     Progress,
     alpha_section,
+    category_codes,
     ranking_section,
     report_progress,
     stability_section,
@@ -45,8 +46,8 @@ def spot_the_bot_report(data: SpotTheBotData, params: dict, progress: Progress |
         raise NothingToAnalyse("no Spot The Bot judgment to analyse")
     system, opponent, speaker = data.system, data.opponent, data.speaker
     exchanges, conversation = data.exchanges, data.conversation
-    codes = label_codes(data.label)
-    opponent_codes = label_codes(data.opponent_label)
+    codes = category_codes(data.label, LABEL_CODE)
+    opponent_codes = category_codes(data.opponent_label, LABEL_CODE)
     preferences = data.preferences.astype(np.int64)
     # np.unique sorts by code point, as sorted() sorts str.
     everyone = [s for s in np.unique(system).tolist() if s != HUMAN]
@@ -114,17 +115,6 @@ def spot_the_bot_report(data: SpotTheBotData, params: dict, progress: Progress |
         "stability": stability,
         "warnings": warnings,
     }
-
-
-def label_codes(labels: np.ndarray) -> np.ndarray:
-    """ "bot"/"unsure"/"human" as ``LABEL_CODE``'s int64 codes; any other label is an error."""
-    codes = np.full(labels.shape, -1, dtype=np.int64)
-    for label, code in LABEL_CODE.items():
-        codes[labels == label] = code
-    if (codes == -1).any():
-        unknown = labels[codes == -1][0]
-        raise KeyError(str(unknown))
-    return codes
 
 
 def _nan_low(value) -> float:

@@ -5,7 +5,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pytest
 
-from analysis.reports.common import canonical_digest
+from analysis.reports.common import canonical_digest, category_codes
 from analysis.reports.data import ABData
 
 
@@ -94,3 +94,13 @@ def test_digest_of_an_input_dataclass_is_the_digest_of_the_tuples_it_was_given()
 
 def test_digest_of_a_numpy_scalar_is_the_digest_of_its_python_value():
     assert canonical_digest({"n": np.int64(3)}) == canonical_digest({"n": 3})
+
+
+def test_category_codes_give_each_value_its_code():
+    values = np.array(["tie", "a", "b", "a"])
+    assert category_codes(values, {"a": 0, "b": 1, "tie": 2}).tolist() == [2, 0, 1, 0]
+
+
+def test_category_codes_refuse_a_value_without_a_code():
+    with pytest.raises(KeyError, match="maybe"):
+        category_codes(np.array(["a", "maybe"]), {"a": 0, "b": 1})
