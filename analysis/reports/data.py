@@ -6,7 +6,10 @@ object per judgment: ids and counts are int64, flags bool, strings (system slugs
 conversation ids, choices, dimensions) fixed-width unicode (elements are ``np.str_``, a
 ``str`` subclass: ``==``, sets, dict keys and JSON work as with ``str``). The dataclasses
 convert what they are given (tuples, lists or arrays) once, in ``__post_init__``; an array
-of the right dtype is kept as it is (and made read-only), not copied.
+of the right dtype is kept as it is (and made read-only), not copied. Two inputs do not
+compare with ``==`` (an array's ``==`` is element-wise); their digests do.
+``HumanVsAutomaticData`` keeps tuples of rows: a label's value is a string or a number
+depending on the kind, and its readers take whole rows.
 """
 
 from __future__ import annotations
@@ -63,16 +66,16 @@ class SpotTheBotData:
 
     subject: str
     features: tuple[str, ...]
-    judgment: tuple[int, ...]
-    worker: tuple[int, ...]
-    conversation: tuple[str, ...]
-    speaker: tuple[int, ...]
-    system: tuple[str, ...]
-    opponent: tuple[str, ...]
-    exchanges: tuple[int, ...]
-    label: tuple[str, ...]
-    opponent_label: tuple[str, ...]
-    preferences: tuple[tuple[int, ...], ...]
+    judgment: np.ndarray
+    worker: np.ndarray
+    conversation: np.ndarray
+    speaker: np.ndarray
+    system: np.ndarray
+    opponent: np.ndarray
+    exchanges: np.ndarray
+    label: np.ndarray
+    opponent_label: np.ndarray
+    preferences: np.ndarray
     # Bipartite-play: the partner set's systems, reported apart and never ranked.
     partners: tuple[str, ...] = ()
     kind: str = "spot_the_bot"
@@ -111,12 +114,12 @@ class ABData:
     """
 
     subject: str
-    item: tuple[int, ...]
-    worker: tuple[int, ...]
-    system_a: tuple[str, ...]
-    system_b: tuple[str, ...]
-    choice: tuple[str, ...]
-    automatic: tuple[bool, ...]
+    item: np.ndarray
+    worker: np.ndarray
+    system_a: np.ndarray
+    system_b: np.ndarray
+    choice: np.ndarray
+    automatic: np.ndarray
     automatic_weight: int = 1
     kind: str = "ab"
 
@@ -148,12 +151,12 @@ class BehaviourData:
     bool ``present``."""
 
     subject: str
-    conversation: tuple[str, ...]
-    system: tuple[str, ...]
-    turn: tuple[int, ...]
-    annotation: tuple[int, ...]
-    label: tuple[str, ...]
-    present: tuple[bool, ...]
+    conversation: np.ndarray
+    system: np.ndarray
+    turn: np.ndarray
+    annotation: np.ndarray
+    label: np.ndarray
+    present: np.ndarray
     kind: str = "abc_eval"
 
     def __post_init__(self):
@@ -182,12 +185,12 @@ class LikertData:
     ``score``; ``turn`` an object array of ints and None."""
 
     subject: str
-    conversation: tuple[str, ...]
-    system: tuple[str, ...]
-    annotation: tuple[int, ...]
-    dimension: tuple[str, ...]
-    score: tuple[int, ...]
-    turn: tuple[int | None, ...]
+    conversation: np.ndarray
+    system: np.ndarray
+    annotation: np.ndarray
+    dimension: np.ndarray
+    score: np.ndarray
+    turn: np.ndarray
     kind: str = "likert"
 
     def __post_init__(self):
@@ -215,14 +218,14 @@ class ComparativeData:
     Arrays: int64 ``item``, ``annotation``; unicode the others."""
 
     subject: str
-    item: tuple[int, ...]
-    annotation: tuple[int, ...]
-    conversation_a: tuple[str, ...]
-    conversation_b: tuple[str, ...]
-    system_a: tuple[str, ...]
-    system_b: tuple[str, ...]
-    dimension: tuple[str, ...]
-    choice: tuple[str, ...]
+    item: np.ndarray
+    annotation: np.ndarray
+    conversation_a: np.ndarray
+    conversation_b: np.ndarray
+    system_a: np.ndarray
+    system_b: np.ndarray
+    dimension: np.ndarray
+    choice: np.ndarray
     kind: str = "comparative"
 
     def __post_init__(self):
