@@ -10,6 +10,7 @@ holds the labels present, each a list of flags per bot turn in ``bot_turns`` ord
 
 from __future__ import annotations
 
+import numpy as np
 from django.db.models import QuerySet
 
 from annotation.models import Campaign, Study
@@ -34,7 +35,8 @@ def _from_rows(cls, slug: str, rows: list[tuple]):
     """The dataclass whose columns are `rows` (one tuple per entry, fields in order)."""
     names = _column_names(cls)
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(names)
-    return cls(subject=slug, **dict(zip(names, map(tuple, columns), strict=True)))
+    rows.clear()  # the dataclass turns the columns into arrays: no need for both at once
+    return cls(subject=slug, **dict(zip(names, columns, strict=True)))
 
 
 def behaviour_data(slug: str, queryset: QuerySet) -> BehaviourData:
@@ -117,7 +119,7 @@ def _concatenate(parts: list, cls):
     fields = _column_names(cls)
     return cls(
         subject=parts[0].subject,
-        **{f: tuple(value for part in parts for value in getattr(part, f)) for f in fields},
+        **{f: np.concatenate([getattr(part, f) for part in parts]) for f in fields},
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
 from django.db.models import QuerySet
 
 from annotation.kinds import spot_the_bot
@@ -98,46 +99,74 @@ def _spot_the_bot(
         for pk, worker, payload, meta in rows
     )
     analysis_rows = spot_the_bot.analysis_rows(judgments)
+    n = len(analysis_rows)
     return SpotTheBotData(
         subject=slug,
         features=features,
-        judgment=tuple(r.judgment for r in analysis_rows),
-        worker=tuple(r.worker for r in analysis_rows),
-        conversation=tuple(r.conversation for r in analysis_rows),
-        speaker=tuple(r.speaker for r in analysis_rows),
-        system=tuple(r.system for r in analysis_rows),
-        opponent=tuple(r.opponent for r in analysis_rows),
-        exchanges=tuple(int(r.exchanges) for r in analysis_rows),
-        label=tuple(r.label for r in analysis_rows),
-        opponent_label=tuple(r.opponent_label for r in analysis_rows),
-        preferences=tuple(tuple(r.features.get(f, 0) for f in features) for r in analysis_rows),
+        judgment=np.fromiter((r.judgment for r in analysis_rows), np.int64, n),
+        worker=np.fromiter((r.worker for r in analysis_rows), np.int64, n),
+        conversation=np.array([r.conversation for r in analysis_rows], dtype=str),
+        speaker=np.fromiter((r.speaker for r in analysis_rows), np.int64, n),
+        system=np.array([r.system for r in analysis_rows], dtype=str),
+        opponent=np.array([r.opponent for r in analysis_rows], dtype=str),
+        exchanges=np.fromiter((int(r.exchanges) for r in analysis_rows), np.int64, n),
+        label=np.array([r.label for r in analysis_rows], dtype=str),
+        opponent_label=np.array([r.opponent_label for r in analysis_rows], dtype=str),
+        preferences=np.fromiter(
+            (r.features.get(f, 0) for r in analysis_rows for f in features),
+            np.int8,
+            n * len(features),
+        ).reshape(n, len(features)),
         partners=partners,
     )
 
 
 def _ab(slug: str, campaign: Campaign, queryset: QuerySet) -> ABData:
-    judged = [
-        (item, worker, meta["system_a"], meta["system_b"], payload["choice"], False)
+    judged = _ab_columns(
+        (item, worker, meta, payload)
         for item, worker, payload, meta in queryset.values_list(
             "item_id", "worker_id", "payload", "item__content__meta"
         )
-    ]
-    automatic = [
-        (item, -1, meta["system_a"], meta["system_b"], payload["choice"], True)
+    )
+    automatic = _ab_columns(
+        (item, -1, meta, payload)
         for item, payload, meta in Item.objects.filter(
             campaign=campaign, role=Item.Role.TASK, auto_payload__isnull=False
         )
         .order_by("pk")
         .values_list("pk", "auto_payload", "content__meta")
-    ]
-    rows = sorted(judged + automatic, key=lambda row: (row[0], row[5], row[1]))
+    )
+    automatic["automatic"] = np.ones(len(automatic["item"]), dtype=bool)
+    judged["automatic"] = np.zeros(len(judged["item"]), dtype=bool)
+    columns = {name: np.concatenate([judged[name], automatic[name]]) for name in judged}
+    # By item, judgments before the item's automatic tie, then by worker (stable).
+    order = np.lexsort((columns["worker"], columns["automatic"], columns["item"]))
     return ABData(
         subject=slug,
-        item=tuple(r[0] for r in rows),
-        worker=tuple(r[1] for r in rows),
-        system_a=tuple(r[2] for r in rows),
-        system_b=tuple(r[3] for r in rows),
-        choice=tuple(r[4] for r in rows),
-        automatic=tuple(r[5] for r in rows),
+        **{name: values[order] for name, values in columns.items()},
         automatic_weight=campaign.redundancy,
     )
+
+
+_AB_COLUMNS = {
+    "item": np.int64,
+    "worker": np.int64,
+    "system_a": str,
+    "system_b": str,
+    "choice": str,
+}
+
+
+def _ab_columns(rows) -> dict[str, np.ndarray]:
+    """(item, worker, meta, payload) rows as the A/B columns but ``automatic``."""
+    columns: dict = {name: [] for name in _AB_COLUMNS}
+    for item, worker, meta, payload in rows:
+        columns["item"].append(item)
+        columns["worker"].append(worker)
+        columns["system_a"].append(meta["system_a"])
+        columns["system_b"].append(meta["system_b"])
+        columns["choice"].append(payload["choice"])
+    for name, dtype in _AB_COLUMNS.items():
+        # Each list goes as soon as its array exists: never every list and every array at once.
+        columns[name] = np.array(columns[name], dtype=dtype)
+    return columns

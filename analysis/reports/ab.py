@@ -9,36 +9,45 @@ from collections import defaultdict
 import numpy as np
 
 from .chateval import chateval_section
-from .common import AB_OUTCOME, Matches, Progress, alpha_section, ranking_section, report_progress
+from .common import (
+    AB_OUTCOME,
+    Matches,
+    Progress,
+    alpha_section,
+    category_codes,
+    ranking_section,
+    report_progress,
+)
 from .data import ABData, NothingToAnalyse
 
 
 def ab_report(data: ABData, params: dict, progress: Progress | None) -> dict:
     warnings: list[str] = []
-    weight = np.where(np.array(data.automatic, dtype=bool), data.automatic_weight, 1)
+    weight = np.where(data.automatic, data.automatic_weight, 1)
     if len(data.choice) == 0:
         raise NothingToAnalyse("no A/B judgment to analyse")
-    names = sorted(set(data.system_a) | set(data.system_b))
-    index = {name: i for i, name in enumerate(names)}
-    a = np.repeat([index[s] for s in data.system_a], weight).astype(np.int64)
-    b = np.repeat([index[s] for s in data.system_b], weight).astype(np.int64)
-    outcome = np.repeat([AB_OUTCOME[c] for c in data.choice], weight).astype(np.int64)
-    items = np.repeat(np.array(data.item), weight)
+    # np.unique sorts by code point, as sorted() sorts str.
+    names = np.unique(np.concatenate([data.system_a, data.system_b])).tolist()
+    a = np.repeat(np.searchsorted(names, data.system_a), weight).astype(np.int64)
+    b = np.repeat(np.searchsorted(names, data.system_b), weight).astype(np.int64)
+    outcome = np.repeat(category_codes(data.choice, AB_OUTCOME), weight).astype(np.int64)
+    items = np.repeat(data.item, weight)
     report_progress(progress, "Pairwise win rates, TrueSkill bootstrap and Bradley-Terry")
     matches = Matches(names, a, b, outcome, items)
     systems, pairs, ranking, bradley_terry = ranking_section(matches, params, warnings)
     report_progress(progress, "Agreement")
     units: dict[int, list[int]] = defaultdict(list)
-    for item, choice, automatic in zip(data.item, data.choice, data.automatic, strict=True):
-        if not automatic:
-            units[item].append(("a", "b", "tie").index(choice))
+    judged = ~data.automatic
+    codes = category_codes(data.choice[judged], {"a": 0, "b": 1, "tie": 2})
+    for item, code in zip(data.item[judged].tolist(), codes.tolist(), strict=True):
+        units[item].append(code)
     alpha = alpha_section(units, params, warnings)
     return {
         "tournament": data.subject,
         "kind": data.kind,
         "systems": systems,
-        "judgments": int(sum(1 for automatic in data.automatic if not automatic)),
-        "automatic_ties": int(sum(data.automatic)),
+        "judgments": int(judged.sum()),
+        "automatic_ties": int(data.automatic.sum()),
         "pairwise": pairs,
         "ranking": ranking,
         "bradley_terry": bradley_terry,

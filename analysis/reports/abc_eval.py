@@ -16,6 +16,8 @@ Section contract (``behaviours``)::
 
 from __future__ import annotations
 
+import numpy as np
+
 from analysis.stats.behaviour import (
     BehaviourJudgment,
     behaviour_agreement,
@@ -52,12 +54,12 @@ def behaviour_judgments(data: BehaviourData) -> list[BehaviourJudgment]:
     return [
         BehaviourJudgment(conversation, system, turn, annotation, label, bool(present))
         for conversation, system, turn, annotation, label, present in zip(
-            data.conversation,
-            data.system,
-            data.turn,
-            data.annotation,
-            data.label,
-            data.present,
+            data.conversation.tolist(),
+            data.system.tolist(),
+            data.turn.tolist(),
+            data.annotation.tolist(),
+            data.label.tolist(),
+            data.present.tolist(),
             strict=True,
         )
     ]
@@ -143,8 +145,8 @@ def abc_eval_report(data: BehaviourData, params: dict, progress: Progress | None
     return {
         "subject": data.subject,
         "kind": data.kind,
-        "systems": sorted(set(data.system)),
-        "judgments": len(set(data.annotation)),
+        "systems": np.unique(data.system).tolist(),
+        "judgments": len(np.unique(data.annotation)),
         "behaviours": section,
         "warnings": warnings,
     }

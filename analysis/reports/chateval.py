@@ -31,35 +31,47 @@ from analysis.stats.judges import kappa_with_majority
 from analysis.stats.pairwise import adjust_pvalues
 from analysis.stats.proportions import sign_test_from_counts, wilson_interval
 
+from .common import category_codes
 from .data import ABData
 
 ORDER = ("b", "tie", "a")
 
 
+def _tallies(data: ABData):
+    """(system, baseline, wins, ties, losses) of every compared pair in sorted order, with
+    automatic ties weighed as in the ranking (counted with array operations)."""
+    names = np.unique(np.concatenate([data.system_a, data.system_b]))
+    n = len(names)
+    pair = np.searchsorted(names, data.system_a) * n + np.searchsorted(names, data.system_b)
+    choice = category_codes(data.choice, {"a": 0, "tie": 1, "b": 2})
+    weight = np.where(data.automatic, data.automatic_weight, 1)
+    # Sums of integer weights, exact in float64 far beyond any campaign's size.
+    counts = np.bincount(pair * 3 + choice, weights=weight, minlength=n * n * 3)
+    counts = counts.astype(np.int64).reshape(n * n, 3)
+    for cell in np.flatnonzero(np.bincount(pair, minlength=n * n)).tolist():
+        wins, ties, losses = counts[cell].tolist()
+        yield str(names[cell // n]), str(names[cell % n]), wins, ties, losses
+
+
 def _baselines(data: ABData, params: dict) -> list[dict]:
-    tallies: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: {"a": 0, "tie": 0, "b": 0})
-    for a, b, choice, automatic in zip(
-        data.system_a, data.system_b, data.choice, data.automatic, strict=True
-    ):
-        tallies[(a, b)][choice] += data.automatic_weight if automatic else 1
     rows = []
-    for (system, baseline), tally in sorted(tallies.items()):
-        n = sum(tally.values())
-        test = sign_test_from_counts(tally["a"], tally["b"], n_ties=tally["tie"])
-        win = wilson_interval(tally["a"], n)
+    for system, baseline, wins, ties, losses in _tallies(data):
+        n = wins + ties + losses
+        test = sign_test_from_counts(wins, losses, n_ties=ties)
+        win = wilson_interval(wins, n)
         rows.append(
             {
                 "system": system,
                 "baseline": baseline,
                 "n": n,
-                "wins": tally["a"],
-                "ties": tally["tie"],
-                "losses": tally["b"],
+                "wins": wins,
+                "ties": ties,
+                "losses": losses,
                 "win_share": win.proportion,
                 "win_low": win.confidence_interval.low,
                 "win_high": win.confidence_interval.high,
-                "tie_share": tally["tie"] / n,
-                "loss_share": tally["b"] / n,
+                "tie_share": ties / n,
+                "loss_share": losses / n,
                 "sign_statistic": test.statistic,
                 "p_value": test.pvalue,
             }
@@ -72,11 +84,14 @@ def _baselines(data: ABData, params: dict) -> list[dict]:
 
 def chateval_section(data: ABData, params: dict) -> dict:
     by_item: dict[int, dict[int, str]] = defaultdict(dict)
-    for item, worker, choice, automatic in zip(
-        data.item, data.worker, data.choice, data.automatic, strict=True
+    judged = ~data.automatic
+    for item, worker, choice in zip(
+        data.item[judged].tolist(),
+        data.worker[judged].tolist(),
+        data.choice[judged].tolist(),
+        strict=True,
     ):
-        if not automatic:
-            by_item[item].setdefault(worker, choice)
+        by_item[item].setdefault(worker, choice)
     first, second = [], []
     for choices in by_item.values():
         if len(choices) >= 2:

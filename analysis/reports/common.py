@@ -33,6 +33,8 @@ def canonical_digest(value) -> str:
     The JSON is the same as of ``dataclasses.asdict(value)``, but dataclasses are turned into
     dicts as the encoder meets them, without asdict's deep copy of every tuple (a study's
     inputs hold a few hundred thousand values: 0.1 s instead of 0.3 s per digest here).
+    An array is written as its ``tolist()``, the JSON of the tuple it replaced, so that a
+    dataclass holding arrays has the digest it had holding tuples.
     """
     text = json.dumps(
         value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=_fields_of
@@ -40,9 +42,11 @@ def canonical_digest(value) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _fields_of(value) -> dict:
+def _fields_of(value):
     if is_dataclass(value) and not isinstance(value, type):
         return {field.name: getattr(value, field.name) for field in fields(value)}
+    if isinstance(value, np.ndarray | np.generic):
+        return value.tolist()
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
@@ -61,6 +65,20 @@ def json_safe(value):
     if isinstance(value, float | np.floating):
         return float(value) if math.isfinite(value) else None
     return value
+
+
+def category_codes(values: np.ndarray, codes: Mapping[str, int]) -> np.ndarray:
+    """Each value's code as int64 (array operations, no Python call per entry); a value
+    without a code raises KeyError, as the dict lookup per entry did."""
+    coded = np.zeros(values.shape, dtype=np.int64)
+    known = np.zeros(values.shape, dtype=bool)
+    for value, code in codes.items():
+        matches = values == value
+        coded[matches] = code
+        known |= matches
+    if not known.all():
+        raise KeyError(str(values[~known][0]))
+    return coded
 
 
 def report_progress(progress: Progress | None, text: str) -> None:

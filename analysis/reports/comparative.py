@@ -35,7 +35,11 @@ def comparative_judgments(data: ComparativeData) -> list[ComparativeJudgment]:
     return [
         ComparativeJudgment(a, b, dimension, OUTCOME[choice])
         for a, b, dimension, choice in zip(
-            data.system_a, data.system_b, data.dimension, data.choice, strict=True
+            data.system_a.tolist(),
+            data.system_b.tolist(),
+            data.dimension.tolist(),
+            data.choice.tolist(),
+            strict=True,
         )
         if a != b
     ]
@@ -47,7 +51,9 @@ def _share(share) -> dict:
 
 def _agreement(data: ComparativeData, params: dict, warnings: list[str]) -> list[dict]:
     units: dict[str, dict[int, list[int]]] = {}
-    for item, dimension, choice in zip(data.item, data.dimension, data.choice, strict=True):
+    for item, dimension, choice in zip(
+        data.item.tolist(), data.dimension.tolist(), data.choice.tolist(), strict=True
+    ):
         units.setdefault(dimension, {}).setdefault(item, []).append(ORDINAL[choice])
     rows = []
     for dimension in sorted(units):
@@ -84,7 +90,7 @@ def comparative_section(data: ComparativeData, params: dict, warnings: list[str]
         warnings.append(f"{same} verdicts between conversations of the same system left out.")
     results = comparative_results(judgments, correction=params["correction"])
     return {
-        "dimensions": sorted(set(data.dimension)),
+        "dimensions": np.unique(data.dimension).tolist(),
         "results": [
             {
                 "dimension": result.metric,
@@ -113,8 +119,8 @@ def comparative_report(data: ComparativeData, params: dict, progress: Progress |
     return {
         "subject": data.subject,
         "kind": data.kind,
-        "systems": sorted(set(data.system_a) | set(data.system_b)),
-        "judgments": len(set(data.annotation)),
+        "systems": np.unique(np.concatenate([data.system_a, data.system_b])).tolist(),
+        "judgments": len(np.unique(data.annotation)),
         "comparative": comparative_section(data, params, warnings),
         "warnings": warnings,
     }

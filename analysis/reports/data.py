@@ -1,9 +1,22 @@
 """What a report analyses: plain arrays of one tournament's judgments (``analysis.inputs``
-fills them from the database, ``analysis.simulation`` from a known model)."""
+fills them from the database, ``analysis.simulation`` from a known model).
+
+The per-entry fields are read-only numpy arrays over the whole dataset, not one Python
+object per judgment: ids and counts are int64, flags bool, strings (system slugs, labels,
+conversation ids, choices, dimensions) fixed-width unicode (elements are ``np.str_``, a
+``str`` subclass: ``==``, sets, dict keys and JSON work as with ``str``). The dataclasses
+convert what they are given (tuples, lists or arrays) once, in ``__post_init__``; an array
+of the right dtype is kept as it is (and made read-only), not copied. Two inputs do not
+compare with ``==`` (an array's ``==`` is element-wise); their digests do.
+``HumanVsAutomaticData`` keeps tuples of rows: a label's value is a string or a number
+depending on the kind, and its readers take whole rows.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from evalhub.errors import UserInputError
 
@@ -14,6 +27,29 @@ class NothingToAnalyse(UserInputError, ValueError):
     """The inputs hold no judgment that the analysis could use."""
 
 
+INT = np.int64
+BOOL = np.bool_
+STR = np.str_
+# Likert's turn is a bot turn's position or None (a dialogue-level rating): an object array
+# of None and small ints, which CPython shares, so no object per entry either.
+OBJECT = np.object_
+
+
+def column(values, dtype) -> np.ndarray:
+    """``values`` as a read-only 1-D array of ``dtype`` (an array of that dtype is not copied)."""
+    array = np.array(values, dtype=dtype, copy=None)
+    if array.ndim != 1:
+        raise ValueError(f"a column must be one-dimensional, not of shape {array.shape}")
+    array.flags.writeable = False
+    return array
+
+
+def _set_columns(data, dtypes: dict) -> None:
+    """Replace each named field of the frozen dataclass by its read-only array."""
+    for name, dtype in dtypes.items():
+        object.__setattr__(data, name, column(getattr(data, name), dtype))
+
+
 @dataclass(frozen=True)
 class SpotTheBotData:
     """Spot The Bot judgments, one entry per (judgment, speaker), ordered by judgment.
@@ -22,23 +58,47 @@ class SpotTheBotData:
     are ``"human"``, ``"bot"`` or ``"unsure"``; ``preferences[i][f]`` is +1 if this speaker
     was better on ``features[f]``, 0 for no difference, -1 if the other speaker was.
     ``worker`` ids only tell judges apart (agreement); they never reach the result.
+
+    Arrays: int64 ``judgment``, ``worker``, ``speaker``, ``exchanges``; unicode ``conversation``,
+    ``system``, ``opponent``, ``label``, ``opponent_label``; ``preferences`` int8 of shape
+    (entries, features).
     """
 
     subject: str
     features: tuple[str, ...]
-    judgment: tuple[int, ...]
-    worker: tuple[int, ...]
-    conversation: tuple[str, ...]
-    speaker: tuple[int, ...]
-    system: tuple[str, ...]
-    opponent: tuple[str, ...]
-    exchanges: tuple[int, ...]
-    label: tuple[str, ...]
-    opponent_label: tuple[str, ...]
-    preferences: tuple[tuple[int, ...], ...]
+    judgment: np.ndarray
+    worker: np.ndarray
+    conversation: np.ndarray
+    speaker: np.ndarray
+    system: np.ndarray
+    opponent: np.ndarray
+    exchanges: np.ndarray
+    label: np.ndarray
+    opponent_label: np.ndarray
+    preferences: np.ndarray
     # Bipartite-play: the partner set's systems, reported apart and never ranked.
     partners: tuple[str, ...] = ()
     kind: str = "spot_the_bot"
+
+    def __post_init__(self):
+        _set_columns(
+            self,
+            {
+                "judgment": INT,
+                "worker": INT,
+                "conversation": STR,
+                "speaker": INT,
+                "system": STR,
+                "opponent": STR,
+                "exchanges": INT,
+                "label": STR,
+                "opponent_label": STR,
+            },
+        )
+        preferences = np.array(self.preferences, dtype=np.int8, copy=None)
+        preferences = preferences.reshape(len(self.judgment), len(self.features))
+        preferences.flags.writeable = False
+        object.__setattr__(self, "preferences", preferences)
 
 
 @dataclass(frozen=True)
@@ -48,17 +108,33 @@ class ABData:
     ``choice`` is ``"a"``, ``"b"`` or ``"tie"``; ``worker`` is -1 for automatic ties, which
     ``automatic_weight`` repeats (the campaign's redundancy) so that an item with identical
     responses weighs like an item every judge called a tie.
+
+    Arrays: int64 ``item``, ``worker``; unicode ``system_a``, ``system_b``, ``choice``; bool
+    ``automatic``.
     """
 
     subject: str
-    item: tuple[int, ...]
-    worker: tuple[int, ...]
-    system_a: tuple[str, ...]
-    system_b: tuple[str, ...]
-    choice: tuple[str, ...]
-    automatic: tuple[bool, ...]
+    item: np.ndarray
+    worker: np.ndarray
+    system_a: np.ndarray
+    system_b: np.ndarray
+    choice: np.ndarray
+    automatic: np.ndarray
     automatic_weight: int = 1
     kind: str = "ab"
+
+    def __post_init__(self):
+        _set_columns(
+            self,
+            {
+                "item": INT,
+                "worker": INT,
+                "system_a": STR,
+                "system_b": STR,
+                "choice": STR,
+                "automatic": BOOL,
+            },
+        )
 
 
 # --- Dimensional inputs (ABC-Eval behaviours, Likert, comparative, imported studies) -----------
@@ -69,57 +145,106 @@ class ABData:
 @dataclass(frozen=True)
 class BehaviourData:
     """ABC-Eval behaviour labels, one entry per (judgment, bot turn, label) the judgment
-    labelled; ``turn`` is the bot turn's position in the conversation."""
+    labelled; ``turn`` is the bot turn's position in the conversation.
+
+    Arrays: unicode ``conversation``, ``system``, ``label``; int64 ``turn``, ``annotation``;
+    bool ``present``."""
 
     subject: str
-    conversation: tuple[str, ...]
-    system: tuple[str, ...]
-    turn: tuple[int, ...]
-    annotation: tuple[int, ...]
-    label: tuple[str, ...]
-    present: tuple[bool, ...]
+    conversation: np.ndarray
+    system: np.ndarray
+    turn: np.ndarray
+    annotation: np.ndarray
+    label: np.ndarray
+    present: np.ndarray
     kind: str = "abc_eval"
 
+    def __post_init__(self):
+        _set_columns(
+            self,
+            {
+                "conversation": STR,
+                "system": STR,
+                "turn": INT,
+                "annotation": INT,
+                "label": STR,
+                "present": BOOL,
+            },
+        )
+
     def is_empty(self) -> bool:
-        return not self.annotation
+        return len(self.annotation) == 0
 
 
 @dataclass(frozen=True)
 class LikertData:
     """Likert ratings (1-5), one entry per (judgment, dimension[, bot turn]); ``turn`` is
-    None for a dialogue-level rating."""
+    None for a dialogue-level rating.
+
+    Arrays: unicode ``conversation``, ``system``, ``dimension``; int64 ``annotation``,
+    ``score``; ``turn`` an object array of ints and None."""
 
     subject: str
-    conversation: tuple[str, ...]
-    system: tuple[str, ...]
-    annotation: tuple[int, ...]
-    dimension: tuple[str, ...]
-    score: tuple[int, ...]
-    turn: tuple[int | None, ...]
+    conversation: np.ndarray
+    system: np.ndarray
+    annotation: np.ndarray
+    dimension: np.ndarray
+    score: np.ndarray
+    turn: np.ndarray
     kind: str = "likert"
 
+    def __post_init__(self):
+        _set_columns(
+            self,
+            {
+                "conversation": STR,
+                "system": STR,
+                "annotation": INT,
+                "dimension": STR,
+                "score": INT,
+                "turn": OBJECT,
+            },
+        )
+
     def is_empty(self) -> bool:
-        return not self.annotation
+        return len(self.annotation) == 0
 
 
 @dataclass(frozen=True)
 class ComparativeData:
     """Side-by-side verdicts, one entry per (judgment, dimension): ``choice`` is "a", "b" or
-    "neither"; systems are the bot slugs of each conversation joined by "+"."""
+    "neither"; systems are the bot slugs of each conversation joined by "+".
+
+    Arrays: int64 ``item``, ``annotation``; unicode the others."""
 
     subject: str
-    item: tuple[int, ...]
-    annotation: tuple[int, ...]
-    conversation_a: tuple[str, ...]
-    conversation_b: tuple[str, ...]
-    system_a: tuple[str, ...]
-    system_b: tuple[str, ...]
-    dimension: tuple[str, ...]
-    choice: tuple[str, ...]
+    item: np.ndarray
+    annotation: np.ndarray
+    conversation_a: np.ndarray
+    conversation_b: np.ndarray
+    system_a: np.ndarray
+    system_b: np.ndarray
+    dimension: np.ndarray
+    choice: np.ndarray
     kind: str = "comparative"
 
+    def __post_init__(self):
+        _set_columns(
+            self,
+            {
+                "item": INT,
+                "annotation": INT,
+                "conversation_a": STR,
+                "conversation_b": STR,
+                "system_a": STR,
+                "system_b": STR,
+                "dimension": STR,
+                "choice": STR,
+            },
+        )
+
     def is_empty(self) -> bool:
-        return not self.annotation
+        return len(self.annotation) == 0
 
 
 @dataclass(frozen=True)

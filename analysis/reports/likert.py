@@ -16,6 +16,8 @@ Section contract (``likert``)::
 
 from __future__ import annotations
 
+import numpy as np
+
 from analysis.stats.likert import LikertScore, likert_agreement, likert_comparisons, likert_means
 
 from .common import Progress, report_progress
@@ -27,12 +29,12 @@ def likert_scores(data: LikertData) -> list[LikertScore]:
     return [
         LikertScore(conversation, system, annotation, dimension, float(score), turn)
         for conversation, system, annotation, dimension, score, turn in zip(
-            data.conversation,
-            data.system,
-            data.annotation,
-            data.dimension,
-            data.score,
-            data.turn,
+            data.conversation.tolist(),
+            data.system.tolist(),
+            data.annotation.tolist(),
+            data.dimension.tolist(),
+            data.score.tolist(),
+            data.turn.tolist(),
             strict=True,
         )
     ]
@@ -58,7 +60,7 @@ def likert_section(data: LikertData, params: dict, warnings: list[str]) -> dict:
     levels = sorted({"dialogue" if turn is None else "turn" for turn in data.turn})
     return {
         "levels": levels,
-        "dimensions": sorted(set(data.dimension)),
+        "dimensions": np.unique(data.dimension).tolist(),
         "turn_unit": unit,
         "means": [
             {
@@ -112,8 +114,8 @@ def likert_report(data: LikertData, params: dict, progress: Progress | None) -> 
     return {
         "subject": data.subject,
         "kind": data.kind,
-        "systems": sorted(set(data.system)),
-        "judgments": len(set(data.annotation)),
+        "systems": np.unique(data.system).tolist(),
+        "judgments": len(np.unique(data.annotation)),
         "likert": likert_section(data, params, warnings),
         "warnings": warnings,
     }

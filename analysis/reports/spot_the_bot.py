@@ -31,6 +31,7 @@ from .common import (
     Matches,
     Progress,
     alpha_section,
+    category_codes,
     ranking_section,
     report_progress,
     stability_section,
@@ -43,25 +44,22 @@ def spot_the_bot_report(data: SpotTheBotData, params: dict, progress: Progress |
     n_rows = len(data.judgment)
     if n_rows == 0:
         raise NothingToAnalyse("no Spot The Bot judgment to analyse")
-    system = np.array(data.system, dtype=object)
-    opponent = np.array(data.opponent, dtype=object)
-    speaker = np.array(data.speaker)
-    exchanges = np.array(data.exchanges, dtype=np.int64)
-    codes = np.array([LABEL_CODE[label] for label in data.label], dtype=np.int64)
-    opponent_codes = np.array([LABEL_CODE[label] for label in data.opponent_label])
-    preferences = np.array(data.preferences, dtype=np.int64).reshape(n_rows, len(data.features))
-    conversation = np.array(data.conversation, dtype=object)
-    everyone = sorted({s for s in data.system if s != HUMAN})
+    system, opponent, speaker = data.system, data.opponent, data.speaker
+    exchanges, conversation = data.exchanges, data.conversation
+    codes = category_codes(data.label, LABEL_CODE)
+    opponent_codes = category_codes(data.opponent_label, LABEL_CODE)
+    preferences = data.preferences.astype(np.int64)
+    # np.unique sorts by code point, as sorted() sorts str.
+    everyone = [s for s in np.unique(system).tolist() if s != HUMAN]
     if not everyone:
         raise NothingToAnalyse("no judgment of a chatbot speaker to analyse")
     partners = sorted(set(data.partners) & set(everyone))
-    index = {name: i for i, name in enumerate(everyone)}
 
     # One entry per bot-bot judgment, seen from speaker 0; self-play is no match.
     report_progress(progress, "Pairwise win rates")
     bot_bot = (speaker == 0) & (system != HUMAN) & (opponent != HUMAN) & (system != opponent)
-    a = np.array([index[s] for s in system[bot_bot]], dtype=np.int64)
-    b = np.array([index[s] for s in opponent[bot_bot]], dtype=np.int64)
+    a = np.searchsorted(everyone, system[bot_bot]).astype(np.int64)
+    b = np.searchsorted(everyone, opponent[bot_bot]).astype(np.int64)
     outcome = pw.spot_the_bot_outcomes(codes[bot_bot], opponent_codes[bot_bot])
     matches = Matches(everyone, a, b, outcome, conversation[bot_bot])
     scores = _scores_section(system, codes, conversation, opponent, params["coverage"])
@@ -105,7 +103,7 @@ def spot_the_bot_report(data: SpotTheBotData, params: dict, progress: Progress |
         "tournament": data.subject,
         "kind": data.kind,
         "systems": systems,
-        "judgments": len(set(data.judgment)),
+        "judgments": len(np.unique(data.judgment)),
         "pairwise": pairs,
         "ranking": ranking,
         "bradley_terry": bradley_terry,
@@ -310,23 +308,27 @@ def _spot_the_bot_agreement(data: SpotTheBotData, params: dict, warnings: list[s
     seen = set()
     entities = []
     units: dict[tuple, list[int]] = defaultdict(list)
-    for i in range(len(data.judgment)):
-        unit = f"{data.conversation[i]}@{data.exchanges[i]}"
-        key = (unit, data.speaker[i], data.worker[i])
+    # Plain Python values, as the agreement statistics and the result expect.
+    rows = zip(
+        data.conversation.tolist(),
+        data.exchanges.tolist(),
+        data.speaker.tolist(),
+        data.worker.tolist(),
+        data.system.tolist(),
+        data.label.tolist(),
+        strict=True,
+    )
+    for conversation, exchanges, speaker, worker, system, label in rows:
+        unit = f"{conversation}@{exchanges}"
+        key = (unit, speaker, worker)
         if key in seen:
             # One worker who judged a segment twice is one judge, not two.
             continue
         seen.add(key)
         entities.append(
-            EntityJudgment(
-                unit=unit,
-                speaker=data.speaker[i],
-                system=data.system[i],
-                annotator=data.worker[i],
-                label=data.label[i],
-            )
+            EntityJudgment(unit=unit, speaker=speaker, system=system, annotator=worker, label=label)
         )
-        units[unit, data.speaker[i]].append(LABEL_CODE[data.label[i]])
+        units[unit, speaker].append(LABEL_CODE[label])
     cooccurrence = label_cooccurrence_agreement(entities)
     return {
         "units_judged_twice": sum(1 for values in units.values() if len(values) >= 2),

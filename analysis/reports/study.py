@@ -54,7 +54,7 @@ def _behaviour_metrics(data: BehaviourData) -> dict[str, dict[str, float]]:
     """Per label, per conversation: the share of its annotated bot turns with the label."""
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for conversation, label, present in zip(
-        data.conversation, data.label, data.present, strict=True
+        data.conversation.tolist(), data.label.tolist(), data.present.tolist(), strict=True
     ):
         tally = counts[(label, conversation)]
         tally[0] += int(present)
@@ -69,7 +69,11 @@ def _likert_metrics(data: LikertData) -> dict[str, dict[str, float]]:
     """Per dimension, per conversation: the mean dialogue-level rating."""
     ratings: dict[tuple[str, str], list[float]] = defaultdict(list)
     for conversation, dimension, score, turn in zip(
-        data.conversation, data.dimension, data.score, data.turn, strict=True
+        data.conversation.tolist(),
+        data.dimension.tolist(),
+        data.score.tolist(),
+        data.turn.tolist(),
+        strict=True,
     ):
         if turn is None:
             ratings[(dimension, conversation)].append(score)
@@ -120,7 +124,7 @@ def _comparative_rows(data: ComparativeData):
     other dimension's verdict as +1 (b better), -1 (a better) or 0."""
     verdicts: dict[int, dict[str, str]] = defaultdict(dict)
     for annotation, dimension, choice in zip(
-        data.annotation, data.dimension, data.choice, strict=True
+        data.annotation.tolist(), data.dimension.tolist(), data.choice.tolist(), strict=True
     ):
         verdicts[annotation][dimension] = choice
     sign = {"b": 1.0, "a": -1.0, "neither": 0.0}
@@ -133,7 +137,9 @@ def _comparative_rows(data: ComparativeData):
 
 def validity_section(data: StudyData, warnings: list[str]) -> dict | None:
     likert = _likert_metrics(data.likert) if data.likert is not None else {}
-    comparative = data.comparative is not None and QUALITY in set(data.comparative.dimension)
+    comparative = data.comparative is not None and bool(
+        (data.comparative.dimension == QUALITY).any()
+    )
     if QUALITY not in likert and not comparative:
         return None
     section: dict = {"quality": QUALITY, "note": NOTE, "predictive": [], "incremental": []}
@@ -170,15 +176,15 @@ def study_report(data: StudyData, params: dict, progress: Progress | None) -> di
     if data.behaviours is not None and not data.behaviours.is_empty():
         report_progress(progress, "Behaviour rates, comparisons and agreement")
         sections["behaviours"] = behaviour_section(data.behaviours, params, warnings)
-        systems |= set(data.behaviours.system)
+        systems |= set(data.behaviours.system.tolist())
     if data.likert is not None and not data.likert.is_empty():
         report_progress(progress, "Likert means, t-tests and agreement")
         sections["likert"] = likert_section(data.likert, params, warnings)
-        systems |= set(data.likert.system)
+        systems |= set(data.likert.system.tolist())
     if data.comparative is not None and not data.comparative.is_empty():
         report_progress(progress, "Win/tie/loss shares, sign tests and agreement")
         sections["comparative"] = comparative_section(data.comparative, params, warnings)
-        systems |= set(data.comparative.system_a) | set(data.comparative.system_b)
+        systems |= set(data.comparative.system_a.tolist()) | set(data.comparative.system_b.tolist())
     report_progress(progress, "Predictive and incremental validity")
     validity = validity_section(data, warnings)
     return {

@@ -29,7 +29,7 @@ def test_spot_the_bot_rows_follow_the_payloads():
             else (1 if judgment.payload["better"][f] == speaker else -1)
             for f in data.features
         )
-        assert data.preferences[i] == expected
+        assert data.preferences[i].tolist() == list(expected)
 
 
 def test_human_controls_are_rows_of_the_human_system():

@@ -2,9 +2,11 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
+import numpy as np
 import pytest
 
-from analysis.reports.common import canonical_digest
+from analysis.reports.common import canonical_digest, category_codes
+from analysis.reports.data import ABData
 
 
 @dataclass(frozen=True)
@@ -45,3 +47,60 @@ def test_digest_changes_with_any_nested_value():
 def test_digest_refuses_values_json_cannot_hold():
     with pytest.raises(TypeError, match="set is not JSON serialisable"):
         canonical_digest({"a": {1, 2}})
+
+
+@dataclass(frozen=True)
+class Columns:
+    ids: object
+    names: object
+    flags: object
+    matrix: object
+    turns: object
+
+
+TUPLES = Columns(
+    ids=(3, 1, 2),
+    names=("bot-a", "human", "b"),
+    flags=(True, False, True),
+    matrix=((1, 0, -1), (0, 0, 1), (-1, 1, 0)),
+    turns=(None, 2, 7),
+)
+
+
+def test_digest_of_arrays_is_the_digest_of_the_tuples_they_hold():
+    arrays = Columns(
+        ids=np.array(TUPLES.ids, dtype=np.int64),
+        names=np.array(TUPLES.names, dtype=str),
+        flags=np.array(TUPLES.flags, dtype=bool),
+        matrix=np.array(TUPLES.matrix, dtype=np.int8),
+        turns=np.array(TUPLES.turns, dtype=object),
+    )
+    assert canonical_digest(arrays) == canonical_digest(TUPLES)
+
+
+def test_digest_of_an_input_dataclass_is_the_digest_of_the_tuples_it_was_given():
+    columns = {
+        "item": (1, 1, 2),
+        "worker": (4, 5, -1),
+        "system_a": ("x", "x", "y"),
+        "system_b": ("y", "y", "z"),
+        "choice": ("a", "tie", "tie"),
+        "automatic": (False, False, True),
+    }
+    data = ABData(subject="t", automatic_weight=2, **columns)
+    as_tuples = {"subject": "t", "automatic_weight": 2, "kind": "ab", **columns}
+    assert canonical_digest(data) == canonical_digest(as_tuples)
+
+
+def test_digest_of_a_numpy_scalar_is_the_digest_of_its_python_value():
+    assert canonical_digest({"n": np.int64(3)}) == canonical_digest({"n": 3})
+
+
+def test_category_codes_give_each_value_its_code():
+    values = np.array(["tie", "a", "b", "a"])
+    assert category_codes(values, {"a": 0, "b": 1, "tie": 2}).tolist() == [2, 0, 1, 0]
+
+
+def test_category_codes_refuse_a_value_without_a_code():
+    with pytest.raises(KeyError, match="maybe"):
+        category_codes(np.array(["a", "maybe"]), {"a": 0, "b": 1})
