@@ -210,7 +210,8 @@ EVALHUB_MAINTENANCE_INTERVAL_SECONDS = int(
 CACHE_URL = os.environ.get("CACHE_URL", "")
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        # Django's backend, reusing its redis-py client (evalhub/cache.py).
+        {"BACKEND": "evalhub.cache.RedisCache", "LOCATION": CACHE_URL}
         if CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
