@@ -5,16 +5,14 @@ import random
 from contextlib import nullcontext
 from dataclasses import fields, replace
 from datetime import datetime
-from functools import cache
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import BooleanField
-from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from evalhub.errors import UserInputError
 
+from . import hot_queries
 from .kinds.base import ItemSpec
 from .models import Assignment, Batch, Campaign, Item, Judgment, completion_code
 from .packing import pack_batches
@@ -140,26 +138,9 @@ def safe_score(campaign: Campaign, item: Item, payload: dict):
 
 def batch_items(assignment: Assignment) -> list[Item]:
     """The items of the assignment's batch in order, each with `judged` (this assignment
-    has a judgment of it): one indexed query, whatever the campaign's size."""
-    return list(
-        Item.objects.filter(batch_id=assignment.batch_id)
-        .annotate(judged=RawSQL(_judged_sql(), (assignment.pk,), output_field=BooleanField()))
-        .order_by("order_in_batch")
-    )
-
-
-@cache
-def _judged_sql() -> str:
-    """`Exists(Judgment ... OuterRef)` as written SQL: the same query, but the ORM compiles
-    it on every request a crowdworker makes and this is a third of batch_items' time."""
-    q = connection.ops.quote_name
-    judgment, item = Judgment._meta, Item._meta
-    assignment_column = judgment.get_field("assignment").column
-    item_column = judgment.get_field("item").column
-    return (
-        f"EXISTS (SELECT 1 FROM {q(judgment.db_table)} j WHERE j.{q(assignment_column)} = %s "
-        f"AND j.{q(item_column)} = {q(item.db_table)}.{q(item.pk.column)})"
-    )
+    has a judgment of it): one indexed query, whatever the campaign's size (its SQL is
+    written once: annotation/hot_queries.py)."""
+    return hot_queries.batch_items(assignment)
 
 
 def record_judgment(

@@ -20,7 +20,7 @@ SMALL, LARGE = 4, 300  # items, in batches of 2
 # database session store: one query per request more than with Redis sessions). A change
 # that adds a query to every request fails here on purpose: look at what it reads.
 START_QUERIES = 33  # a first visit: the worker is created, then a batch is claimed
-ITEM_PAGE_QUERIES = 3  # assignment (with campaign, batch, worker), session, batch items
+ITEM_PAGE_QUERIES = 3  # assignment (with campaign, worker), session, batch items
 SUBMIT_QUERIES = 6  # assignment, session, batch items, savepoint, INSERT, release
 
 
