@@ -8,6 +8,11 @@ time. Here the text is built from the models' metadata (tables and columns, so i
 the migrations), values pass through the converters the ORM would apply, and instances
 are made with ``Model.from_db`` as the ORM makes them; tests/annotation/test_hot_queries.py
 checks them against the ORM's.
+
+On PostgreSQL they run on a cursor that binds parameters on the server, so that psycopg
+prepares them (the connection's ``prepare_threshold``, evalhub/settings.py): PostgreSQL
+then parses and plans each once per connection instead of on every request. The ORM's own
+cursors bind on the client and are never prepared.
 """
 
 from dataclasses import dataclass
@@ -71,6 +76,20 @@ def _connection():
     return connections[DEFAULT_DB_ALIAS]
 
 
+def _cursor(connection):
+    """Django's cursor (health check, thread check as usual); on PostgreSQL around a
+    server-binding psycopg cursor, which psycopg may prepare. Not while queries are logged
+    (DEBUG, tests counting them): a prepared statement's execution leaves no SQL text to log."""
+    if connection.vendor != "postgresql" or connection.queries_logged:
+        return connection.cursor()
+    import psycopg
+
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        return connection._prepare_cursor(psycopg.Cursor(connection.connection))
+
+
 @lru_cache(maxsize=64)  # one per connection: each thread of a web process has its own
 def _assignment_query(connection) -> AssignmentQuery:
     q = connection.ops.quote_name
@@ -95,7 +114,7 @@ def assignment_with_campaign_and_worker(public_id) -> Assignment | None:
     connection = _connection()
     query = _assignment_query(connection)
     value = Assignment._meta.get_field("public_id").get_db_prep_value(public_id, connection)
-    with connection.cursor() as cursor:
+    with _cursor(connection) as cursor:
         cursor.execute(query.sql, [value])
         row = cursor.fetchone()
     if row is None:
@@ -133,7 +152,7 @@ def batch_items(assignment: Assignment) -> list[Item]:
     has a judgment of it)."""
     connection = _connection()
     query = _batch_items_query(connection)
-    with connection.cursor() as cursor:
+    with _cursor(connection) as cursor:
         cursor.execute(query.sql, [assignment.pk, assignment.batch_id])
         rows = cursor.fetchall()
     n = len(query.item)

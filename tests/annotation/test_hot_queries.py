@@ -65,3 +65,19 @@ def test_batch_items_are_the_orm_items_with_this_assignment_judged_flag():
     assert [values(i) for i in loaded] == [values(i) for i in expected]
     assert [i.judged for i in loaded] == [i.judged for i in expected] == [False, False, True]
     assert all(type(i.judged) is bool for i in loaded)
+
+
+@pytest.mark.postgres
+def test_on_postgresql_the_statements_are_prepared_once_per_connection():
+    from django.db import connection
+
+    c = ab_campaign(2, batch_size=2)
+    mine = started(c, "ann")
+    for _ in range(3):
+        hot_queries.assignment_with_campaign_and_worker(mine.public_id)
+        hot_queries.batch_items(mine)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [statement for (statement,) in cursor.fetchall()]
+    assert sum("annotation_assignment" in s and "annotation_campaign" in s for s in prepared) == 1
+    assert sum("annotation_item" in s and "EXISTS" in s for s in prepared) == 1
