@@ -201,6 +201,17 @@ class Costs:
         return self.cpu[part] / self.batches
 
 
+def database_cpu() -> float:
+    """CPU seconds of this process's PostgreSQL backend so far (the server is on this machine)."""
+    from bench_serving import cpu_seconds
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    return cpu_seconds(pid)
+
+
 def calls(fn) -> int:
     """Python function calls made by `fn()`: a measure of the interpreter's work that the
     machine's other load does not change."""
@@ -257,9 +268,11 @@ def main():
         while FORM.search(page):
             path, page = judgment(worker, path, page)
 
-        costs, bare = Costs(), []
+        costs, bare, database = Costs(), [], 0.0
         for _ in range(args.batches):
+            before = database_cpu()
             costs.batch(worker, campaign.slug, size)
+            database += database_cpu() - before
             started = time.process_time()
             for _ in range(size):
                 login()
@@ -285,6 +298,10 @@ def main():
             f"per judgment, batch fetch included: {whole * 1000:.2f} ms CPU = "
             f"{whole / bare_cpu:.2f} bare requests; within a batch: "
             f"{costs.per_batch('judgment') / bare_cpu:.2f} bare requests"
+        )
+        print(
+            f"PostgreSQL CPU per judgment, batch fetch included: "
+            f"{database * 1000 / costs.judgments:.2f} ms (the bare page: none)"
         )
         if args.verbose:
             for part in ("judgment", "start"):
