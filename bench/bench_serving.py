@@ -355,22 +355,45 @@ def database_backends() -> list[int]:
 
 class CPU:
     """CPU seconds the server (gunicorn), its database backends (PostgreSQL on this
-    machine) and this load generator spent during a phase."""
+    machine) and this load generator spent during a phase.
+
+    Backends come and go (EVALHUB_CONN_MAX_AGE=60 replaces a connection after a minute),
+    so a thread samples them every half second: a backend that closes loses at most its
+    last half second, one that opens counts from 0."""
 
     server_pid = 0
 
     def __enter__(self):
-        self.backends = database_backends()
-        self.database = sum(cpu_seconds(pid) for pid in self.backends)
+        self.seen: dict[int, tuple[float, float]] = {}  # pid: (first, last) CPU seconds
+        self.sample(initial=True)
+        self.stop = threading.Event()
+        self.sampler = threading.Thread(target=self.sample_until_stopped)
+        self.sampler.start()
         self.server, self.client = cpu_seconds(self.server_pid), time.process_time()
         return self
+
+    def sample(self, initial=False):
+        for pid in database_backends():
+            cpu = cpu_seconds(pid)  # 0 if it has just gone
+            first, last = self.seen.get(pid, (cpu if initial else 0.0, 0.0))
+            self.seen[pid] = (first, max(last, cpu))
+
+    def sample_until_stopped(self):
+        from django.db import connection
+
+        try:
+            while not self.stop.wait(0.5):
+                self.sample()
+        finally:
+            connection.close()
 
     def __exit__(self, *exc):
         self.server = cpu_seconds(self.server_pid) - self.server
         self.client = time.process_time() - self.client
-        # Backends opened during the phase started from 0; one closed in it is not counted.
-        backends = set(self.backends) | set(database_backends())
-        self.database = sum(cpu_seconds(pid) for pid in backends) - self.database
+        self.stop.set()
+        self.sampler.join()
+        self.sample()
+        self.database = sum(last - first for first, last in self.seen.values())
 
 
 def phase(target, clients, seconds: float) -> tuple[Run, float]:
@@ -396,7 +419,8 @@ def fixed_rate(workers: list[Crowdworker], rate: float, seconds: float, senders:
     goes to an idle worker; a worker whose batch is done fetches the next one before it is
     idle again (timed apart, as batch fetches). Returns the run and the seconds from the
     first due time to the last answer: if the server cannot keep up, the judgments pile up,
-    latencies grow and that time stretches beyond `seconds`."""
+    latencies grow and that time stretches beyond `seconds`. Judgments not sent 10% of the
+    run after it should have ended are dropped (the run is then reported as behind)."""
     idle: queue.SimpleQueue[Crowdworker] = queue.SimpleQueue()
     for worker in workers:
         idle.put(worker)
@@ -405,6 +429,7 @@ def fixed_rate(workers: list[Crowdworker], rate: float, seconds: float, senders:
     lock = threading.Lock()
     t0 = time.monotonic() + 0.5
     run = Run(t0 + seconds)
+    give_up = t0 + seconds * 1.1
 
     def sender():
         try:
@@ -417,6 +442,9 @@ def fixed_rate(workers: list[Crowdworker], rate: float, seconds: float, senders:
                 if (wait := due - time.monotonic()) > 0:
                     time.sleep(wait)
                 worker = idle.get()
+                if time.monotonic() > give_up:
+                    idle.put(worker)
+                    return  # behind by more than a tenth of the run: the rest is not sent
                 try:
                     worker.judge()
                     run.add(latency=time.monotonic() - due)
@@ -500,8 +528,11 @@ def at_rate(args, campaign, workers, before: int) -> tuple[dict, int]:
     run, elapsed = fixed_rate(workers, args.rate, args.rate_seconds, args.senders)
     now = checked(before, run, campaign)
     result = with_batches(figures(run, elapsed), run)
+    result["due"] = int(args.rate * args.rate_seconds)
     # Behind: the last answer came more than 2% of the run after the last judgment was due.
-    result["kept_up"] = int(elapsed <= args.rate_seconds * 1.02)
+    result["kept_up"] = int(
+        run.acknowledged == result["due"] and elapsed <= args.rate_seconds * 1.02
+    )
     return result, now
 
 
@@ -623,7 +654,8 @@ def main():
         for n, r in steady.items():
             verdict = "kept up" if r["kept_up"] else "FELL BEHIND"
             print(
-                f"  {n:>6} items: {r['per_second']} judgments/s answered ({verdict}), "
+                f"  {n:>6} items: {r['count']} of {r['due']} due judgments answered, "
+                f"{r['per_second']} judgments/s ({verdict}), "
                 f"p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, p99 {r['p99_ms']} ms, "
                 f"batch fetch p50 {r['batch_p50_ms']} ms"
             )
