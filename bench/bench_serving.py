@@ -61,6 +61,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 FORM = re.compile(r'<form method="post" action="(/work/assignment/[^"]+/items/(\d+)/)"')
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 SECRET_KEY = "bench-serving-not-a-secret-0123456789-abcdefghijklmnopqrstuvwxyz"
+BENCH_APPLICATION = "bench_serving"  # this script's database connections, not gunicorn's
 
 
 def arguments():
@@ -342,13 +343,17 @@ def bare(browser: Browser, run: Run) -> None:
 
 
 def database_backends() -> list[int]:
-    """The PostgreSQL backends serving gunicorn (persistent connections to this database)."""
+    """The PostgreSQL backends serving gunicorn: client connections to this database
+    other than this script's own (its main thread's, which checks the results, and the
+    sampler's). Autovacuum is not counted."""
     from django.db import connection
 
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT pid FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND backend_type = 'client backend' AND pid <> pg_backend_pid() "
+            "AND application_name <> %s",
+            [BENCH_APPLICATION],
         )
         return [pid for (pid,) in cursor.fetchall()]
 
@@ -556,6 +561,9 @@ def main():
     django.setup()
     logging.getLogger("axes").setLevel(logging.WARNING)  # one line per account logged in
     from django.db import connections
+
+    options = connections["default"].settings_dict.setdefault("OPTIONS", {})
+    options["application_name"] = BENCH_APPLICATION
     from harness import record
 
     sizes = [int(s) for s in args.sizes.split(",")]
