@@ -8,11 +8,11 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from evalhub.errors import UserInputError
 
+from . import hot_queries
 from .kinds.base import ItemSpec
 from .models import Assignment, Batch, Campaign, Item, Judgment, completion_code
 from .packing import pack_batches
@@ -138,13 +138,9 @@ def safe_score(campaign: Campaign, item: Item, payload: dict):
 
 def batch_items(assignment: Assignment) -> list[Item]:
     """The items of the assignment's batch in order, each with `judged` (this assignment
-    has a judgment of it): one indexed query, whatever the campaign's size."""
-    mine = Judgment.objects.filter(assignment_id=assignment.pk, item_id=OuterRef("pk"))
-    return list(
-        Item.objects.filter(batch_id=assignment.batch_id)
-        .annotate(judged=Exists(mine))
-        .order_by("order_in_batch")
-    )
+    has a judgment of it): one indexed query, whatever the campaign's size (its SQL is
+    written once: annotation/hot_queries.py)."""
+    return hot_queries.batch_items(assignment)
 
 
 def record_judgment(

@@ -4,30 +4,46 @@ fetching batches and submitting judgments, on a 50,000-item and a 1,000-item A/B
 Run from the repository root: ``.venv/bin/python bench/bench_serving.py [--help]``.
 
 The production shape (docker-compose.yml): DEBUG=0, persistent database connections
-(EVALHUB_CONN_MAX_AGE=60), the cache in Redis, gunicorn sync workers (4, as the issue
-measured). The script creates and drops its own database (``evalhub_bench_serving`` unless
-told otherwise) and collects the static files once (DEBUG=0 serves them from the manifest).
+(EVALHUB_CONN_MAX_AGE=60), the cache and sessions in Redis, gunicorn as the web service
+runs it (``--gunicorn-workers``, ``--threads``). The script creates and drops its own
+database (``evalhub_bench_serving`` unless told otherwise) and collects the static files
+once (DEBUG=0 serves them from the manifest).
 
-Each simulated worker is a logged-in account with its own ``requests`` session; each request
-takes a fresh connection (``Connection: close``): gunicorn's sync workers do not keep
-connections alive, and a reused connection the server closed while idle would fail a POST.
-A worker opens the campaign's start link, fetches its batch, submits every item (the POST
-and its redirect to the next item are one *judgment*, timed together) and starts again.
+A simulated crowdworker is a logged-in account with its own browser: plain ``http.client``
+(the load generator shares the machine's cores with the server, and ``requests`` costs
+several times more CPU per request), a fresh connection per request, its cookies. It opens
+the campaign's start link (a *batch fetch*: the start link and its redirect to the first
+item), submits every item (the POST and its redirect to the next item are one *judgment*,
+timed together) and starts again.
 
-Reference, in the same run and setting: the bare login page (``GET /accounts/login/``) under
-the same number of clients. A judgment's cost is the bare page's requests per second divided
-by judgments per second: how many bare requests one judgment is worth.
+Two measurements, because they answer different questions:
+
+1. Saturation (closed loop): ``--clients`` workers, each submitting as soon as its last
+   answer arrived. This gives the most judgments per second the server sustains, and the
+   *cost* of a judgment: the bare login page (``GET /accounts/login/``, no database, no
+   session) under the same clients, with the same client code, in the same run, divided
+   by judgments per second: how many bare requests one judgment is worth. Its latencies
+   say little: with N clients and no think time, Little's law fixes the mean latency at
+   N / throughput.
+2. Steady load (open model): judgments due at a fixed ``--rate`` for ``--rate-seconds``,
+   as real crowdworkers, who read and think between items, submit: a slow answer does not
+   slow the next arrivals down. Each judgment's latency runs from when it was due, not from
+   when a sender got to it, so time queued behind slow answers counts (no coordinated
+   omission). A run that cannot keep up is reported as having fallen behind (its last
+   answer came more than 2% of the run after the last judgment was due).
 
 Before timing, a warm-up on each campaign checks the result: every acknowledged submit
-stored exactly once (0 lost, 0 duplicated); every timed slice is checked the same way.
-The timed run is cut into rounds (3 by default) that interleave the bare page and the
-campaigns, so that load from elsewhere on the machine falls on all of them alike; the
-figures printed and recorded are the medians over the rounds.
+stored exactly once (0 lost, 0 duplicated); every timed phase is checked the same way.
+The saturation minute is cut into rounds (3 by default) that interleave the bare page and
+the campaigns, so that load from elsewhere on the machine falls on all of them alike; its
+figures are the medians over the rounds.
 """
 
 import argparse
+import http.client
 import logging
 import os
+import queue
 import re
 import socket
 import statistics
@@ -35,10 +51,8 @@ import subprocess
 import sys
 import threading
 import time
-from http.cookiejar import DefaultCookiePolicy
 from pathlib import Path
-
-import requests
+from urllib.parse import urlencode, urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -46,19 +60,22 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 FORM = re.compile(r'<form method="post" action="(/work/assignment/[^"]+/items/(\d+)/)"')
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
-# DEBUG=0 marks cookies Secure, and this plain-HTTP client must still send them back: requests
-# builds a fresh cookie jar (default policy) for every request and redirect, so the policy is
-# changed for the whole process.
-DefaultCookiePolicy.return_ok_secure = lambda self, cookie, request: True
 SECRET_KEY = "bench-serving-not-a-secret-0123456789-abcdefghijklmnopqrstuvwxyz"
+BENCH_APPLICATION = "bench_serving"  # this script's database connections, not gunicorn's
 
 
 def arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=60, help="timed run per campaign")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
+    parser.add_argument("--seconds", type=float, default=60, help="saturation run per campaign")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved saturation rounds")
     parser.add_argument("--warmup", type=float, default=5, help="checked warm-up per campaign")
-    parser.add_argument("--clients", type=int, default=32, help="simulated workers")
+    parser.add_argument("--clients", type=int, default=32, help="saturation: closed-loop workers")
+    parser.add_argument(
+        "--rate", type=float, default=200, help="steady load: judgments/s (0: none)"
+    )
+    parser.add_argument("--rate-seconds", type=float, default=60, help="steady load per campaign")
+    parser.add_argument("--sessions", type=int, default=64, help="steady load: crowdworkers")
+    parser.add_argument("--senders", type=int, default=64, help="steady load: client threads")
     parser.add_argument("--gunicorn-workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker")
     parser.add_argument("--sizes", default="50000,1000", help="campaign sizes, in items")
@@ -157,9 +174,9 @@ def start_gunicorn(args, env, port: int) -> subprocess.Popen:
     server = subprocess.Popen(command, cwd=ROOT, env=env)
     for _ in range(150):
         try:
-            requests.get(f"http://127.0.0.1:{port}/accounts/login/", timeout=5)
+            Browser(port).get("/accounts/login/")
             return server
-        except requests.RequestException:
+        except OSError:
             if server.poll() is not None:
                 raise SystemExit("gunicorn exited before answering") from None
             time.sleep(0.2)
@@ -167,12 +184,111 @@ def start_gunicorn(args, env, port: int) -> subprocess.Popen:
     raise SystemExit("gunicorn did not answer within 30 s")
 
 
-def session(session_id: str | None) -> requests.Session:
-    http = requests.Session()
-    if session_id:
-        http.cookies.set("sessionid", session_id, domain="127.0.0.1")
-    http.headers["Connection"] = "close"
-    return http
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of a process and its children still running: gunicorn's
+    master and workers. Clock ticks from /proc (Linux); 0 elsewhere."""
+    total = 0.0
+    try:
+        tasks = Path(f"/proc/{pid}/task")
+        children = [int(c) for t in tasks.iterdir() for c in (t / "children").read_text().split()]
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return total
+    return total + sum(cpu_seconds(child) for child in children)
+
+
+class Failed(Exception):
+    """A response the simulated browser did not expect."""
+
+
+class Browser:
+    """One simulated browser on plain HTTP/1.1 (http.client: a fraction of the CPU that
+    `requests` spends per request, and the load generator shares the server's cores).
+
+    Each request takes a fresh connection (``Connection: close``): gunicorn's sync workers
+    do not keep connections alive, and a reused connection the server closed while idle
+    would fail a POST. Cookies are kept by name whatever their flags: DEBUG=0 marks them
+    Secure, and this plain-HTTP client must still send them back."""
+
+    def __init__(self, port: int, session_id: str | None = None):
+        self.port = port
+        self.cookies = {"sessionid": session_id} if session_id else {}
+
+    def request(self, method: str, path: str, body: bytes | None = None, headers=None):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        try:
+            sent = {"Connection": "close", **(headers or {})}
+            if self.cookies:
+                sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+            connection.request(method, path, body=body, headers=sent)
+            response = connection.getresponse()
+            content = response.read()
+        finally:
+            connection.close()
+        for cookie in response.headers.get_all("Set-Cookie") or ():
+            name, _, rest = cookie.partition("=")
+            self.cookies[name.strip()] = rest.split(";", 1)[0]
+        return response.status, response.headers.get("Location", ""), content.decode()
+
+    def get(self, path: str) -> tuple[int, str, str]:
+        """(status, path, page) after following redirects."""
+        for _ in range(5):
+            status, location, page = self.request("GET", path)
+            if status not in (301, 302, 303):
+                return status, path, page
+            path = urlsplit(location).path
+        raise Failed(f"too many redirects from {path}")
+
+    def submit(self, path: str, page: str) -> tuple[str, str]:
+        """Answer the item on `page` and follow the redirect: the next page and its path."""
+        form, token = FORM.search(page), CSRF.search(page)
+        if form is None or token is None:
+            raise Failed(f"no form on {path}: {page[:200]}")
+        body = urlencode(
+            {"csrfmiddlewaretoken": token.group(1), "choice": "left", "client_ms": "900"}
+        ).encode()
+        status, location, text = self.request(
+            "POST",
+            form.group(1),
+            body,
+            {
+                "Content-Type": "application/x-www-form-urlencoded",
+                "Referer": f"http://127.0.0.1:{self.port}{path}",
+            },
+        )
+        if status != 302:
+            raise Failed(f"submit: {status} {form.group(1)} {text[:200]}")
+        status, path, page = self.get(urlsplit(location).path)
+        if status != 200:
+            raise Failed(f"after submit: {status} {path} {page[:200]}")
+        return path, page
+
+
+class Crowdworker:
+    """A logged-in account working in one campaign: its browser and the page in front of
+    it."""
+
+    def __init__(self, port: int, slug: str, session_id: str):
+        self.browser = Browser(port, session_id)
+        self.slug = slug
+        self.path = self.page = None
+
+    def ready(self) -> float | None:
+        """Make sure an item is in front of the worker, fetching a batch (start link, first
+        item) when none is; the seconds a fetch took, or None."""
+        if self.page is not None and FORM.search(self.page):
+            return None
+        if self.path is not None and not self.path.endswith("/done/"):
+            raise Failed(f"no form: {self.path} {self.page[:200]}")
+        t = time.perf_counter()
+        status, self.path, self.page = self.browser.get(f"/work/{self.slug}/")
+        if status != 200 or not FORM.search(self.page):
+            raise Failed(f"batch fetch: {status} {self.path} {self.page[:200]}")
+        return time.perf_counter() - t
+
+    def judge(self) -> None:
+        self.path, self.page = self.browser.submit(self.path, self.page)
 
 
 class Run:
@@ -185,72 +301,175 @@ class Run:
         self.batch_latencies: list[float] = []  # start link + first item
         self.acknowledged = 0
         self.errors: list[str] = []
+        self.last_done = 0.0
 
     def add(self, latency=None, batch_latency=None, error=None):
         with self.lock:
             if latency is not None:
                 self.latencies.append(latency)
                 self.acknowledged += 1
+                self.last_done = time.monotonic()
             if batch_latency is not None:
                 self.batch_latencies.append(batch_latency)
             if error:
                 self.errors.append(error)
 
 
-def crowdworker(base: str, slug: str, http: requests.Session, run: Run) -> None:
-    """Judge until the deadline; the batch in hand is left unfinished (it stays started)."""
-    page = None
-    while time.monotonic() < run.deadline:
-        if page is None:
+def closed_loop(worker: Crowdworker, run: Run) -> None:
+    """Judge until the deadline, each judgment right after the last (no think time); the
+    batch in hand is left unfinished (it stays started)."""
+    try:
+        while time.monotonic() < run.deadline:
+            fetch = worker.ready()
+            if fetch is not None:
+                run.add(batch_latency=fetch)
             t = time.perf_counter()
-            page = http.get(f"{base}/work/{slug}/", timeout=60)
-            run.add(batch_latency=time.perf_counter() - t)
-        form = FORM.search(page.text)
-        if form is None:
-            if "/done/" in page.url:
-                page = None
-                continue
-            run.add(error=f"no form: {page.status_code} {page.url} {page.text[:200]}")
-            return
-        token = CSRF.search(page.text).group(1)
-        t = time.perf_counter()
-        page = http.post(
-            base + form.group(1),
-            data={"csrfmiddlewaretoken": token, "choice": "left", "client_ms": "900"},
-            headers={"Referer": page.url},
-            timeout=60,
-        )
-        elapsed = time.perf_counter() - t
-        if page.status_code == 200 and page.history:
-            run.add(latency=elapsed)
-        else:
-            run.add(error=f"submit: {page.status_code} {page.url} {page.text[:200]}")
-            return
-
-
-def bare(base: str, http: requests.Session, run: Run) -> None:
-    while time.monotonic() < run.deadline:
-        t = time.perf_counter()
-        response = http.get(f"{base}/accounts/login/", timeout=60)
-        if response.status_code == 200:
+            worker.judge()
             run.add(latency=time.perf_counter() - t)
-        else:
-            run.add(error=f"bare: {response.status_code}")
-            return
+    except (Failed, OSError) as error:
+        run.add(error=str(error))
 
 
-def phase(target, sessions, seconds: float, *extra) -> tuple[Run, float]:
+def bare(browser: Browser, run: Run) -> None:
+    try:
+        while time.monotonic() < run.deadline:
+            t = time.perf_counter()
+            status, _, _ = browser.request("GET", "/accounts/login/")
+            if status != 200:
+                raise Failed(f"bare: {status}")
+            run.add(latency=time.perf_counter() - t)
+    except (Failed, OSError) as error:
+        run.add(error=str(error))
+
+
+def database_backends() -> list[int]:
+    """The PostgreSQL backends serving gunicorn: client connections to this database
+    other than this script's own (its main thread's, which checks the results, and the
+    sampler's). Autovacuum is not counted."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND backend_type = 'client backend' AND pid <> pg_backend_pid() "
+            "AND application_name <> %s",
+            [BENCH_APPLICATION],
+        )
+        return [pid for (pid,) in cursor.fetchall()]
+
+
+class CPU:
+    """CPU seconds the server (gunicorn), its database backends (PostgreSQL on this
+    machine) and this load generator spent during a phase.
+
+    Backends come and go (EVALHUB_CONN_MAX_AGE=60 replaces a connection after a minute),
+    so a thread samples them every half second: a backend that closes loses at most its
+    last half second, one that opens counts from 0."""
+
+    server_pid = 0
+
+    def __enter__(self):
+        self.seen: dict[int, tuple[float, float]] = {}  # pid: (first, last) CPU seconds
+        self.sample(initial=True)
+        self.stop = threading.Event()
+        self.sampler = threading.Thread(target=self.sample_until_stopped)
+        self.sampler.start()
+        self.server, self.client = cpu_seconds(self.server_pid), time.process_time()
+        return self
+
+    def sample(self, initial=False):
+        for pid in database_backends():
+            cpu = cpu_seconds(pid)  # 0 if it has just gone
+            first, last = self.seen.get(pid, (cpu if initial else 0.0, 0.0))
+            self.seen[pid] = (first, max(last, cpu))
+
+    def sample_until_stopped(self):
+        from django.db import connection
+
+        try:
+            while not self.stop.wait(0.5):
+                self.sample()
+        finally:
+            connection.close()
+
+    def __exit__(self, *exc):
+        self.server = cpu_seconds(self.server_pid) - self.server
+        self.client = time.process_time() - self.client
+        self.stop.set()
+        self.sampler.join()
+        self.sample()
+        self.database = sum(last - first for first, last in self.seen.values())
+
+
+def phase(target, clients, seconds: float) -> tuple[Run, float]:
     run = Run(time.monotonic() + seconds)
-    threads = [threading.Thread(target=target, args=(*extra, s, run)) for s in sessions]
+    threads = [threading.Thread(target=target, args=(c, run)) for c in clients]
     started = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with CPU() as run.cpu:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     elapsed = time.monotonic() - started
     if run.errors:
         raise SystemExit(f"{len(run.errors)} errors, first: {run.errors[0]}")
     return run, elapsed
+
+
+def fixed_rate(workers: list[Crowdworker], rate: float, seconds: float, senders: int):
+    """Judgments arriving at `rate` per second (an open model: crowdworkers who read and
+    think between items, so a slow answer does not slow the arrivals down). Judgment k is
+    due at start + k / rate; its latency runs from then, not from when a sender got to it,
+    so time spent queued behind slow answers counts (no coordinated omission). A judgment
+    goes to an idle worker; a worker whose batch is done fetches the next one before it is
+    idle again (timed apart, as batch fetches). Returns the run and the seconds from the
+    first due time to the last answer: if the server cannot keep up, the judgments pile up,
+    latencies grow and that time stretches beyond `seconds`. Judgments not sent 10% of the
+    run after it should have ended are dropped (the run is then reported as behind)."""
+    idle: queue.SimpleQueue[Crowdworker] = queue.SimpleQueue()
+    for worker in workers:
+        idle.put(worker)
+    total = int(rate * seconds)
+    tickets = iter(range(total))
+    lock = threading.Lock()
+    t0 = time.monotonic() + 0.5
+    run = Run(t0 + seconds)
+    give_up = t0 + seconds * 1.1
+
+    def sender():
+        try:
+            while True:
+                with lock:
+                    k = next(tickets, None)
+                if k is None:
+                    return
+                due = t0 + k / rate
+                if (wait := due - time.monotonic()) > 0:
+                    time.sleep(wait)
+                worker = idle.get()
+                if time.monotonic() > give_up:
+                    idle.put(worker)
+                    return  # behind by more than a tenth of the run: the rest is not sent
+                try:
+                    worker.judge()
+                    run.add(latency=time.monotonic() - due)
+                    fetch = worker.ready()
+                    if fetch is not None:
+                        run.add(batch_latency=fetch)
+                finally:
+                    idle.put(worker)
+        except (Failed, OSError) as error:
+            run.add(error=str(error))
+
+    threads = [threading.Thread(target=sender) for _ in range(senders)]
+    with CPU() as run.cpu:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    if run.errors:
+        raise SystemExit(f"{len(run.errors)} errors, first: {run.errors[0]}")
+    return run, run.last_done - t0
 
 
 def stored(campaign) -> dict:
@@ -280,6 +499,10 @@ def figures(run: Run, elapsed: float) -> dict:
         "p50_ms": round(statistics.median(ms), 1),
         "p95_ms": round(percentile(ms, 95), 1),
         "p99_ms": round(percentile(ms, 99), 1),
+        # Per judgment (or bare request): what it cost gunicorn, and the load generator.
+        "server_cpu_ms": round(run.cpu.server * 1000 / run.acknowledged, 2),
+        "database_cpu_ms": round(run.cpu.database * 1000 / run.acknowledged, 2),
+        "client_cpu_ms": round(run.cpu.client * 1000 / run.acknowledged, 2),
     }
 
 
@@ -292,18 +515,39 @@ def checked(before: int, run: Run, campaign) -> int:
     return check["stored"]
 
 
-def serve(args, base, campaign, clients, seconds, before: int) -> tuple[dict, int]:
-    run, elapsed = phase(crowdworker, clients, seconds, base, campaign.slug)
-    now = checked(before, run, campaign)
-    result = figures(run, elapsed)
+def with_batches(result: dict, run: Run) -> dict:
     batch_ms = [v * 1000 for v in run.batch_latencies]
     result["batch_p50_ms"] = round(statistics.median(batch_ms), 1) if batch_ms else None
+    return result
+
+
+def saturate(campaign, workers, seconds, before: int) -> tuple[dict, int]:
+    run, elapsed = phase(closed_loop, workers, seconds)
+    now = checked(before, run, campaign)
+    return with_batches(figures(run, elapsed), run), now
+
+
+def at_rate(args, campaign, workers, before: int) -> tuple[dict, int]:
+    for worker in workers:
+        worker.ready()  # a batch in hand: the timed judgments are judgments only
+    run, elapsed = fixed_rate(workers, args.rate, args.rate_seconds, args.senders)
+    now = checked(before, run, campaign)
+    result = with_batches(figures(run, elapsed), run)
+    result["due"] = int(args.rate * args.rate_seconds)
+    # Behind: the last answer came more than 2% of the run after the last judgment was due.
+    result["kept_up"] = int(
+        run.acknowledged == result["due"] and elapsed <= args.rate_seconds * 1.02
+    )
     return result, now
 
 
 def medians(rounds: list[dict]) -> dict:
-    keys = [k for k, v in rounds[0].items() if isinstance(v, int | float)]
-    return {k: round(statistics.median(r[k] for r in rounds if r[k] is not None), 2) for k in keys}
+    """Each figure's median over the rounds that have it (a short round may fetch no batch)."""
+    result = {}
+    for key in rounds[0]:
+        values = [r[key] for r in rounds if r[key] is not None]
+        result[key] = round(statistics.median(values), 2) if values else None
+    return result
 
 
 def main():
@@ -317,11 +561,15 @@ def main():
     django.setup()
     logging.getLogger("axes").setLevel(logging.WARNING)  # one line per account logged in
     from django.db import connections
+
+    options = connections["default"].settings_dict.setdefault("OPTIONS", {})
+    options["application_name"] = BENCH_APPLICATION
     from harness import record
 
     sizes = [int(s) for s in args.sizes.split(",")]
+    accounts = max(args.clients, args.sessions)
     t = time.perf_counter()
-    campaigns = [build_campaign(f"bench-{n}", n, args.clients) for n in sizes]
+    campaigns = {n: build_campaign(f"bench-{n}", n, accounts) for n in sizes}
     with connections["default"].cursor() as cursor:
         # What autovacuum would have done by the time a campaign of this size goes live.
         cursor.execute("ANALYZE")
@@ -329,35 +577,39 @@ def main():
     connections.close_all()
 
     port = free_port()
-    base = f"http://127.0.0.1:{port}"
     server = start_gunicorn(args, env, port)
+    CPU.server_pid = server.pid
     load = os.getloadavg()
     slice_ = args.seconds / args.rounds
     rounds = {"bare": [], **{n: [] for n in sizes}}
+    steady = {}
+    workers = {
+        n: [Crowdworker(port, campaign.slug, s) for s in sessions]
+        for n, (campaign, sessions) in campaigns.items()
+    }
+    anonymous = [Browser(port) for _ in range(args.clients)]
     try:
         # Warm-up: every page is compiled, and the result is checked before any timing.
-        phase(bare, [session(None) for _ in range(args.clients)], args.warmup, base)
-        clients = {
-            n: [session(s) for s in sessions]
-            for n, (_, sessions) in zip(sizes, campaigns, strict=True)
-        }
+        phase(bare, anonymous, args.warmup)
         stored_now = {}
-        for n, (campaign, _) in zip(sizes, campaigns, strict=True):
-            warm, _ = phase(crowdworker, clients[n], args.warmup, base, campaign.slug)
+        for n, (campaign, _) in campaigns.items():
+            warm, _ = phase(closed_loop, workers[n][: args.clients], args.warmup)
             stored_now[n] = checked(0, warm, campaign)
-        # Rounds interleave the reference and the campaigns, so that a burst of load from
-        # elsewhere on the machine falls on all of them alike; each figure is the median.
+        # Saturation: as many judgments as the clients can get answered. Rounds interleave
+        # the reference and the campaigns, so that a burst of load from elsewhere on the
+        # machine falls on all of them alike; each figure is the median.
         for r in range(args.rounds):
-            bare_run, bare_elapsed = phase(
-                bare, [session(None) for _ in range(args.clients)], slice_, base
-            )
+            bare_run, bare_elapsed = phase(bare, anonymous, slice_)
             rounds["bare"].append(figures(bare_run, bare_elapsed))
-            for n, (campaign, _) in zip(sizes, campaigns, strict=True):
-                result, stored_now[n] = serve(
-                    args, base, campaign, clients[n], slice_, stored_now[n]
+            for n, (campaign, _) in campaigns.items():
+                result, stored_now[n] = saturate(
+                    campaign, workers[n][: args.clients], slice_, stored_now[n]
                 )
                 result["cost_in_bare_requests"] = round(
                     rounds["bare"][-1]["per_second"] / result["per_second"], 2
+                )
+                result["server_cpu_in_bare_requests"] = round(
+                    result["server_cpu_ms"] / rounds["bare"][-1]["server_cpu_ms"], 2
                 )
                 rounds[n].append(result)
             print(
@@ -367,6 +619,13 @@ def main():
                     for k, v in rounds.items()
                 )
             )
+        # Steady load: judgments due at a fixed rate, latency from when each was due.
+        if args.rate:
+            for n, (campaign, _) in campaigns.items():
+                steady[n], stored_now[n] = at_rate(
+                    args, campaign, workers[n][: args.sessions], stored_now[n]
+                )
+                print(f"{n} items at {args.rate:g}/s: {steady[n]}")
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -376,37 +635,70 @@ def main():
 
     reference = medians(rounds["bare"])
     results = {n: medians(rounds[n]) for n in sizes}
-    print(f"medians of {args.rounds} rounds, {args.clients} clients, {args.seconds:.0f} s each")
+    gunicorn = f"{args.gunicorn_workers} workers x {args.threads} threads"
     print(
-        f"bare GET /accounts/login/: {reference['per_second']} req/s, "
-        f"p50 {reference['p50_ms']} ms, p95 {reference['p95_ms']} ms"
+        f"saturation (closed loop, {args.clients} clients, no think time), medians of "
+        f"{args.rounds} rounds, {args.seconds:.0f} s each; gunicorn {gunicorn}"
+    )
+    print(
+        f"  bare GET /accounts/login/: {reference['per_second']} req/s, "
+        f"p50 {reference['p50_ms']} ms, p95 {reference['p95_ms']} ms, "
+        f"gunicorn CPU {reference['server_cpu_ms']} ms, client CPU {reference['client_cpu_ms']} ms"
     )
     for n, r in results.items():
         print(
-            f"{n:>6} items: {r['per_second']} judgments/s, "
+            f"  {n:>6} items: {r['per_second']} judgments/s, "
             f"submit+next p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, p99 {r['p99_ms']} ms, "
             f"batch fetch p50 {r['batch_p50_ms']} ms; "
-            f"one judgment = {r['cost_in_bare_requests']} bare requests; lost 0, duplicated 0"
+            f"one judgment = {r['cost_in_bare_requests']} bare requests "
+            f"(gunicorn CPU {r['server_cpu_ms']} ms = {r['server_cpu_in_bare_requests']} bare; "
+            f"PostgreSQL CPU {r['database_cpu_ms']} ms; client CPU {r['client_cpu_ms']} ms)"
         )
-    if len(sizes) == 2:
-        small, large = (results[n] for n in sorted(sizes))
+    if steady:
         print(
-            f"{max(sizes)} vs {min(sizes)} items: throughput x"
-            f"{large['per_second'] / small['per_second']:.2f}, "
-            f"p95 x{large['p95_ms'] / small['p95_ms']:.2f}"
+            f"steady load (open model: {args.rate:g} judgments/s due for {args.rate_seconds:.0f} s, "
+            f"{args.sessions} crowdworkers, latency from the due time)"
         )
+        for n, r in steady.items():
+            verdict = "kept up" if r["kept_up"] else "FELL BEHIND"
+            print(
+                f"  {n:>6} items: {r['count']} of {r['due']} due judgments answered, "
+                f"{r['per_second']} judgments/s ({verdict}), "
+                f"p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, p99 {r['p99_ms']} ms, "
+                f"batch fetch p50 {r['batch_p50_ms']} ms"
+            )
+    print("0 lost, 0 duplicated judgments (checked after every phase)")
+    if len(sizes) == 2:
+        small, large = (n for n in sorted(sizes))
+        line = (
+            f"{large} vs {small} items: saturation throughput x"
+            f"{results[large]['per_second'] / results[small]['per_second']:.2f}, "
+            f"cost x{results[large]['cost_in_bare_requests'] / results[small]['cost_in_bare_requests']:.2f}"
+        )
+        if steady:
+            line += f", steady p95 x{steady[large]['p95_ms'] / steady[small]['p95_ms']:.2f}"
+        print(line)
     after = os.getloadavg()
     print(f"load average: {load[0]:.2f} at start, {after[0]:.2f} at end, on {os.cpu_count()} CPUs")
     record(
         "serving",
         label=args.label,
+        client="http.client",
         clients=args.clients,
         seconds=args.seconds,
         rounds=args.rounds,
-        gunicorn=f"{args.gunicorn_workers} workers x {args.threads} threads",
+        gunicorn=gunicorn,
         load_average=[round(load[0], 2), round(after[0], 2)],
         bare=reference,
         campaigns={str(n): results[n] for n in sizes},
+        steady={
+            "rate": args.rate,
+            "seconds": args.rate_seconds,
+            "sessions": args.sessions,
+            "campaigns": {str(n): r for n, r in steady.items()},
+        }
+        if steady
+        else None,
         lost=0,
         duplicated=0,
     )

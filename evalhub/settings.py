@@ -121,6 +121,14 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# Statements run on a server-binding cursor are prepared on their first run, and PostgreSQL
+# plans them once per connection: the crowdworker pages' two queries
+# (annotation/hot_queries.py). The ORM binds on the client and never prepares; behind a
+# transaction-pooling PgBouncer set EVALHUB_PG_PREPARE=0.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool(
+    "EVALHUB_PG_PREPARE", True
+):
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 0
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Writers wait for each other instead of failing with "database is locked".
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
@@ -210,7 +218,8 @@ EVALHUB_MAINTENANCE_INTERVAL_SECONDS = int(
 CACHE_URL = os.environ.get("CACHE_URL", "")
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        # Django's backend, reusing its redis-py client (evalhub/cache.py).
+        {"BACKEND": "evalhub.cache.RedisCache", "LOCATION": CACHE_URL}
         if CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )

@@ -17,6 +17,7 @@ from evalhub.ratelimit import allow_key
 
 from .. import chat
 from ..chat import ChatRefused, chat_ended, chat_state
+from ..models import Item
 from .worker import _usable, framed_by_provider, own_assignment
 
 RATE_LIMITED = "You are sending messages too fast; wait a minute and send again."
@@ -63,7 +64,7 @@ def _chat_item(assignment, item_id):
     """(position, item) of the batch's item being chatted about; None if it is not one."""
     if not assignment.campaign.kind.live:
         return None
-    items = list(assignment.batch.items.order_by("order_in_batch"))
+    items = list(Item.objects.filter(batch_id=assignment.batch_id).order_by("order_in_batch"))
     judged = set(assignment.judgments.values_list("item_id", flat=True))
     for n, item in enumerate(items, 1):
         if item.pk == item_id and item.pk not in judged:

@@ -25,6 +25,7 @@ from ..entry import (
     platform_submit_to,
     remember,
 )
+from ..hot_queries import assignment_with_campaign_and_worker
 from ..invitations import redeem
 from ..kinds.base import PayloadInvalid
 from ..models import Assignment, Campaign, Invitation
@@ -53,10 +54,10 @@ def framed_by_provider(view):
 
 def own_assignment(request, public_id) -> Assignment:
     """The assignment, if it belongs to the worker of this browser session; 404 otherwise."""
-    assignment = get_object_or_404(
-        Assignment.objects.select_related("campaign", "batch", "worker"), public_id=public_id
-    )
-    if assignment.worker is None or not is_current_worker(request, assignment.worker):
+    assignment = assignment_with_campaign_and_worker(public_id)
+    if assignment is None or assignment.worker is None:
+        raise Http404("No such assignment.")
+    if not is_current_worker(request, assignment.worker):
         raise Http404("No such assignment.")
     request.annotation_campaign = assignment.campaign
     return assignment

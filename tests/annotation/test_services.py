@@ -7,6 +7,7 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
+from annotation import services
 from annotation.allocation import next_assignment
 from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Batch, Item, Judgment, Worker
@@ -234,3 +235,18 @@ def test_a_campaign_opening_more_assignments_than_allowed_is_refused_before_writ
     assert not Batch.objects.filter(campaign=c).exists()
     assert not Item.objects.filter(campaign=c).exists()
     assert not Assignment.objects.filter(campaign=c).exists()
+
+
+def test_batch_items_are_in_batch_order_flagged_judged_by_this_assignment_only():
+    c = ab_campaign(3, batch_size=3, redundancy=2)
+    mine, theirs = started(c, "ann"), started(c, "bob")
+    assert mine.batch_id == theirs.batch_id
+    first, second, third = services.batch_items(mine)
+    now = timezone.now()
+    record_judgment(mine, second, {"choice": "a", "left": "a"}, started_at=now)
+    record_judgment(theirs, first, {"choice": "a", "left": "a"}, started_at=now)
+    items = services.batch_items(mine)
+    assert [i.pk for i in items] == [first.pk, second.pk, third.pk]
+    assert [i.order_in_batch for i in items] == [0, 1, 2]
+    assert [i.judged for i in items] == [False, True, False]
+    assert [i.judged for i in services.batch_items(theirs)] == [True, False, False]

@@ -20,7 +20,7 @@ SMALL, LARGE = 4, 300  # items, in batches of 2
 # database session store: one query per request more than with Redis sessions). A change
 # that adds a query to every request fails here on purpose: look at what it reads.
 START_QUERIES = 33  # a first visit: the worker is created, then a batch is claimed
-ITEM_PAGE_QUERIES = 3  # assignment (with campaign, batch, worker), session, batch items
+ITEM_PAGE_QUERIES = 3  # assignment (with campaign, worker), session, batch items
 SUBMIT_QUERIES = 6  # assignment, session, batch items, savepoint, INSERT, release
 
 
@@ -96,3 +96,22 @@ def test_the_last_submit_of_a_batch_closes_it_with_a_few_queries_more():
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.SUBMITTED
     assert n <= SUBMIT_QUERIES + 4  # count, close, read back; the finish task is queued
+
+
+def test_a_judgment_does_not_write_the_session():
+    # Nothing in the session changes between items: saving it would be a write to the
+    # cache and the database on every request a crowdworker makes.
+    _, _, assignment, client = start_counts("ann", busy_campaign(SMALL))
+    item = assignment.batch.items.order_by("order_in_batch").first()
+    url = reverse("annotation:submit-item", args=[assignment.public_id, item.pk])
+    with CaptureQueriesContext(connection) as queries:
+        client.post(url, {"choice": "left"})
+        page = client.get(assignment.get_absolute_url())
+    assert page.status_code == 200 and "Item 2 of 2" in page.content.decode()
+    session_writes = [
+        q["sql"]
+        for q in queries.captured_queries
+        if "django_session" in q["sql"] and not q["sql"].lstrip().upper().startswith("SELECT")
+    ]
+    assert session_writes == []
+    assert "sessionid" not in page.cookies

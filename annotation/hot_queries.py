@@ -1,0 +1,168 @@
+"""The two queries behind every page a crowdworker loads (an item, and the submit of it),
+with their SQL written once per database connection instead of compiled on every request.
+
+The ORM turns a queryset into SQL each time it is evaluated. For these two (the assignment
+with its campaign and worker, and the batch's items with a judged flag) that compilation
+was about a third of a judgment's CPU (bench/profile_serving.py), for the same text every
+time. Here the text is built from the models' metadata (tables and columns, so it follows
+the migrations), values pass through the converters the ORM would apply, and instances
+are made with ``Model.from_db`` as the ORM makes them; tests/annotation/test_hot_queries.py
+checks them against the ORM's.
+
+On PostgreSQL they run on a cursor that binds parameters on the server, so that psycopg
+prepares them (the connection's ``prepare_threshold``, evalhub/settings.py): PostgreSQL
+then parses and plans each once per connection instead of on every request. The ORM's own
+cursors bind on the client and are never prepared.
+"""
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import BooleanField, Value
+
+from .models import Assignment, Campaign, Item, Judgment, Worker
+
+
+@dataclass(frozen=True)
+class Columns:
+    """A model's concrete columns in a SELECT, and how to make an instance of them."""
+
+    model: type
+    converters: tuple  # per column: (converters, expression), as the ORM's compiler has them
+
+    @classmethod
+    def of(cls, model, connection) -> "Columns":
+        converters = []
+        for field in model._meta.concrete_fields:
+            column = field.get_col(model._meta.db_table)
+            found = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+            converters.append((tuple(found), column))
+        return cls(model, tuple(converters))
+
+    def sql(self, connection) -> str:
+        q = connection.ops.quote_name
+        table = q(self.model._meta.db_table)
+        return ", ".join(f"{table}.{q(f.column)}" for f in self.model._meta.concrete_fields)
+
+    def __len__(self):
+        return len(self.converters)
+
+    def build(self, values, connection):
+        converted = []
+        for value, (converters, expression) in zip(values, self.converters, strict=True):
+            for converter in converters:
+                value = converter(value, expression, connection)
+            converted.append(value)
+        return self.model.from_db(connection.alias, None, converted)
+
+
+@dataclass(frozen=True)
+class AssignmentQuery:
+    sql: str
+    assignment: Columns
+    campaign: Columns
+    worker: Columns
+
+
+@dataclass(frozen=True)
+class BatchItemsQuery:
+    sql: str
+    item: Columns
+    judged: tuple  # (converters, expression)
+
+
+def _connection():
+    return connections[DEFAULT_DB_ALIAS]
+
+
+def _cursor(connection):
+    """Django's cursor (health check, thread check as usual); on PostgreSQL around a
+    server-binding psycopg cursor, which psycopg may prepare. Not while queries are logged
+    (DEBUG, tests counting them): a prepared statement's execution leaves no SQL text to log."""
+    if connection.vendor != "postgresql" or connection.queries_logged:
+        return connection.cursor()
+    import psycopg
+
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        return connection._prepare_cursor(psycopg.Cursor(connection.connection))
+
+
+@lru_cache(maxsize=64)  # one per connection: each thread of a web process has its own
+def _assignment_query(connection) -> AssignmentQuery:
+    q = connection.ops.quote_name
+    a, c, w = (Columns.of(m, connection) for m in (Assignment, Campaign, Worker))
+    assignments, campaigns, workers = (q(m._meta.db_table) for m in (Assignment, Campaign, Worker))
+    field = Assignment._meta.get_field
+    sql = (
+        f"SELECT {a.sql(connection)}, {c.sql(connection)}, {w.sql(connection)} "
+        f"FROM {assignments} "
+        f"INNER JOIN {campaigns} ON {assignments}.{q(field('campaign').column)} = "
+        f"{campaigns}.{q(Campaign._meta.pk.column)} "
+        f"LEFT OUTER JOIN {workers} ON {assignments}.{q(field('worker').column)} = "
+        f"{workers}.{q(Worker._meta.pk.column)} "
+        f"WHERE {assignments}.{q(field('public_id').column)} = %s"
+    )
+    return AssignmentQuery(sql, a, c, w)
+
+
+def assignment_with_campaign_and_worker(public_id) -> Assignment | None:
+    """The assignment with this public id, its campaign and worker loaded (as
+    ``select_related("campaign", "worker")``); None if there is none."""
+    connection = _connection()
+    query = _assignment_query(connection)
+    value = Assignment._meta.get_field("public_id").get_db_prep_value(public_id, connection)
+    with _cursor(connection) as cursor:
+        cursor.execute(query.sql, [value])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    n_a, n_c = len(query.assignment), len(query.campaign)
+    assignment = query.assignment.build(row[:n_a], connection)
+    campaign = query.campaign.build(row[n_a : n_a + n_c], connection)
+    Assignment.campaign.field.set_cached_value(assignment, campaign)
+    if assignment.worker_id is not None:
+        worker = query.worker.build(row[n_a + n_c :], connection)
+        Assignment.worker.field.set_cached_value(assignment, worker)
+    return assignment
+
+
+@lru_cache(maxsize=64)
+def _batch_items_query(connection) -> BatchItemsQuery:
+    q = connection.ops.quote_name
+    item = Columns.of(Item, connection)
+    items, judgments = q(Item._meta.db_table), q(Judgment._meta.db_table)
+    field = Judgment._meta.get_field
+    sql = (
+        f"SELECT {item.sql(connection)}, EXISTS (SELECT 1 FROM {judgments} "
+        f"WHERE {judgments}.{q(field('assignment').column)} = %s "
+        f"AND {judgments}.{q(field('item').column)} = {items}.{q(Item._meta.pk.column)}) "
+        f"FROM {items} WHERE {items}.{q(Item._meta.get_field('batch').column)} = %s "
+        f"ORDER BY {items}.{q(Item._meta.get_field('order_in_batch').column)} ASC"
+    )
+    judged = Value(False, output_field=BooleanField())
+    converters = connection.ops.get_db_converters(judged) + judged.get_db_converters(connection)
+    return BatchItemsQuery(sql, item, (tuple(converters), judged))
+
+
+def batch_items(assignment: Assignment) -> list[Item]:
+    """The items of the assignment's batch in order, each with `judged` (this assignment
+    has a judgment of it)."""
+    connection = _connection()
+    query = _batch_items_query(connection)
+    with _cursor(connection) as cursor:
+        cursor.execute(query.sql, [assignment.pk, assignment.batch_id])
+        rows = cursor.fetchall()
+    n = len(query.item)
+    converters, expression = query.judged
+    items = []
+    for row in rows:
+        item = query.item.build(row[:n], connection)
+        judged = row[n]
+        for converter in converters:
+            judged = converter(judged, expression, connection)
+        item.judged = bool(judged)
+        items.append(item)
+    return items

@@ -1,0 +1,83 @@
+"""The crowdworker pages' two queries with their SQL written once (annotation/hot_queries.py)
+load exactly what the ORM loads."""
+
+import uuid
+
+import pytest
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from annotation import hot_queries
+from annotation.allocation import next_assignment
+from annotation.models import Assignment, Item, Judgment, Worker
+from annotation.services import record_judgment
+from tests.annotation.builders import ab_campaign
+
+pytestmark = pytest.mark.django_db
+
+
+def values(instance) -> dict:
+    return {f.attname: getattr(instance, f.attname) for f in instance._meta.concrete_fields}
+
+
+def started(c, name):
+    worker = Worker.objects.create(provider="local", external_id=f"link:{name}")
+    return next_assignment(c, worker)
+
+
+def test_the_assignment_comes_with_the_campaign_and_worker_the_orm_loads(
+    django_assert_num_queries,
+):
+    c = ab_campaign(4, batch_size=2, task_config={"note": "kept"}, instructions="Read.")
+    mine = started(c, "ann")
+    expected = Assignment.objects.select_related("campaign", "worker").get(pk=mine.pk)
+    with django_assert_num_queries(1):
+        loaded = hot_queries.assignment_with_campaign_and_worker(mine.public_id)
+        assert values(loaded) == values(expected)
+        assert values(loaded.campaign) == values(expected.campaign)
+        assert values(loaded.worker) == values(expected.worker)
+    assert loaded.campaign.task_config == {"note": "kept"}
+    assert not loaded._state.adding and loaded._state.db == "default"
+
+
+def test_an_unknown_assignment_is_none_and_an_open_one_has_no_worker():
+    c = ab_campaign(2, batch_size=2)
+    assert hot_queries.assignment_with_campaign_and_worker(uuid.uuid4()) is None
+    open_slot = Assignment.objects.filter(campaign=c, worker=None).first()
+    loaded = hot_queries.assignment_with_campaign_and_worker(open_slot.public_id)
+    assert loaded.pk == open_slot.pk and loaded.worker is None
+
+
+def test_batch_items_are_the_orm_items_with_this_assignment_judged_flag():
+    c = ab_campaign(3, batch_size=3, redundancy=2)
+    mine, theirs = started(c, "ann"), started(c, "bob")
+    items = list(Item.objects.filter(batch_id=mine.batch_id).order_by("order_in_batch"))
+    now = timezone.now()
+    record_judgment(mine, items[2], {"choice": "a", "left": "a"}, started_at=now)
+    record_judgment(theirs, items[0], {"choice": "a", "left": "a"}, started_at=now)
+    mine_judged = Judgment.objects.filter(assignment_id=mine.pk, item_id=OuterRef("pk"))
+    expected = list(
+        Item.objects.filter(batch_id=mine.batch_id)
+        .annotate(judged=Exists(mine_judged))
+        .order_by("order_in_batch")
+    )
+    loaded = hot_queries.batch_items(mine)
+    assert [values(i) for i in loaded] == [values(i) for i in expected]
+    assert [i.judged for i in loaded] == [i.judged for i in expected] == [False, False, True]
+    assert all(type(i.judged) is bool for i in loaded)
+
+
+@pytest.mark.postgres
+def test_on_postgresql_the_statements_are_prepared_once_per_connection():
+    from django.db import connection
+
+    c = ab_campaign(2, batch_size=2)
+    mine = started(c, "ann")
+    for _ in range(3):
+        hot_queries.assignment_with_campaign_and_worker(mine.public_id)
+        hot_queries.batch_items(mine)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [statement for (statement,) in cursor.fetchall()]
+    assert sum("annotation_assignment" in s and "annotation_campaign" in s for s in prepared) == 1
+    assert sum("annotation_item" in s and "EXISTS" in s for s in prepared) == 1
