@@ -44,9 +44,9 @@ def framed_by_provider(view):
         response = view(request, *args, **kwargs)
         campaign = getattr(request, "annotation_campaign", None)
         provider = get_provider(campaign.provider if campaign else "local")
-        response["Content-Security-Policy"] = "frame-ancestors " + " ".join(
-            provider.frame_ancestors
-        )
+        # Replace only frame-ancestors: the site's whole policy (django-csp's middleware)
+        # still applies to the task page.
+        response._csp_replace = {"frame-ancestors": list(provider.frame_ancestors)}
         return response
 
     return xframe_options_exempt(wrapper)

@@ -68,8 +68,21 @@ def test_the_item_page_shows_progress_and_content_but_never_gold(client):
     html = page.content.decode()
     assert "Item 1 of 4" in html
     assert "explanation" not in html.lower() and "Response a answers the question" not in html
-    assert page["Content-Security-Policy"] == "frame-ancestors 'self'"
+    assert "frame-ancestors 'self'" in page["Content-Security-Policy"]
     assert "X-Frame-Options" not in page
+
+
+def test_the_item_page_keeps_the_sites_whole_content_security_policy(client):
+    c = ab_campaign(3, batch_size=4)
+    page = client.get(start(client, c)["Location"])
+    directives = dict(
+        part.strip().split(" ", 1) for part in page["Content-Security-Policy"].split(";")
+    )
+    assert directives["default-src"] == "'self'"
+    assert directives["script-src"].split()[0] == "'self'"
+    assert "unsafe-inline" not in directives["script-src"]
+    assert directives["object-src"] == "'none'"
+    assert directives["frame-ancestors"] == "'self'"
 
 
 def test_incomplete_answer_gets_an_error_and_stores_nothing(client):
