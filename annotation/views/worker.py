@@ -316,7 +316,7 @@ def done(request, public_id):
     mturk_submit = None
     if assignment.worker.provider == "mturk" and assignment.provider_ref:
         mturk_submit = external_submit_url(platform_submit_to(request, assignment))
-    return render(
+    response = render(
         request,
         "annotation/done.html",
         {
@@ -329,3 +329,7 @@ def done(request, public_id):
             "more": assignment.campaign.is_live and provider.allows_more_batches,
         },
     )
+    if mturk_submit:
+        # This page posts the finished HIT back to MTurk: the one form sent off the site.
+        response._csp_update = {"form-action": [mturk_submit]}
+    return response

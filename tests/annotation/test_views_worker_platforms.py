@@ -89,6 +89,45 @@ def test_a_forged_turk_submit_to_gets_no_post_back(client):
     assert "externalSubmit" not in html and "evil.example" not in html
 
 
+def form_action(response):
+    directives = dict(
+        part.strip().split(" ", 1) for part in response["Content-Security-Policy"].split(";")
+    )
+    return directives["form-action"].split()
+
+
+def test_the_finished_page_may_post_back_to_mturk_and_nowhere_else(client):
+    c = mturk_campaign()
+    first = c.batches.order_by("position")[0]
+    start(
+        client,
+        c,
+        assignmentId="ASG1",
+        hitId="H1",
+        workerId="AW1",
+        turkSubmitTo="https://workersandbox.mturk.com",
+        batch=first.pk,
+    )
+    page = finish(client, Assignment.objects.get(provider_ref="ASG1"))
+    assert form_action(page) == ["'self'", "https://workersandbox.mturk.com/mturk/externalSubmit"]
+
+
+def test_a_forged_turk_submit_to_adds_nothing_to_the_pages_form_action(client):
+    c = mturk_campaign()
+    first = c.batches.order_by("position")[0]
+    start(
+        client,
+        c,
+        assignmentId="ASG1",
+        hitId="H1",
+        workerId="AW1",
+        turkSubmitTo="https://evil.example",
+        batch=first.pk,
+    )
+    page = finish(client, Assignment.objects.get(provider_ref="ASG1"))
+    assert form_action(page) == ["'self'"]
+
+
 def prolific_campaign():
     return ab_campaign(
         4,
