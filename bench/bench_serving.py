@@ -550,8 +550,9 @@ def medians(rounds: list[dict]) -> dict:
     return result
 
 
-def main():
-    args = arguments()
+def setup_django(args) -> dict:
+    """The benchmark's environment in this process too, the database migrated, Django set
+    up; returns the environment (for the server processes)."""
     env = environment(args)
     os.environ.update(env)
     prepare(args, env)
@@ -560,6 +561,13 @@ def main():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
     django.setup()
     logging.getLogger("axes").setLevel(logging.WARNING)  # one line per account logged in
+    logging.getLogger("celery").setLevel(logging.WARNING)  # one line per eager task
+    return env
+
+
+def main():
+    args = arguments()
+    env = setup_django(args)
     from django.db import connections
 
     options = connections["default"].settings_dict.setdefault("OPTIONS", {})

@@ -16,7 +16,6 @@ take the most of it (cProfile). Everything is checked: each submit is stored onc
 import argparse
 import cProfile
 import io
-import os
 import pstats
 import re
 import statistics
@@ -30,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_serving import CSRF, FORM, build_campaign, environment, prepare, psql  # noqa: E402
+from bench_serving import CSRF, FORM, build_campaign, psql, setup_django  # noqa: E402
 
 
 def arguments():
@@ -228,17 +227,7 @@ def counted(fn) -> tuple[Counters, int]:
 
 def main():
     args = arguments()
-    env = environment(args)
-    os.environ.update(env)
-    prepare(args, env)
-    import django
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
-    django.setup()
-    import logging
-
-    logging.getLogger("axes").setLevel(logging.WARNING)
-    logging.getLogger("celery").setLevel(logging.WARNING)
+    setup_django(args)
     from django.db import connections
 
     from annotation.models import Judgment

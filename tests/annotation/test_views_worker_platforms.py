@@ -73,7 +73,8 @@ def test_an_accepted_hit_gives_its_batch_and_posts_back_to_mturk_after_storing(c
     assert "crowd_return.js" in html and "Do another batch" in html
 
 
-def test_a_forged_turk_submit_to_gets_no_post_back(client):
+def finished_hit_page(client, turk_submit_to):
+    """The page after the last item of a HIT accepted with this `turkSubmitTo`."""
     c = mturk_campaign()
     first = c.batches.order_by("position")[0]
     start(
@@ -82,10 +83,14 @@ def test_a_forged_turk_submit_to_gets_no_post_back(client):
         assignmentId="ASG1",
         hitId="H1",
         workerId="AW1",
-        turkSubmitTo="https://evil.example",
+        turkSubmitTo=turk_submit_to,
         batch=first.pk,
     )
-    html = finish(client, Assignment.objects.get(provider_ref="ASG1")).content.decode()
+    return finish(client, Assignment.objects.get(provider_ref="ASG1"))
+
+
+def test_a_forged_turk_submit_to_gets_no_post_back(client):
+    html = finished_hit_page(client, turk_submit_to="https://evil.example").content.decode()
     assert "externalSubmit" not in html and "evil.example" not in html
 
 
@@ -97,34 +102,12 @@ def form_action(response):
 
 
 def test_the_finished_page_may_post_back_to_mturk_and_nowhere_else(client):
-    c = mturk_campaign()
-    first = c.batches.order_by("position")[0]
-    start(
-        client,
-        c,
-        assignmentId="ASG1",
-        hitId="H1",
-        workerId="AW1",
-        turkSubmitTo="https://workersandbox.mturk.com",
-        batch=first.pk,
-    )
-    page = finish(client, Assignment.objects.get(provider_ref="ASG1"))
+    page = finished_hit_page(client, turk_submit_to="https://workersandbox.mturk.com")
     assert form_action(page) == ["'self'", "https://workersandbox.mturk.com/mturk/externalSubmit"]
 
 
 def test_a_forged_turk_submit_to_adds_nothing_to_the_pages_form_action(client):
-    c = mturk_campaign()
-    first = c.batches.order_by("position")[0]
-    start(
-        client,
-        c,
-        assignmentId="ASG1",
-        hitId="H1",
-        workerId="AW1",
-        turkSubmitTo="https://evil.example",
-        batch=first.pk,
-    )
-    page = finish(client, Assignment.objects.get(provider_ref="ASG1"))
+    page = finished_hit_page(client, turk_submit_to="https://evil.example")
     assert form_action(page) == ["'self'"]
 
 
