@@ -136,10 +136,10 @@ def safe_score(campaign: Campaign, item: Item, payload: dict):
         return None
 
 
-def batch_items(assignment: Assignment) -> list[Item]:
-    """The items of the assignment's batch in order, each with `judged` (this assignment
-    has a judgment of it): one indexed query, whatever the campaign's size (its SQL is
-    written once: annotation/hot_queries.py)."""
+def batch_items(assignment: Assignment) -> list[hot_queries.BatchEntry]:
+    """The items of the assignment's batch in order: each entry's ``pk``, ``judged`` (this
+    assignment has a judgment of it) and ``item`` (made when asked for): one indexed query,
+    whatever the campaign's size (its SQL is written once: annotation/hot_queries.py)."""
     return hot_queries.batch_items(assignment)
 
 

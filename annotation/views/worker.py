@@ -227,11 +227,12 @@ def assignment_page(request, public_id):
     if (unusable := _unusable_response(request, assignment)) is not None:
         return unusable
     items = batch_items(assignment)
-    pending = [(n, item) for n, item in enumerate(items, 1) if not item.judged]
+    pending = [(n, entry) for n, entry in enumerate(items, 1) if not entry.judged]
     if not pending:
         submit_if_complete(assignment, len(items))
         return redirect("annotation:done", public_id=assignment.public_id)
-    position, item = pending[0]
+    position, entry = pending[0]
+    item = entry.item
     if assignment.campaign.kind.live and not chat_ended(assignment, item):
         # A live item starts with its conversation; views/chat.py imports this module.
         from .chat import chat_page
@@ -267,7 +268,7 @@ def submit_item(request, public_id, item_id):
         return unusable
     items = batch_items(assignment)
     try:
-        position, item = next((n, i) for n, i in enumerate(items, 1) if i.pk == item_id)
+        position, entry = next((n, e) for n, e in enumerate(items, 1) if e.pk == item_id)
     except StopIteration:
         return render(
             request,
@@ -275,6 +276,7 @@ def submit_item(request, public_id, item_id):
             {"campaign": assignment.campaign, "reason": "That item is not part of your batch."},
             status=400,
         )
+    item = entry.item
     kind = assignment.campaign.kind
     config = kind.clean_config(assignment.campaign.task_config)
     try:

@@ -62,9 +62,20 @@ def test_batch_items_are_the_orm_items_with_this_assignment_judged_flag():
         .order_by("order_in_batch")
     )
     loaded = hot_queries.batch_items(mine)
-    assert [values(i) for i in loaded] == [values(i) for i in expected]
-    assert [i.judged for i in loaded] == [i.judged for i in expected] == [False, False, True]
-    assert all(type(i.judged) is bool for i in loaded)
+    assert [values(entry.item) for entry in loaded] == [values(i) for i in expected]
+    assert [entry.pk for entry in loaded] == [i.pk for i in expected]
+    assert [e.judged for e in loaded] == [i.judged for i in expected] == [False, False, True]
+    assert all(type(entry.judged) is bool for entry in loaded)
+
+
+def test_a_batch_entry_makes_its_item_once_with_the_judged_flag():
+    c = ab_campaign(2, batch_size=2)
+    mine = started(c, "ann")
+    first = Item.objects.filter(batch_id=mine.batch_id).order_by("order_in_batch").first()
+    record_judgment(mine, first, {"choice": "a", "left": "a"}, started_at=timezone.now())
+    entry = hot_queries.batch_items(mine)[0]
+    assert entry.item is entry.item
+    assert entry.item.judged is True and entry.item.pk == first.pk
 
 
 @pytest.mark.postgres
