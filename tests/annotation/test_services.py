@@ -243,10 +243,10 @@ def test_batch_items_are_in_batch_order_flagged_judged_by_this_assignment_only()
     assert mine.batch_id == theirs.batch_id
     first, second, third = services.batch_items(mine)
     now = timezone.now()
-    record_judgment(mine, second, {"choice": "a", "left": "a"}, started_at=now)
-    record_judgment(theirs, first, {"choice": "a", "left": "a"}, started_at=now)
+    record_judgment(mine, second.item, {"choice": "a", "left": "a"}, started_at=now)
+    record_judgment(theirs, first.item, {"choice": "a", "left": "a"}, started_at=now)
     items = services.batch_items(mine)
     assert [i.pk for i in items] == [first.pk, second.pk, third.pk]
-    assert [i.order_in_batch for i in items] == [0, 1, 2]
+    assert [i.item.order_in_batch for i in items] == [0, 1, 2]
     assert [i.judged for i in items] == [False, True, False]
     assert [i.judged for i in services.batch_items(theirs)] == [True, False, False]
