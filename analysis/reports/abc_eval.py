@@ -26,7 +26,7 @@ from analysis.stats.behaviour import (
 )
 
 from .common import Progress, report_progress
-from .data import BehaviourData, NothingToAnalyse
+from .data import BehaviourData, NothingToAnalyse, plain_rows
 from .dimensional import sensitivity_rows
 
 # Figure 4 (undesirable behaviours); every other label is one of Figure 5's.
@@ -53,14 +53,8 @@ def label_group(label: str) -> str:
 def behaviour_judgments(data: BehaviourData) -> list[BehaviourJudgment]:
     return [
         BehaviourJudgment(conversation, system, turn, annotation, label, bool(present))
-        for conversation, system, turn, annotation, label, present in zip(
-            data.conversation.tolist(),
-            data.system.tolist(),
-            data.turn.tolist(),
-            data.annotation.tolist(),
-            data.label.tolist(),
-            data.present.tolist(),
-            strict=True,
+        for conversation, system, turn, annotation, label, present in plain_rows(
+            data, "conversation", "system", "turn", "annotation", "label", "present"
         )
     ]
 

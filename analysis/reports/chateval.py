@@ -32,7 +32,7 @@ from analysis.stats.pairwise import adjust_pvalues
 from analysis.stats.proportions import sign_test_from_counts, wilson_interval
 
 from .common import category_codes
-from .data import ABData
+from .data import ABData, plain_rows
 
 ORDER = ("b", "tie", "a")
 
@@ -85,12 +85,7 @@ def _baselines(data: ABData, params: dict) -> list[dict]:
 def chateval_section(data: ABData, params: dict) -> dict:
     by_item: dict[int, dict[int, str]] = defaultdict(dict)
     judged = ~data.automatic
-    for item, worker, choice in zip(
-        data.item[judged].tolist(),
-        data.worker[judged].tolist(),
-        data.choice[judged].tolist(),
-        strict=True,
-    ):
+    for item, worker, choice in plain_rows(data, "item", "worker", "choice", where=judged):
         by_item[item].setdefault(worker, choice)
     first, second = [], []
     for choices in by_item.values():

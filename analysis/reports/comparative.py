@@ -23,7 +23,7 @@ from analysis.stats.agreement import krippendorff_alpha_bca
 from analysis.stats.comparative import ComparativeJudgment, comparative_results
 
 from .common import Progress, report_progress
-from .data import ComparativeData, NothingToAnalyse
+from .data import ComparativeData, NothingToAnalyse, plain_rows
 from .dimensional import sensitivity_rows
 
 OUTCOME = {"a": "a", "b": "b", "neither": "tie"}
@@ -34,12 +34,8 @@ ORDINAL = {"a": 1, "neither": 0, "b": -1}
 def comparative_judgments(data: ComparativeData) -> list[ComparativeJudgment]:
     return [
         ComparativeJudgment(a, b, dimension, OUTCOME[choice])
-        for a, b, dimension, choice in zip(
-            data.system_a.tolist(),
-            data.system_b.tolist(),
-            data.dimension.tolist(),
-            data.choice.tolist(),
-            strict=True,
+        for a, b, dimension, choice in plain_rows(
+            data, "system_a", "system_b", "dimension", "choice"
         )
         if a != b
     ]
@@ -51,9 +47,7 @@ def _share(share) -> dict:
 
 def _agreement(data: ComparativeData, params: dict, warnings: list[str]) -> list[dict]:
     units: dict[str, dict[int, list[int]]] = {}
-    for item, dimension, choice in zip(
-        data.item.tolist(), data.dimension.tolist(), data.choice.tolist(), strict=True
-    ):
+    for item, dimension, choice in plain_rows(data, "item", "dimension", "choice"):
         units.setdefault(dimension, {}).setdefault(item, []).append(ORDINAL[choice])
     rows = []
     for dimension in sorted(units):

@@ -44,6 +44,15 @@ def column(values, dtype) -> np.ndarray:
     return array
 
 
+def plain_rows(data, *names: str, where=None):
+    """The named columns of ``data`` zipped row by row as plain Python values (``tolist``),
+    as the statistics and the result expect; ``where`` keeps the rows of a boolean mask."""
+    columns = (getattr(data, name) for name in names)
+    if where is not None:
+        columns = (column[where] for column in columns)
+    return zip(*(column.tolist() for column in columns), strict=True)
+
+
 def _set_columns(data, dtypes: dict) -> None:
     """Replace each named field of the frozen dataclass by its read-only array."""
     for name, dtype in dtypes.items():

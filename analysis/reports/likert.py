@@ -21,21 +21,15 @@ import numpy as np
 from analysis.stats.likert import LikertScore, likert_agreement, likert_comparisons, likert_means
 
 from .common import Progress, report_progress
-from .data import LikertData, NothingToAnalyse
+from .data import LikertData, NothingToAnalyse, plain_rows
 from .dimensional import sensitivity_rows
 
 
 def likert_scores(data: LikertData) -> list[LikertScore]:
     return [
         LikertScore(conversation, system, annotation, dimension, float(score), turn)
-        for conversation, system, annotation, dimension, score, turn in zip(
-            data.conversation.tolist(),
-            data.system.tolist(),
-            data.annotation.tolist(),
-            data.dimension.tolist(),
-            data.score.tolist(),
-            data.turn.tolist(),
-            strict=True,
+        for conversation, system, annotation, dimension, score, turn in plain_rows(
+            data, "conversation", "system", "annotation", "dimension", "score", "turn"
         )
     ]
 

@@ -36,7 +36,7 @@ from .common import (
     report_progress,
     stability_section,
 )
-from .data import HUMAN, NothingToAnalyse, SpotTheBotData
+from .data import HUMAN, NothingToAnalyse, SpotTheBotData, plain_rows
 
 
 def spot_the_bot_report(data: SpotTheBotData, params: dict, progress: Progress | None) -> dict:
@@ -309,15 +309,7 @@ def _spot_the_bot_agreement(data: SpotTheBotData, params: dict, warnings: list[s
     entities = []
     units: dict[tuple, list[int]] = defaultdict(list)
     # Plain Python values, as the agreement statistics and the result expect.
-    rows = zip(
-        data.conversation.tolist(),
-        data.exchanges.tolist(),
-        data.speaker.tolist(),
-        data.worker.tolist(),
-        data.system.tolist(),
-        data.label.tolist(),
-        strict=True,
-    )
+    rows = plain_rows(data, "conversation", "exchanges", "speaker", "worker", "system", "label")
     for conversation, exchanges, speaker, worker, system, label in rows:
         unit = f"{conversation}@{exchanges}"
         key = (unit, speaker, worker)

@@ -40,7 +40,14 @@ from analysis.stats.validity import backward_elimination, predictive_validity
 from .abc_eval import behaviour_section
 from .common import Progress, report_progress
 from .comparative import comparative_section
-from .data import BehaviourData, ComparativeData, LikertData, NothingToAnalyse, StudyData
+from .data import (
+    BehaviourData,
+    ComparativeData,
+    LikertData,
+    NothingToAnalyse,
+    StudyData,
+    plain_rows,
+)
 from .likert import likert_section
 
 QUALITY = "quality"
@@ -53,9 +60,7 @@ NOTE = (
 def _behaviour_metrics(data: BehaviourData) -> dict[str, dict[str, float]]:
     """Per label, per conversation: the share of its annotated bot turns with the label."""
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    for conversation, label, present in zip(
-        data.conversation.tolist(), data.label.tolist(), data.present.tolist(), strict=True
-    ):
+    for conversation, label, present in plain_rows(data, "conversation", "label", "present"):
         tally = counts[(label, conversation)]
         tally[0] += int(present)
         tally[1] += 1
@@ -68,12 +73,8 @@ def _behaviour_metrics(data: BehaviourData) -> dict[str, dict[str, float]]:
 def _likert_metrics(data: LikertData) -> dict[str, dict[str, float]]:
     """Per dimension, per conversation: the mean dialogue-level rating."""
     ratings: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for conversation, dimension, score, turn in zip(
-        data.conversation.tolist(),
-        data.dimension.tolist(),
-        data.score.tolist(),
-        data.turn.tolist(),
-        strict=True,
+    for conversation, dimension, score, turn in plain_rows(
+        data, "conversation", "dimension", "score", "turn"
     ):
         if turn is None:
             ratings[(dimension, conversation)].append(score)
@@ -123,9 +124,7 @@ def _comparative_rows(data: ComparativeData):
     """Per judgment with a quality verdict other than neither: 1 if b is better, and each
     other dimension's verdict as +1 (b better), -1 (a better) or 0."""
     verdicts: dict[int, dict[str, str]] = defaultdict(dict)
-    for annotation, dimension, choice in zip(
-        data.annotation.tolist(), data.dimension.tolist(), data.choice.tolist(), strict=True
-    ):
+    for annotation, dimension, choice in plain_rows(data, "annotation", "dimension", "choice"):
         verdicts[annotation][dimension] = choice
     sign = {"b": 1.0, "a": -1.0, "neither": 0.0}
     rows = [v for v in verdicts.values() if v.get(QUALITY) in ("a", "b")]

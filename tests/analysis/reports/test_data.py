@@ -8,6 +8,7 @@ from analysis.reports.data import (
     LikertData,
     SpotTheBotData,
     column,
+    plain_rows,
 )
 
 FEATURES = ("sensibleness", "fluency")
@@ -168,3 +169,18 @@ def test_dimensional_data_without_entries_is_empty():
 def test_a_column_must_be_one_dimensional():
     with pytest.raises(ValueError, match="one-dimensional"):
         column(((1, 2), (3, 4)), np.int64)
+
+
+def test_plain_rows_zip_named_columns_as_python_values_under_an_optional_mask():
+    data = ABData(
+        subject="s",
+        item=(1, 2),
+        worker=(7, -1),
+        system_a=("x", "x"),
+        system_b=("y", "y"),
+        choice=("a", "tie"),
+        automatic=(False, True),
+    )
+    assert list(plain_rows(data, "item", "choice")) == [(1, "a"), (2, "tie")]
+    assert list(plain_rows(data, "worker", where=~data.automatic)) == [(7,)]
+    assert all(type(item) is int for item, _ in plain_rows(data, "item", "choice"))
