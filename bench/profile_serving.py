@@ -106,6 +106,15 @@ class Browser:
         return status_headers["status"], headers, content.decode()
 
 
+def follow(browser: Browser, status: int, headers: dict) -> tuple[str, str]:
+    """The page a redirect answer points to, and its path."""
+    assert status == 302, status
+    path = urlsplit(headers["location"]).path
+    status, _, page = browser.request("GET", path)
+    assert status == 200, status
+    return path, page
+
+
 def judgment(browser: Browser, page_path: str, page: str) -> tuple[str, str]:
     """Submit the item on `page` and follow the redirect; the next page and its path."""
     form = FORM.search(page)
@@ -116,11 +125,7 @@ def judgment(browser: Browser, page_path: str, page: str) -> tuple[str, str]:
         {"csrfmiddlewaretoken": token, "choice": "left", "client_ms": "900"},
         referer=f"http://127.0.0.1:8000{page_path}",
     )
-    assert status == 302, status
-    path = urlsplit(headers["location"]).path
-    status, _, page = browser.request("GET", path)
-    assert status == 200, status
-    return path, page
+    return follow(browser, status, headers)
 
 
 class Counters:
@@ -164,11 +169,7 @@ class Counters:
 def start(browser: Browser, slug: str) -> tuple[str, str]:
     """The start link and the first item it redirects to."""
     status, headers, _ = browser.request("GET", f"/work/{slug}/")
-    assert status == 302, status
-    path = urlsplit(headers["location"]).path
-    status, _, page = browser.request("GET", path)
-    assert status == 200, status
-    return path, page
+    return follow(browser, status, headers)
 
 
 class Costs:
