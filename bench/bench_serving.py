@@ -13,8 +13,10 @@ A simulated crowdworker is a logged-in account with its own browser: plain ``htt
 (the load generator shares the machine's cores with the server, and ``requests`` costs
 several times more CPU per request), a fresh connection per request, its cookies. It opens
 the campaign's start link (a *batch fetch*: the start link and its redirect to the first
-item), submits every item (the POST and its redirect to the next item are one *judgment*,
-timed together) and starts again.
+item), submits every item and starts again. A *judgment* is what a browser does to answer
+an item and see the next one, timed as a whole: with the task page's script, as browsers
+run it, one POST answered with the next item in place (annotation/views/in_place.py);
+with ``--no-script``, a plain form post and its redirect to the next item.
 
 Two measurements, because they answer different questions:
 
@@ -83,6 +85,11 @@ def arguments():
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--cache", default="redis://127.0.0.1:6379/7")
     parser.add_argument("--keep-db", action="store_true", help="do not drop the database")
+    parser.add_argument(
+        "--no-script",
+        action="store_true",
+        help="browsers without the task page's script: each judgment a post and a redirect",
+    )
     parser.add_argument("--label", default="", help="recorded with the figures")
     return parser.parse_args()
 
@@ -211,9 +218,10 @@ class Browser:
     would fail a POST. Cookies are kept by name whatever their flags: DEBUG=0 marks them
     Secure, and this plain-HTTP client must still send them back."""
 
-    def __init__(self, port: int, session_id: str | None = None):
+    def __init__(self, port: int, session_id: str | None = None, script: bool = True):
         self.port = port
         self.cookies = {"sessionid": session_id} if session_id else {}
+        self.script = script
 
     def request(self, method: str, path: str, body: bytes | None = None, headers=None):
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
@@ -229,37 +237,42 @@ class Browser:
         for cookie in response.headers.get_all("Set-Cookie") or ():
             name, _, rest = cookie.partition("=")
             self.cookies[name.strip()] = rest.split(";", 1)[0]
-        return response.status, response.headers.get("Location", ""), content.decode()
+        return response.status, response.headers, content.decode()
 
     def get(self, path: str) -> tuple[int, str, str]:
         """(status, path, page) after following redirects."""
         for _ in range(5):
-            status, location, page = self.request("GET", path)
+            status, headers, page = self.request("GET", path)
             if status not in (301, 302, 303):
                 return status, path, page
-            path = urlsplit(location).path
+            path = urlsplit(headers["Location"]).path
         raise Failed(f"too many redirects from {path}")
 
     def submit(self, path: str, page: str) -> tuple[str, str]:
-        """Answer the item on `page` and follow the redirect: the next page and its path."""
+        """Answer the item on `page` as the page's script does (or, without the script, as
+        a plain form post, following its redirect): the next page and its path."""
         form, token = FORM.search(page), CSRF.search(page)
         if form is None or token is None:
             raise Failed(f"no form on {path}: {page[:200]}")
         body = urlencode(
             {"csrfmiddlewaretoken": token.group(1), "choice": "left", "client_ms": "900"}
         ).encode()
-        status, location, text = self.request(
-            "POST",
-            form.group(1),
-            body,
-            {
-                "Content-Type": "application/x-www-form-urlencoded",
-                "Referer": f"http://127.0.0.1:{self.port}{path}",
-            },
-        )
-        if status != 302:
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Referer": f"http://127.0.0.1:{self.port}{path}",
+        }
+        if self.script:
+            headers["X-EvalHub-In-Place"] = "1"
+        status, answer, text = self.request("POST", form.group(1), body, headers)
+        if self.script and status == 200:
+            return urlsplit(answer["X-EvalHub-Location"]).path, text  # the next item, in place
+        if self.script and status == 204:
+            target = answer["X-EvalHub-Redirect"]  # the batch is done: the script navigates
+        elif not self.script and status == 302:
+            target = answer["Location"]
+        else:
             raise Failed(f"submit: {status} {form.group(1)} {text[:200]}")
-        status, path, page = self.get(urlsplit(location).path)
+        status, path, page = self.get(urlsplit(target).path)
         if status != 200:
             raise Failed(f"after submit: {status} {path} {page[:200]}")
         return path, page
@@ -269,8 +282,8 @@ class Crowdworker:
     """A logged-in account working in one campaign: its browser and the page in front of
     it."""
 
-    def __init__(self, port: int, slug: str, session_id: str):
-        self.browser = Browser(port, session_id)
+    def __init__(self, port: int, slug: str, session_id: str, script: bool):
+        self.browser = Browser(port, session_id, script)
         self.slug = slug
         self.path = self.page = None
 
@@ -297,7 +310,7 @@ class Run:
     def __init__(self, deadline: float):
         self.deadline = deadline
         self.lock = threading.Lock()
-        self.latencies: list[float] = []  # judgments: POST + redirect to the next page
+        self.latencies: list[float] = []  # judgments: answer posted, next page in hand
         self.batch_latencies: list[float] = []  # start link + first item
         self.acknowledged = 0
         self.errors: list[str] = []
@@ -592,7 +605,7 @@ def main():
     rounds = {"bare": [], **{n: [] for n in sizes}}
     steady = {}
     workers = {
-        n: [Crowdworker(port, campaign.slug, s) for s in sessions]
+        n: [Crowdworker(port, campaign.slug, s, not args.no_script) for s in sessions]
         for n, (campaign, sessions) in campaigns.items()
     }
     anonymous = [Browser(port) for _ in range(args.clients)]
@@ -644,6 +657,12 @@ def main():
     reference = medians(rounds["bare"])
     results = {n: medians(rounds[n]) for n in sizes}
     gunicorn = f"{args.gunicorn_workers} workers x {args.threads} threads"
+    judgment = (
+        "a plain form post and its redirect (--no-script)"
+        if args.no_script
+        else "one post answered in place (the task page's script)"
+    )
+    print(f"a judgment: {judgment}")
     print(
         f"saturation (closed loop, {args.clients} clients, no think time), medians of "
         f"{args.rounds} rounds, {args.seconds:.0f} s each; gunicorn {gunicorn}"
@@ -656,7 +675,7 @@ def main():
     for n, r in results.items():
         print(
             f"  {n:>6} items: {r['per_second']} judgments/s, "
-            f"submit+next p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, p99 {r['p99_ms']} ms, "
+            f"judgment p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, p99 {r['p99_ms']} ms, "
             f"batch fetch p50 {r['batch_p50_ms']} ms; "
             f"one judgment = {r['cost_in_bare_requests']} bare requests "
             f"(gunicorn CPU {r['server_cpu_ms']} ms = {r['server_cpu_in_bare_requests']} bare; "
@@ -692,6 +711,7 @@ def main():
         "serving",
         label=args.label,
         client="http.client",
+        judgment="form post + redirect" if args.no_script else "in place",
         clients=args.clients,
         seconds=args.seconds,
         rounds=args.rounds,

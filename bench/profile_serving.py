@@ -6,8 +6,9 @@ Redis cache and sessions), as gunicorn calls it for each request.
 Run from the repository root: ``.venv/bin/python bench/profile_serving.py [--help]``.
 
 It builds an A/B campaign and one logged-in crowdworker, then repeats judgments (a submit
-POST and the GET of the next item it redirects to, with the CSRF token of the page) and,
-for reference, the bare login page. Printed per request: CPU time (process time, which
+POST with the CSRF token of the page, answered with the next item in place as the task
+page's script asks; with ``--no-script``, a plain POST and the GET of the next item it
+redirects to) and, for reference, the bare login page. Printed per request: CPU time (process time, which
 other load on the machine inflates far less than wall time), SQL statements and Redis
 commands, the judgment's cost in bare requests, and with ``--profile`` the functions that
 take the most of it (cProfile). Everything is checked: each submit is stored once.
@@ -49,6 +50,9 @@ def arguments():
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--verbose", action="store_true", help="print one judgment's SQL")
     parser.add_argument("--keep-db", action="store_true", help="do not drop the database")
+    parser.add_argument(
+        "--no-script", action="store_true", help="judgments as plain form posts and redirects"
+    )
     # build_campaign and environment read these.
     parser.set_defaults(clients=1)
     return parser.parse_args()
@@ -57,9 +61,10 @@ def arguments():
 class Browser:
     """One crowdworker's browser, talking WSGI to the application."""
 
-    def __init__(self, application, session_id: str | None):
+    def __init__(self, application, session_id: str | None, script: bool = True):
         self.application = application
         self.cookies = {"sessionid": session_id} if session_id else {}
+        self.script = script
 
     def request(self, method: str, path: str, form: dict | None = None, referer: str = ""):
         body = urlencode(form or {}).encode()
@@ -85,6 +90,8 @@ class Browser:
             environ["CONTENT_TYPE"] = "application/x-www-form-urlencoded"
             environ["CONTENT_LENGTH"] = str(len(body))
             environ["HTTP_REFERER"] = referer
+            if self.script:
+                environ["HTTP_X_EVALHUB_IN_PLACE"] = "1"
         status_headers = {}
 
         def start_response(status, headers, exc_info=None):
@@ -107,24 +114,27 @@ class Browser:
 
 
 def follow(browser: Browser, status: int, headers: dict) -> tuple[str, str]:
-    """The page a redirect answer points to, and its path."""
-    assert status == 302, status
-    path = urlsplit(headers["location"]).path
+    """The page a redirect answer (or its in-place form) points to, and its path."""
+    assert status in (302, 204), status
+    path = urlsplit(headers["location" if status == 302 else "x-evalhub-redirect"]).path
     status, _, page = browser.request("GET", path)
     assert status == 200, status
     return path, page
 
 
 def judgment(browser: Browser, page_path: str, page: str) -> tuple[str, str]:
-    """Submit the item on `page` and follow the redirect; the next page and its path."""
+    """Submit the item on `page`; the next page (in place, or after the redirect) and its
+    path."""
     form = FORM.search(page)
     token = CSRF.search(page).group(1)
-    status, headers, _ = browser.request(
+    status, headers, text = browser.request(
         "POST",
         form.group(1),
         {"csrfmiddlewaretoken": token, "choice": "left", "client_ms": "900"},
         referer=f"http://127.0.0.1:8000{page_path}",
     )
+    if status == 200:
+        return urlsplit(headers["x-evalhub-location"]).path, text
     return follow(browser, status, headers)
 
 
@@ -237,7 +247,7 @@ def main():
     try:
         campaign, (session_id,) = build_campaign("profile", args.items, 1)
         connections.close_all()
-        worker = Browser(application, session_id)
+        worker = Browser(application, session_id, script=not args.no_script)
         anonymous = Browser(application, None)
         size = campaign.batch_size
         login = lambda: anonymous.request("GET", "/accounts/login/")  # noqa: E731
@@ -277,7 +287,7 @@ def main():
             )
 
         print(f"{args.batches} batches of {size} on a {args.items}-item campaign; per request:")
-        line("judgment (submit + next item)", costs.per_batch("judgment"), "judgment")
+        line("judgment (submit, next item)", costs.per_batch("judgment"), "judgment")
         line("last judgment (submit + done page)", costs.per_batch("last"), "last")
         line("batch fetch (start link + item 1)", costs.per_batch("start"), "start")
         line("bare GET /accounts/login/", bare_cpu, "bare")

@@ -32,6 +32,7 @@ from ..models import Assignment, Campaign, Invitation
 from ..services import batch_items, record_judgment, submit_if_complete
 from ..training import needs_training
 from ..visibility import PRIVATE_REFUSAL, is_public, may_serve
+from .in_place import answers_in_place, shown_in_place, wants_in_place
 
 STARTED_SALT = "annotation.item-started"
 
@@ -262,6 +263,7 @@ def _client_ms(request) -> int | None:
 
 @framed_by_provider
 @require_POST
+@answers_in_place
 def submit_item(request, public_id, item_id):
     assignment = own_assignment(request, public_id)
     if (unusable := _unusable_response(request, assignment, status=409)) is not None:
@@ -282,7 +284,7 @@ def submit_item(request, public_id, item_id):
     try:
         payload = kind.parse_assignment_payload(assignment, item, config, request.POST)
     except PayloadInvalid as invalid:
-        return _item_page(
+        page = _item_page(
             request,
             assignment,
             item,
@@ -292,6 +294,7 @@ def submit_item(request, public_id, item_id):
             errors=invalid.errors,
             status=400,
         )
+        return shown_in_place(page, assignment.get_absolute_url(), request)
     record_judgment(
         assignment,
         item,
@@ -299,12 +302,16 @@ def submit_item(request, public_id, item_id):
         started_at=_started_at(request, assignment, item),
         client_duration_ms=_client_ms(request),
     )
+    pending = [(n, e) for n, e in enumerate(items, 1) if not e.judged and e.pk != item.pk]
     # Counted again only when this submit looks like the batch's last: a submit racing
     # this one in another tab is caught by the next page, which closes a complete batch.
-    if all(i.judged for i in items if i.pk != item.pk) and submit_if_complete(
-        assignment, len(items)
-    ):
+    if not pending and submit_if_complete(assignment, len(items)):
         return redirect("annotation:done", public_id=assignment.public_id)
+    if pending and wants_in_place(request) and not kind.live:
+        # The page the redirect would show, without the second request (views/in_place.py).
+        position, entry = pending[0]
+        page = _item_page(request, assignment, entry.item, position, len(items))
+        return shown_in_place(page, assignment.get_absolute_url(), request)
     return redirect(assignment)
 
 

@@ -3,12 +3,15 @@
 // - keyboard shortcuts: a label with data-key="1" is chosen by pressing 1. On pages with
 //   several questions, each question is a [data-choice-group] and keys go to the first one
 //   still unanswered; Enter submits;
-// - marks the chosen card, and refuses a double submit.
+// - marks the chosen card, and refuses a double submit;
+// - posts the answer and shows the next item in place, in one round trip instead of a
+//   post and a redirect (annotation/views/in_place.py). If the post cannot be sent, the
+//   form is submitted the plain way, so no answer is lost.
 (function () {
   "use strict";
-  var form = document.querySelector("form.task-form");
-  if (!form) return;
-  var shownAt = performance.now();
+  var form = null;
+  var shownAt = 0;
+  var sent = false;
 
   function groups() {
     var found = form.querySelectorAll("[data-choice-group]");
@@ -26,9 +29,64 @@
     });
   }
 
-  form.addEventListener("change", refreshSelected);
+  function show(html, address) {
+    var page = new DOMParser().parseFromString(html, "text/html");
+    document.title = page.title;
+    // Scripts of a parsed document do not run when moved here: this one stays in charge.
+    document.body.replaceWith(page.body);
+    if (address) history.replaceState(null, "", address);
+    window.scrollTo(0, 0);
+    var main = document.querySelector("main");
+    if (main) main.focus({ preventScroll: true });
+    setUp();
+  }
+
+  function postInPlace(event) {
+    event.preventDefault();
+    var posting = form;
+    fetch(posting.action, {
+      method: "POST",
+      body: new URLSearchParams(new FormData(posting, event.submitter)),
+      headers: { "X-EvalHub-In-Place": "1" },
+      credentials: "same-origin",
+    })
+      .then(function (response) {
+        var target = response.headers.get("X-EvalHub-Redirect");
+        if (target) return window.location.assign(target);
+        if (response.redirected) return window.location.assign(response.url);
+        return response.text().then(function (html) {
+          show(html, response.headers.get("X-EvalHub-Location"));
+        });
+      })
+      .catch(function () {
+        // Not sent, or no answer: the plain post stores the judgment once, whichever.
+        posting.submit();
+      });
+  }
+
+  function onSubmit(event) {
+    if (sent) { event.preventDefault(); return; }
+    sent = true;
+    var ms = form.querySelector("input[name=client_ms]");
+    if (ms) ms.value = String(Math.round(performance.now() - shownAt));
+    if (form.hasAttribute("data-in-place") && window.fetch) postInPlace(event);
+    // Disabled after FormData read the form: a disabled submitter would not be sent.
+    var button = form.querySelector("button[type=submit]");
+    if (button) button.disabled = true;
+  }
+
+  function setUp() {
+    form = document.querySelector("form.task-form");
+    if (!form) return;
+    shownAt = performance.now();
+    sent = false;
+    form.addEventListener("change", refreshSelected);
+    form.addEventListener("submit", onSubmit);
+    refreshSelected();
+  }
 
   document.addEventListener("keydown", function (event) {
+    if (!form || !form.isConnected) return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     var target = event.target;
     if (target && (target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text"))) return;
@@ -49,14 +107,5 @@
     }
   });
 
-  var sent = false;
-  form.addEventListener("submit", function (event) {
-    if (sent) { event.preventDefault(); return; }
-    sent = true;
-    var ms = form.querySelector("input[name=client_ms]");
-    if (ms) ms.value = String(Math.round(performance.now() - shownAt));
-    var button = form.querySelector("button[type=submit]");
-    if (button) button.disabled = true;
-  });
-  refreshSelected();
+  setUp();
 })();

@@ -34,3 +34,37 @@ def test_participant_compares_responses_and_gets_the_completion_code(page, scree
     judgments = Judgment.objects.filter(assignment=assignment)
     assert judgments.count() == 3
     assert all(j.client_duration_ms is not None for j in judgments)
+
+
+def test_each_answer_is_one_request_and_the_next_item_comes_in_place(page):
+    campaign = ab_campaign(3, batch_size=3, redundancy=1)
+    page.goto(f"/work/{campaign.slug}/?worker=p-ab-2")
+    page.get_by_text("Item 1 of 3").wait_for()
+    address = page.url
+    sent = []
+    page.on("request", lambda request: sent.append((request.method, request.resource_type)))
+    for n in (1, 2):
+        page.locator("label.tie").click()
+        page.get_by_role("button", name="Next").click()
+        page.get_by_text(f"Item {n + 1} of 3").wait_for()
+    # Two answers, two posts by the script, and no page loaded: the URL never changed.
+    assert sent == [("POST", "fetch"), ("POST", "fetch")]
+    assert page.url == address
+    assert Judgment.objects.filter(worker__external_id="link:p-ab-2").count() == 2
+
+
+def test_an_answer_the_script_cannot_send_is_posted_the_plain_way_and_stored_once(page):
+    campaign = ab_campaign(2, batch_size=2, redundancy=1)
+    page.goto(f"/work/{campaign.slug}/?worker=p-ab-3")
+    page.get_by_text("Item 1 of 2").wait_for()
+    page.route(
+        "**/items/**",
+        lambda route: (
+            route.abort() if route.request.headers.get("x-evalhub-in-place") else route.continue_()
+        ),
+    )
+    page.locator("label.tie").click()
+    page.get_by_role("button", name="Next").click()
+    page.get_by_text("Item 2 of 2").wait_for()
+    judgments = Judgment.objects.filter(worker__external_id="link:p-ab-3")
+    assert [j.payload["choice"] for j in judgments] == ["tie"]

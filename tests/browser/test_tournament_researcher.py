@@ -88,7 +88,8 @@ def judge_everything(browser, base_url, worker) -> int:
             for feature in FEATURES:
                 page.locator(f'input[name="better_{feature}"][value="none"]').check()
             page.locator("form.task-form button[type=submit]").last.click()
-            page.wait_for_load_state()
+            # The next item comes in place (no page load), or the page leaves for the end.
+            expect(page.locator(f'form.task-form[action="{action}"]')).to_have_count(0)
         page.get_by_text("Prolific: thanks").wait_for()
         batches += 1
         page.goto(start())
