@@ -164,7 +164,8 @@ STORAGES = {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
             if DEBUG
-            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            # WhiteNoise's manifest storage, each URL worked out once.
+            else "evalhub.static_storage.StaticFilesStorage"
         )
     },
 }
