@@ -1,0 +1,28 @@
+"""Pieces of the item page (templates/annotation/assignment.html) that are the same on
+every page of a kind, built once instead of on every render.
+
+- ``{% kind_shortcuts kind %}``: the keyboard shortcuts line of the instructions, "" for a
+  kind without shortcuts. A template loop of a dozen nodes rendered it on every page, a
+  tenth of the page's rendering (bench/profile_serving.py); a kind's shortcuts are fixed.
+"""
+
+from functools import lru_cache
+
+from django import template
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+register = template.Library()
+
+
+@lru_cache(maxsize=32)
+def shortcuts_line(shortcuts: tuple[tuple[str, str], ...]) -> SafeString:
+    if not shortcuts:
+        return SafeString("")
+    keys = format_html_join(" · ", "<kbd>{}</kbd> {}", shortcuts)
+    return format_html('<p class="shortcuts">Keyboard: {}, <kbd>Enter</kbd> next.</p>', keys)
+
+
+@register.simple_tag
+def kind_shortcuts(kind) -> SafeString:
+    return shortcuts_line(tuple(tuple(pair) for pair in kind.shortcuts))
