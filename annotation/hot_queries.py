@@ -19,30 +19,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import BooleanField, Model, Value
-from django.db.models.base import ModelState
-from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
-from django.db.models.query_utils import DeferredAttribute
-from django.db.models.signals import post_init, pre_init
+from django.db.models import BooleanField, Value
 
 from .models import Assignment, Campaign, Item, Judgment, Worker
-
-
-def _plain_init(model) -> bool:
-    """Whether ``model.from_db`` of a full row comes down to setting each column's attribute
-    in the instance's ``__dict__``: Model's own ``__init__`` and ``from_db``, and on each
-    column the ORM's plain descriptor (a ForeignKey's only clears a cached related object,
-    which a new instance has not). pre_init and post_init listeners are checked per build."""
-    if model.__init__ is not Model.__init__ or model.from_db.__func__ is not Model.from_db.__func__:
-        return False
-    descriptors = (DeferredAttribute, ForeignKeyDeferredAttribute)
-    return all(
-        type(model.__dict__.get(f.attname)) in descriptors for f in model._meta.concrete_fields
-    )
-
-
-def _listened(signal, model) -> bool:
-    return bool(signal.receivers) and signal.has_listeners(model)
 
 
 @dataclass(frozen=True)
@@ -51,10 +30,6 @@ class Columns:
 
     model: type
     converters: tuple  # per column: (converters, expression), as the ORM's compiler has them
-    # (position, converters, expression) of the columns that have converters
-    converted: tuple = ()
-    # The columns' attribute names when an instance can be made without Model.__init__.
-    attnames: tuple | None = None
 
     @classmethod
     def of(cls, model, connection) -> "Columns":
@@ -63,11 +38,7 @@ class Columns:
             column = field.get_col(model._meta.db_table)
             found = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
             converters.append((tuple(found), column))
-        converted = tuple((n, c, e) for n, (c, e) in enumerate(converters) if c)
-        attnames = (
-            tuple(f.attname for f in model._meta.concrete_fields) if _plain_init(model) else None
-        )
-        return cls(model, tuple(converters), converted, attnames)
+        return cls(model, tuple(converters))
 
     def sql(self, connection) -> str:
         q = connection.ops.quote_name
@@ -82,25 +53,12 @@ class Columns:
         return list(self.model._meta.concrete_fields).index(field)
 
     def build(self, values, connection):
-        """The instance ``Model.from_db`` makes of this row (the ORM's converters applied)."""
-        if len(values) != len(self.converters):
-            raise ValueError(f"{len(values)} values for {len(self.converters)} columns")
-        values = list(values)
-        for n, converters, expression in self.converted:
-            value = values[n]
+        converted = []
+        for value, (converters, expression) in zip(values, self.converters, strict=True):
             for converter in converters:
                 value = converter(value, expression, connection)
-            values[n] = value
-        model = self.model
-        if self.attnames is None or _listened(pre_init, model) or _listened(post_init, model):
-            return model.from_db(connection.alias, None, values)
-        # What Model.__init__ and from_db do with a full row, without their setattr through
-        # a descriptor per column and two signals sent to nobody: a fourth of the time.
-        instance = model.__new__(model)
-        instance._state = state = ModelState()
-        state.adding, state.db = False, connection.alias
-        instance.__dict__.update(zip(self.attnames, values, strict=True))
-        return instance
+            converted.append(value)
+        return self.model.from_db(connection.alias, None, converted)
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,11 @@ import uuid
 
 import pytest
 from django.db.models import Exists, OuterRef
-from django.db.models.signals import post_init
 from django.utils import timezone
 
 from annotation import hot_queries
 from annotation.allocation import next_assignment
-from annotation.models import Assignment, Campaign, Item, Judgment, Worker
+from annotation.models import Assignment, Item, Judgment, Worker
 from annotation.services import record_judgment
 from tests.annotation.builders import ab_campaign
 
@@ -39,36 +38,6 @@ def test_the_assignment_comes_with_the_campaign_and_worker_the_orm_loads(
         assert values(loaded.worker) == values(expected.worker)
     assert loaded.campaign.task_config == {"note": "kept"}
     assert not loaded._state.adding and loaded._state.db == "default"
-
-
-def test_the_instances_are_full_and_saved_as_the_orms_are():
-    c = ab_campaign(2, batch_size=2)
-    mine = started(c, "ann")
-    loaded = hot_queries.assignment_with_campaign_and_worker(mine.public_id)
-    for instance in (loaded, loaded.campaign, loaded.worker):
-        assert instance.get_deferred_fields() == set()
-    loaded.campaign.title = "Renamed"
-    loaded.campaign.save()
-    assert type(loaded.campaign).objects.get(pk=c.pk).title == "Renamed"
-
-
-def test_a_post_init_listener_hears_the_instances_made():
-    c = ab_campaign(2, batch_size=2)
-    mine = started(c, "ann")
-    heard = []
-
-    def listener(sender, instance, **kwargs):
-        heard.append(type(instance).__name__)
-
-    post_init.connect(listener)
-    try:
-        loaded = hot_queries.assignment_with_campaign_and_worker(mine.public_id)
-        item = hot_queries.batch_items(mine)[0].item
-    finally:
-        post_init.disconnect(listener)
-    assert heard == ["Assignment", "Campaign", "Worker", "Item"]
-    assert values(loaded.campaign) == values(Campaign.objects.get(pk=c.pk))
-    assert item.judged is False
 
 
 def test_an_unknown_assignment_is_none_and_an_open_one_has_no_worker():
