@@ -5,7 +5,10 @@ Run from the repository root: ``.venv/bin/python bench/bench_serving.py [--help]
 
 The production shape (docker-compose.yml): DEBUG=0, persistent database connections
 (EVALHUB_CONN_MAX_AGE=60), the cache and sessions in Redis, gunicorn as the web service
-runs it (``--gunicorn-workers``, ``--threads``). The script creates and drops its own
+runs it (``--gunicorn-workers``, ``--threads``), and background tasks (a finished batch
+asks whether its campaign is complete) sent through Redis to a Celery worker process as
+the ``worker-collection`` service runs it; its CPU is counted with the server's. With
+``--eager`` the tasks run inside the request, as in the embedded mode (``make run``). The script creates and drops its own
 database (``evalhub_bench_serving`` unless told otherwise) and collects the static files
 once (DEBUG=0 serves them from the manifest).
 
@@ -90,8 +93,18 @@ def arguments():
         action="store_true",
         help="browsers without the task page's script: each judgment a post and a redirect",
     )
+    add_celery_arguments(parser)
     parser.add_argument("--label", default="", help="recorded with the figures")
     return parser.parse_args()
+
+
+def add_celery_arguments(parser) -> None:
+    parser.add_argument(
+        "--broker", default="redis://127.0.0.1:6379/8", help="Celery's broker (emptied)"
+    )
+    parser.add_argument(
+        "--eager", action="store_true", help="no broker: tasks run inside the request"
+    )
 
 
 def environment(args) -> dict:
@@ -104,7 +117,33 @@ def environment(args) -> dict:
         "EVALHUB_CONN_MAX_AGE": "60",
         "CACHE_URL": args.cache,
         "EVALHUB_SSL_REDIRECT": "0",
+        "CELERY_BROKER_URL": "" if args.eager else args.broker,
     }
+
+
+def empty_broker(args) -> None:
+    """Drop what an earlier run left queued (the broker's database is the benchmark's)."""
+    if not args.eager:
+        import redis
+
+        redis.Redis.from_url(args.broker).flushdb()
+
+
+def start_celery_worker(env) -> subprocess.Popen:
+    """A Celery worker process as docker-compose.yml's worker-collection runs it."""
+    command = [sys.executable, "-m", "celery", "-A", "evalhub", "worker", "--loglevel=WARNING"]
+    command += ["--queues=collection,celery", "--pool=threads", "--concurrency=4"]
+    command += ["-n", f"bench-serving-{os.getpid()}@%h"]
+    worker = subprocess.Popen(command, cwd=ROOT, env=env)
+    from evalhub.celery import app
+
+    for _ in range(60):
+        if worker.poll() is not None:
+            raise SystemExit("the Celery worker exited before answering")
+        if app.control.ping(timeout=0.5):
+            return worker
+    worker.terminate()
+    raise SystemExit("the Celery worker did not answer within 30 s")
 
 
 def psql(args, sql: str) -> None:
@@ -372,14 +411,15 @@ def database_backends() -> list[int]:
 
 
 class CPU:
-    """CPU seconds the server (gunicorn), its database backends (PostgreSQL on this
-    machine) and this load generator spent during a phase.
+    """CPU seconds the server (gunicorn, and the Celery worker of its background tasks),
+    its database backends (PostgreSQL on this machine) and this load generator spent during
+    a phase.
 
     Backends come and go (EVALHUB_CONN_MAX_AGE=60 replaces a connection after a minute),
     so a thread samples them every half second: a backend that closes loses at most its
     last half second, one that opens counts from 0."""
 
-    server_pid = 0
+    server_pids: tuple[int, ...] = ()
 
     def __enter__(self):
         self.seen: dict[int, tuple[float, float]] = {}  # pid: (first, last) CPU seconds
@@ -387,8 +427,11 @@ class CPU:
         self.stop = threading.Event()
         self.sampler = threading.Thread(target=self.sample_until_stopped)
         self.sampler.start()
-        self.server, self.client = cpu_seconds(self.server_pid), time.process_time()
+        self.server, self.client = self.server_seconds(), time.process_time()
         return self
+
+    def server_seconds(self) -> float:
+        return sum(cpu_seconds(pid) for pid in self.server_pids)
 
     def sample(self, initial=False):
         for pid in database_backends():
@@ -406,7 +449,7 @@ class CPU:
             connection.close()
 
     def __exit__(self, *exc):
-        self.server = cpu_seconds(self.server_pid) - self.server
+        self.server = self.server_seconds() - self.server
         self.client = time.process_time() - self.client
         self.stop.set()
         self.sampler.join()
@@ -512,7 +555,8 @@ def figures(run: Run, elapsed: float) -> dict:
         "p50_ms": round(statistics.median(ms), 1),
         "p95_ms": round(percentile(ms, 95), 1),
         "p99_ms": round(percentile(ms, 99), 1),
-        # Per judgment (or bare request): what it cost gunicorn, and the load generator.
+        # Per judgment (or bare request): what it cost the server (gunicorn and Celery),
+        # PostgreSQL and the load generator.
         "server_cpu_ms": round(run.cpu.server * 1000 / run.acknowledged, 2),
         "database_cpu_ms": round(run.cpu.database * 1000 / run.acknowledged, 2),
         "client_cpu_ms": round(run.cpu.client * 1000 / run.acknowledged, 2),
@@ -597,9 +641,11 @@ def main():
     print(f"built campaigns {sizes} in {time.perf_counter() - t:.0f} s")
     connections.close_all()
 
+    empty_broker(args)
+    celery = None if args.eager else start_celery_worker(env)
     port = free_port()
     server = start_gunicorn(args, env, port)
-    CPU.server_pid = server.pid
+    CPU.server_pids = (server.pid,) if celery is None else (server.pid, celery.pid)
     load = os.getloadavg()
     slice_ = args.seconds / args.rounds
     rounds = {"bare": [], **{n: [] for n in sizes}}
@@ -648,8 +694,11 @@ def main():
                 )
                 print(f"{n} items at {args.rate:g}/s: {steady[n]}")
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        for process in (server, celery):
+            if process is not None:
+                process.terminate()
+                process.wait(timeout=30)
+        empty_broker(args)
         connections.close_all()
         if not args.keep_db:
             psql(args, f"DROP DATABASE IF EXISTS {args.database}")
@@ -657,12 +706,13 @@ def main():
     reference = medians(rounds["bare"])
     results = {n: medians(rounds[n]) for n in sizes}
     gunicorn = f"{args.gunicorn_workers} workers x {args.threads} threads"
+    tasks = "inside the request (--eager)" if args.eager else "in a Celery worker process"
     judgment = (
         "a plain form post and its redirect (--no-script)"
         if args.no_script
         else "one post answered in place (the task page's script)"
     )
-    print(f"a judgment: {judgment}")
+    print(f"a judgment: {judgment}; background tasks {tasks}")
     print(
         f"saturation (closed loop, {args.clients} clients, no think time), medians of "
         f"{args.rounds} rounds, {args.seconds:.0f} s each; gunicorn {gunicorn}"
@@ -670,7 +720,7 @@ def main():
     print(
         f"  bare GET /accounts/login/: {reference['per_second']} req/s, "
         f"p50 {reference['p50_ms']} ms, p95 {reference['p95_ms']} ms, "
-        f"gunicorn CPU {reference['server_cpu_ms']} ms, client CPU {reference['client_cpu_ms']} ms"
+        f"server CPU {reference['server_cpu_ms']} ms, client CPU {reference['client_cpu_ms']} ms"
     )
     for n, r in results.items():
         print(
@@ -678,7 +728,7 @@ def main():
             f"judgment p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, p99 {r['p99_ms']} ms, "
             f"batch fetch p50 {r['batch_p50_ms']} ms; "
             f"one judgment = {r['cost_in_bare_requests']} bare requests "
-            f"(gunicorn CPU {r['server_cpu_ms']} ms = {r['server_cpu_in_bare_requests']} bare; "
+            f"(server CPU {r['server_cpu_ms']} ms = {r['server_cpu_in_bare_requests']} bare; "
             f"PostgreSQL CPU {r['database_cpu_ms']} ms; client CPU {r['client_cpu_ms']} ms)"
         )
     if steady:
@@ -712,6 +762,7 @@ def main():
         label=args.label,
         client="http.client",
         judgment="form post + redirect" if args.no_script else "in place",
+        tasks="eager" if args.eager else "celery worker",
         clients=args.clients,
         seconds=args.seconds,
         rounds=args.rounds,

@@ -30,7 +30,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_serving import CSRF, FORM, build_campaign, psql, setup_django  # noqa: E402
+from bench_serving import (  # noqa: E402
+    CSRF,
+    FORM,
+    add_celery_arguments,
+    build_campaign,
+    empty_broker,
+    psql,
+    setup_django,
+)
 
 
 def arguments():
@@ -53,6 +61,9 @@ def arguments():
     parser.add_argument(
         "--no-script", action="store_true", help="judgments as plain form posts and redirects"
     )
+    # Background tasks are queued in the broker, as the web process does; nobody runs them
+    # here (bench_serving.py counts the worker that does).
+    add_celery_arguments(parser)
     # build_campaign and environment read these.
     parser.set_defaults(clients=1)
     return parser.parse_args()
@@ -328,6 +339,7 @@ def main():
         print(f"{total} judgments stored, none twice")
     finally:
         connections.close_all()
+        empty_broker(args)
         if not args.keep_db:
             psql(args, f"DROP DATABASE IF EXISTS {args.database}")
 
