@@ -1,6 +1,7 @@
 """A participant arrives by an external link and completes an A/B batch in Chromium."""
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation.models import Assignment, Judgment
 from tests.annotation.builders import ab_campaign
@@ -15,7 +16,8 @@ def test_participant_compares_responses_and_gets_the_completion_code(page, scree
 
     # Nothing chosen: the page says what is missing, next to the question.
     page.get_by_role("button", name="Next").click()
-    assert "Choose an answer for which response is better." in page.locator(".ab").inner_text()
+    # The refusal comes back in place: wait for it rather than for a page load.
+    expect(page.locator(".ab")).to_contain_text("Choose an answer for which response is better.")
 
     page.keyboard.press("1")  # shortcut: the left response
     assert page.locator("input[value=left]").is_checked()
