@@ -10,6 +10,7 @@ from tests.annotation.chat_setup import bot_system, chat_campaign, say
 from tests.annotation.chat_setup import items as chat_items
 from tests.annotation.chat_setup import start as start_chat
 from tests.annotation.chat_setup import url as chat_url
+from tests.annotation.test_views_worker import assignment_of, items_of, start
 from tests.tournaments import openai_fake
 from tests.tournaments.openai_fake import FakePool
 
@@ -19,9 +20,9 @@ IN_PLACE = {"HTTP_X_EVALHUB_IN_PLACE": "1"}
 
 
 def started(client, campaign):
-    client.get(f"{reverse('annotation:start', args=[campaign.slug])}?worker=w1")
-    assignment = Assignment.objects.select_related("batch").get(worker__external_id="link:w1")
-    return assignment, list(assignment.batch.items.order_by("order_in_batch"))
+    start(client, campaign)
+    assignment = assignment_of("link:w1")
+    return assignment, items_of(assignment)
 
 
 def submit_in_place(client, assignment, item, **data):
@@ -83,7 +84,7 @@ def test_another_workers_assignment_is_not_found_in_place_either(client):
 
     assignment, items = started(client, ab_campaign(4, batch_size=2))
     other = Client()
-    other.get(f"{reverse('annotation:start', args=[assignment.campaign.slug])}?worker=w2")
+    start(other, assignment.campaign, "worker=w2")
     response = submit_in_place(other, assignment, items[0], choice="left")
     assert response.status_code == 404 and "X-EvalHub-Location" not in response
     assert not Judgment.objects.exists()
