@@ -200,8 +200,19 @@ def submit_if_complete(assignment: Assignment, n_items: int) -> bool:
 
 
 def _finish_campaign_later(campaign_id: int) -> None:
+    transaction.on_commit(lambda: _finish_if_no_slot_left(campaign_id))
+
+
+def _finish_if_no_slot_left(campaign_id: int) -> bool:
+    """Queue the finishing task only when no slot of the campaign is open or started (one
+    indexed EXISTS), instead of a task for every finished batch. Run after the commit: of
+    two batches finished at once, the one whose check runs last sees both committed, so
+    the campaign's last batch always queues it. True if it was queued."""
     from evalhub.queueing import enqueue
 
     from .tasks import finish_campaign_if_complete
 
-    transaction.on_commit(lambda: enqueue(finish_campaign_if_complete, campaign_id))
+    pending = Assignment.objects.filter(
+        campaign_id=campaign_id, status__in=[Assignment.Status.OPEN, Assignment.Status.STARTED]
+    )
+    return not pending.exists() and enqueue(finish_campaign_if_complete, campaign_id)

@@ -196,6 +196,57 @@ def test_the_last_submitted_batch_finishes_the_campaign(django_capture_on_commit
     assert not c.assignments.exclude(status=Assignment.Status.SUBMITTED).exists()
 
 
+def _queued_finishes(monkeypatch) -> list:
+    queued = []
+    monkeypatch.setattr(
+        "evalhub.queueing.enqueue", lambda task, *args: queued.append((task.name, args)) or True
+    )
+    return queued
+
+
+def test_a_finished_batch_with_slots_left_queues_no_finishing_task(
+    monkeypatch, django_capture_on_commit_callbacks
+):
+    queued = _queued_finishes(monkeypatch)
+    c = ab_campaign(4, batch_size=2, redundancy=2)
+    first = started(c, "early")
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        assert _judge_whole_batch(first) is True
+    assert len(callbacks) == 1 and queued == []
+    c.refresh_from_db()
+    assert c.status == c.Status.LIVE
+    assert c.assignments.filter(status=Assignment.Status.OPEN).count() == 3
+
+
+def test_the_last_finished_batch_queues_the_finishing_task(
+    monkeypatch, django_capture_on_commit_callbacks
+):
+    queued = _queued_finishes(monkeypatch)
+    c = ab_campaign(2, batch_size=2, redundancy=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert _judge_whole_batch(started(c, "last")) is True
+    assert queued == [("annotation.tasks.finish_campaign_if_complete", (c.pk,))]
+    assert not c.assignments.exclude(status=Assignment.Status.SUBMITTED).exists()
+
+
+def test_two_last_batches_finished_at_once_queue_the_task_after_both_commits(
+    monkeypatch, django_capture_on_commit_callbacks
+):
+    # Each check runs after its own commit: the later one sees the other batch submitted
+    # too, so the campaign is finished whichever request commits last.
+    queued = _queued_finishes(monkeypatch)
+    c = ab_campaign(4, batch_size=2, redundancy=1)
+    one, two = started(c, "one"), started(c, "two")
+    with django_capture_on_commit_callbacks() as first_commit:
+        assert _judge_whole_batch(one) is True
+    with django_capture_on_commit_callbacks() as second_commit:
+        assert _judge_whole_batch(two) is True
+    for callback in first_commit + second_commit:
+        callback()
+    assert queued and set(queued) == {("annotation.tasks.finish_campaign_if_complete", (c.pk,))}
+    assert c.assignments.filter(status=Assignment.Status.SUBMITTED).count() == 2
+
+
 def test_a_draft_campaign_is_not_finished_by_a_stray_submission():
     from annotation.campaigns import finish_if_complete
 
