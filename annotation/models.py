@@ -363,10 +363,17 @@ class Judgment(models.Model):
     """One worker's validated answer on one item. (assignment, item) is unique, which makes
     a double-clicked or replayed submit store exactly one judgment."""
 
-    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="judgments")
+    # No index of their own for assignment and campaign: the unique (assignment, item)
+    # constraint and the (campaign, worker) index lead with them, and every judgment
+    # stored updates each index of the table.
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.CASCADE, related_name="judgments", db_index=False
+    )
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judgments")
     worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="judgments")
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judgments")
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, related_name="judgments", db_index=False
+    )
     payload = models.JSONField()
     started_at = models.DateTimeField()
     submitted_at = models.DateTimeField(auto_now_add=True)
