@@ -65,6 +65,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 FORM = re.compile(r'<form method="post" action="(/work/assignment/[^"]+/items/(\d+)/)"')
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+POSITION = re.compile(r"Item (\d+) of (\d+)<")
 SECRET_KEY = "bench-serving-not-a-secret-0123456789-abcdefghijklmnopqrstuvwxyz"
 BENCH_APPLICATION = "bench_serving"  # this script's database connections, not gunicorn's
 
@@ -81,6 +82,12 @@ def arguments():
     parser.add_argument("--rate-seconds", type=float, default=60, help="steady load per campaign")
     parser.add_argument("--sessions", type=int, default=64, help="steady load: crowdworkers")
     parser.add_argument("--senders", type=int, default=64, help="steady load: client threads")
+    parser.add_argument(
+        "--aligned",
+        action="store_true",
+        help="steady load: all crowdworkers start their batches together and stay in step "
+        "(a worst case: their batch ends arrive at once); default: staggered",
+    )
     parser.add_argument("--gunicorn-workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker")
     parser.add_argument("--sizes", default="50000,1000", help="campaign sizes, in items")
@@ -339,8 +346,17 @@ class Crowdworker:
             raise Failed(f"batch fetch: {status} {self.path} {self.page[:200]}")
         return time.perf_counter() - t
 
-    def judge(self) -> None:
+    def judge(self) -> bool:
+        """Answer the item in front of the worker; True if that finished the batch."""
         self.path, self.page = self.browser.submit(self.path, self.page)
+        return self.path.endswith("/done/")
+
+    def position(self) -> tuple[int, int]:
+        """(item, batch size) of the item in front of the worker."""
+        found = POSITION.search(self.page or "")
+        if found is None:
+            raise Failed(f"no position on {self.path}")
+        return int(found.group(1)), int(found.group(2))
 
 
 class Run:
@@ -350,15 +366,18 @@ class Run:
         self.deadline = deadline
         self.lock = threading.Lock()
         self.latencies: list[float] = []  # judgments: answer posted, next page in hand
+        self.last_latencies: list[float] = []  # those of them that finished a batch
         self.batch_latencies: list[float] = []  # start link + first item
         self.acknowledged = 0
         self.errors: list[str] = []
         self.last_done = 0.0
 
-    def add(self, latency=None, batch_latency=None, error=None):
+    def add(self, latency=None, batch_latency=None, error=None, last=False):
         with self.lock:
             if latency is not None:
                 self.latencies.append(latency)
+                if last:
+                    self.last_latencies.append(latency)
                 self.acknowledged += 1
                 self.last_done = time.monotonic()
             if batch_latency is not None:
@@ -507,8 +526,8 @@ def fixed_rate(workers: list[Crowdworker], rate: float, seconds: float, senders:
                     idle.put(worker)
                     return  # behind by more than a tenth of the run: the rest is not sent
                 try:
-                    worker.judge()
-                    run.add(latency=time.monotonic() - due)
+                    last = worker.judge()
+                    run.add(latency=time.monotonic() - due, last=last)
                     fetch = worker.ready()
                     if fetch is not None:
                         run.add(batch_latency=fetch)
@@ -584,12 +603,48 @@ def saturate(campaign, workers, seconds, before: int) -> tuple[dict, int]:
     return with_batches(figures(run, elapsed), run), now
 
 
+def stagger(workers: list[Crowdworker]) -> int:
+    """Bring worker i to item 1 + i * size // len(workers) of a batch, with untimed
+    judgments (one thread per worker); returns how many were made.
+
+    Crowdworkers reach the end of their batches at different times, as people who arrive
+    and read at their own pace do. Workers that all start at item 1 and take judgments in
+    turn (the idle queue is first in, first out) stay in step: each one's batch ends within
+    the same third of a second, every 6.4 s at 64 workers and 200/s, and their 64 done
+    pages and batch fetches (a fifth of a second of CPU each batch fetch) arrive at once.
+    ``--aligned`` keeps them in step, as a worst case."""
+    made = [0] * len(workers)
+
+    def bring(i: int, worker: Crowdworker) -> None:
+        worker.ready()
+        position, size = worker.position()
+        target = 1 + i * size // len(workers)
+        for _ in range((target - position) % size):
+            worker.judge()
+            worker.ready()
+            made[i] += 1
+
+    threads = [threading.Thread(target=bring, args=(i, w)) for i, w in enumerate(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(made)
+
+
 def at_rate(args, campaign, workers, before: int) -> tuple[dict, int]:
-    for worker in workers:
-        worker.ready()  # a batch in hand: the timed judgments are judgments only
+    if args.aligned:
+        for worker in workers:
+            worker.ready()  # a batch in hand: the timed judgments are judgments only
+    else:
+        before = checked(before + stagger(workers), Run(0.0), campaign)
     run, elapsed = fixed_rate(workers, args.rate, args.rate_seconds, args.senders)
     now = checked(before, run, campaign)
     result = with_batches(figures(run, elapsed), run)
+    # The judgments that finished a batch: an answer, then the done page.
+    last_ms = [v * 1000 for v in run.last_latencies]
+    result["batch_last_p50_ms"] = round(statistics.median(last_ms), 1) if last_ms else None
+    result["batch_last_p95_ms"] = round(percentile(last_ms, 95), 1) if last_ms else None
     result["due"] = int(args.rate * args.rate_seconds)
     # Behind: the last answer came more than 2% of the run after the last judgment was due.
     result["kept_up"] = int(
@@ -734,15 +789,18 @@ def main():
     if steady:
         print(
             f"steady load (open model: {args.rate:g} judgments/s due for {args.rate_seconds:.0f} s, "
-            f"{args.sessions} crowdworkers, latency from the due time)"
+            f"{args.sessions} crowdworkers "
+            f"{'in step (--aligned)' if args.aligned else 'at staggered points of their batches'}, "
+            "latency from the due time)"
         )
         for n, r in steady.items():
             verdict = "kept up" if r["kept_up"] else "FELL BEHIND"
             print(
                 f"  {n:>6} items: {r['count']} of {r['due']} due judgments answered, "
                 f"{r['per_second']} judgments/s ({verdict}), "
-                f"p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, p99 {r['p99_ms']} ms, "
-                f"batch fetch p50 {r['batch_p50_ms']} ms"
+                f"p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, p99 {r['p99_ms']} ms; "
+                f"a batch's last judgment (answer + done page) p50 {r['batch_last_p50_ms']} ms, "
+                f"p95 {r['batch_last_p95_ms']} ms; batch fetch p50 {r['batch_p50_ms']} ms"
             )
     print("0 lost, 0 duplicated judgments (checked after every phase)")
     if len(sizes) == 2:
@@ -774,6 +832,7 @@ def main():
             "rate": args.rate,
             "seconds": args.rate_seconds,
             "sessions": args.sessions,
+            "crowdworkers": "aligned" if args.aligned else "staggered",
             "campaigns": {str(n): r for n, r in steady.items()},
         }
         if steady
