@@ -1,13 +1,14 @@
-"""The two queries behind every page a crowdworker loads (an item, and the submit of it),
-with their SQL written once per database connection instead of compiled on every request.
+"""The queries behind every page a crowdworker loads (an item, and the submit of it), with
+their SQL written once per database connection instead of compiled on every request.
 
-The ORM turns a queryset into SQL each time it is evaluated. For these two (the assignment
-with its campaign and worker, and the batch's items with a judged flag) that compilation
-was about a third of a judgment's CPU (bench/profile_serving.py), for the same text every
-time. Here the text is built from the models' metadata (tables and columns, so it follows
-the migrations), values pass through the converters the ORM would apply, and instances
-are made with ``Model.from_db`` as the ORM makes them; tests/annotation/test_hot_queries.py
-checks them against the ORM's.
+The ORM turns a queryset into SQL each time it is evaluated. For the two reads (the
+assignment with its campaign and worker, and the batch's items with a judged flag) that
+compilation was about a third of a judgment's CPU (bench/profile_serving.py), for the same
+text every time; the judgment's INSERT is compiled the same way on every submit. Here the
+text is built from the models' metadata (tables and columns, so it follows the
+migrations), values pass through the converters the ORM would apply (``get_db_prep_save``
+on the way in), and instances are made with ``Model.from_db`` as the ORM makes them;
+tests/annotation/test_hot_queries.py checks them against the ORM's.
 
 On PostgreSQL they run on a cursor that binds parameters on the server, so that psycopg
 prepares them (the connection's ``prepare_threshold``, evalhub/settings.py): PostgreSQL
@@ -190,3 +191,39 @@ def batch_items(assignment: Assignment) -> list[BatchEntry]:
             judged = converter(judged, expression, connection)
         entries.append(BatchEntry(row[pk_index], bool(judged), row[:n], query, connection))
     return entries
+
+
+@dataclass(frozen=True)
+class InsertQuery:
+    sql: str
+    fields: tuple  # the concrete fields after the primary key, in the VALUES' order
+
+
+@lru_cache(maxsize=64)
+def _judgment_insert(connection) -> InsertQuery:
+    q = connection.ops.quote_name
+    meta = Judgment._meta
+    fields = tuple(f for f in meta.concrete_fields if f is not meta.pk)
+    columns = ", ".join(q(f.column) for f in fields)
+    placeholders = ", ".join(["%s"] * len(fields))
+    sql = (
+        f"INSERT INTO {q(meta.db_table)} ({columns}) VALUES ({placeholders}) "
+        f"RETURNING {q(meta.db_table)}.{q(meta.pk.column)}"
+    )
+    return InsertQuery(sql, fields)
+
+
+def insert_judgment(judgment: Judgment) -> Judgment:
+    """Store a new judgment as ``judgment.save()`` would (``auto_now_add`` included) and
+    return it saved. No model signals are sent: none listens to Judgment (a test checks
+    that), and this is the one INSERT of every submit. An IntegrityError (the unique
+    (assignment, item) constraint) propagates as from the ORM."""
+    connection = _connection()
+    query = _judgment_insert(connection)
+    values = [f.get_db_prep_save(f.pre_save(judgment, True), connection) for f in query.fields]
+    with _cursor(connection) as cursor:
+        cursor.execute(query.sql, values)
+        (judgment.pk,) = cursor.fetchone()
+    judgment._state.adding = False
+    judgment._state.db = connection.alias
+    return judgment

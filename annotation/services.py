@@ -164,16 +164,18 @@ def record_judgment(
     in_transaction = connection.in_atomic_block
     try:
         with transaction.atomic() if in_transaction else nullcontext():
-            judgment = Judgment.objects.create(
-                assignment=assignment,
-                item=item,
-                worker_id=assignment.worker_id,
-                campaign_id=assignment.campaign_id,
-                payload=payload,
-                started_at=started_at,
-                client_duration_ms=client_duration_ms,
-                gold_correct=gold.correct if gold else None,
-                gold_mistakes=gold.mistakes if gold else None,
+            judgment = hot_queries.insert_judgment(
+                Judgment(
+                    assignment=assignment,
+                    item=item,
+                    worker_id=assignment.worker_id,
+                    campaign_id=assignment.campaign_id,
+                    payload=payload,
+                    started_at=started_at,
+                    client_duration_ms=client_duration_ms,
+                    gold_correct=gold.correct if gold else None,
+                    gold_mistakes=gold.mistakes if gold else None,
+                )
             )
     except IntegrityError:
         # A replay (double click, resent form), or two identical submits at once: the

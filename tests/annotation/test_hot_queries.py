@@ -92,3 +92,57 @@ def test_on_postgresql_the_statements_are_prepared_once_per_connection():
         prepared = [statement for (statement,) in cursor.fetchall()]
     assert sum("annotation_assignment" in s and "annotation_campaign" in s for s in prepared) == 1
     assert sum("annotation_item" in s and "EXISTS" in s for s in prepared) == 1
+
+
+def _judgment(assignment, item, **extra) -> Judgment:
+    return Judgment(
+        assignment=assignment,
+        item=item,
+        worker_id=assignment.worker_id,
+        campaign_id=assignment.campaign_id,
+        payload={"choice": "a", "left": "a", "note": "é ✓"},
+        started_at=timezone.now(),
+        client_duration_ms=900,
+        **extra,
+    )
+
+
+def test_the_judgment_insert_stores_the_row_the_orm_stores(django_assert_num_queries):
+    c = ab_campaign(2, batch_size=2, redundancy=2)
+    mine, theirs = started(c, "ann"), started(c, "bob")
+    item = Item.objects.filter(batch_id=mine.batch_id).first()
+    with django_assert_num_queries(1):
+        inserted = hot_queries.insert_judgment(_judgment(mine, item, gold_correct=True))
+    created = Judgment.objects.create(
+        **{
+            f.attname: getattr(_judgment(theirs, item, gold_correct=True), f.attname)
+            for f in Judgment._meta.concrete_fields
+            if f is not Judgment._meta.pk
+        }
+    )
+    stored, expected = Judgment.objects.get(pk=inserted.pk), Judgment.objects.get(pk=created.pk)
+    different = {"id", "assignment_id", "worker_id", "started_at", "submitted_at"}
+    same = {k: v for k, v in values(stored).items() if k not in different}
+    assert same == {k: v for k, v in values(expected).items() if k not in different}
+    assert stored.payload["note"] == "é ✓" and stored.submitted_at is not None
+    assert values(stored) == values(inserted)
+    assert not inserted._state.adding and inserted._state.db == "default"
+
+
+def test_a_second_judgment_insert_of_the_same_item_is_refused():
+    from django.db import IntegrityError, transaction
+
+    c = ab_campaign(2, batch_size=2)
+    mine = started(c, "ann")
+    item = Item.objects.filter(batch_id=mine.batch_id).first()
+    hot_queries.insert_judgment(_judgment(mine, item))
+    with pytest.raises(IntegrityError), transaction.atomic():
+        hot_queries.insert_judgment(_judgment(mine, item))
+    assert Judgment.objects.filter(assignment=mine, item=item).count() == 1
+
+
+def test_no_model_signal_listens_to_judgments():
+    # insert_judgment sends none: a receiver added for Judgment would never hear of a submit.
+    from django.db.models.signals import post_save, pre_save
+
+    assert not pre_save.has_listeners(Judgment) and not post_save.has_listeners(Judgment)
