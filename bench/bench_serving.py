@@ -12,9 +12,10 @@ the ``worker-collection`` service runs it; its CPU is counted with the server's.
 database (``evalhub_bench_serving`` unless told otherwise) and collects the static files
 once (DEBUG=0 serves them from the manifest).
 
-A simulated crowdworker is a logged-in account with its own browser: plain ``http.client``
-(the load generator shares the machine's cores with the server, and ``requests`` costs
-several times more CPU per request), a fresh connection per request, its cookies. It opens
+A simulated crowdworker is a logged-in account with its own browser: HTTP/1.1 on a plain
+socket (the load generator shares the machine's cores with the server; ``http.client``
+costs several times more CPU per request, ``requests`` more again), a fresh connection per
+request, its cookies. It opens
 the campaign's start link (a *batch fetch*: the start link and its redirect to the first
 item), submits every item and starts again. A *judgment* is what a browser does to answer
 an item and see the next one, timed as a whole: with the task page's script, as browsers
@@ -45,7 +46,6 @@ figures are the medians over the rounds.
 """
 
 import argparse
-import http.client
 import logging
 import os
 import queue
@@ -255,9 +255,58 @@ class Failed(Exception):
     """A response the simulated browser did not expect."""
 
 
+class Headers:
+    """A response's headers by case-insensitive name."""
+
+    def __init__(self, lines: list[bytes]):
+        self.values: dict[str, list[str]] = {}
+        for line in lines:
+            name, _, value = line.decode("latin-1").partition(":")
+            self.values.setdefault(name.strip().lower(), []).append(value.strip())
+
+    def __getitem__(self, name: str) -> str:
+        return self.values[name.lower()][0]
+
+    def get_all(self, name: str) -> list[str]:
+        return self.values.get(name.lower(), [])
+
+
+def http_request(port: int, method: str, path: str, headers: dict, body: bytes | None):
+    """One HTTP/1.1 exchange on a fresh connection (``Connection: close``): (status,
+    headers, body). A plain socket: http.client parses headers with the email package,
+    several times the CPU, and the load generator shares the server's two cores."""
+    body = body or b""
+    lines = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Connection: close"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    if body or method == "POST":
+        lines.append(f"Content-Length: {len(body)}")
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    head, _, content = b"".join(chunks).partition(b"\r\n\r\n")
+    status_line, *header_lines = head.split(b"\r\n")
+    parsed = Headers(header_lines)
+    if "chunked" in parsed.get_all("Transfer-Encoding"):
+        content = dechunked(content)
+    return int(status_line.split()[1]), parsed, content
+
+
+def dechunked(content: bytes) -> bytes:
+    out, rest = [], content
+    while True:
+        size_line, _, rest = rest.partition(b"\r\n")
+        size = int(size_line.split(b";")[0], 16)
+        if size == 0:
+            return b"".join(out)
+        out.append(rest[:size])
+        rest = rest[size + 2 :]
+
+
 class Browser:
-    """One simulated browser on plain HTTP/1.1 (http.client: a fraction of the CPU that
-    `requests` spends per request, and the load generator shares the server's cores).
+    """One simulated browser on plain HTTP/1.1 over a socket of its own (see
+    http_request: a fraction of the CPU of http.client, itself a fraction of `requests`').
 
     Each request takes a fresh connection (``Connection: close``): gunicorn's sync workers
     do not keep connections alive, and a reused connection the server closed while idle
@@ -270,20 +319,14 @@ class Browser:
         self.script = script
 
     def request(self, method: str, path: str, body: bytes | None = None, headers=None):
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        try:
-            sent = {"Connection": "close", **(headers or {})}
-            if self.cookies:
-                sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-            connection.request(method, path, body=body, headers=sent)
-            response = connection.getresponse()
-            content = response.read()
-        finally:
-            connection.close()
-        for cookie in response.headers.get_all("Set-Cookie") or ():
+        sent = dict(headers or {})
+        if self.cookies:
+            sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        status, answer, content = http_request(self.port, method, path, sent, body)
+        for cookie in answer.get_all("Set-Cookie"):
             name, _, rest = cookie.partition("=")
             self.cookies[name.strip()] = rest.split(";", 1)[0]
-        return response.status, response.headers, content.decode()
+        return status, answer, content.decode()
 
     def get(self, path: str) -> tuple[int, str, str]:
         """(status, path, page) after following redirects."""
@@ -818,7 +861,7 @@ def main():
     record(
         "serving",
         label=args.label,
-        client="http.client",
+        client="socket",
         judgment="form post + redirect" if args.no_script else "in place",
         tasks="eager" if args.eager else "celery worker",
         clients=args.clients,
