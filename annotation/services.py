@@ -195,7 +195,9 @@ def submit_if_complete(assignment: Assignment, n_items: int) -> bool:
         submitted_at=timezone.now(),
         completion_code=completion_code(),
     )
-    assignment.refresh_from_db()
+    # Only what the UPDATE (or a concurrent one) set: a full refresh would drop the loaded
+    # campaign and worker, which the completion page reads next.
+    assignment.refresh_from_db(fields=["status", "submitted_at", "completion_code"])
     if updated:
         _finish_campaign_later(assignment.campaign_id)
     return bool(updated) or assignment.status in Assignment.DONE

@@ -6,6 +6,7 @@ from functools import wraps
 from django.core import signing
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods, require_POST
@@ -306,6 +307,11 @@ def submit_item(request, public_id, item_id):
     # Counted again only when this submit looks like the batch's last: a submit racing
     # this one in another tab is caught by the next page, which closes a complete batch.
     if not pending and submit_if_complete(assignment, len(items)):
+        if wants_in_place(request):
+            # The completion page without the second request, where it can be swapped in.
+            page, in_place = _done_page(request, assignment)
+            if in_place:
+                return shown_in_place(page, reverse("annotation:done", args=[public_id]), request)
         return redirect("annotation:done", public_id=assignment.public_id)
     if pending and wants_in_place(request) and not kind.live:
         # The page the redirect would show, without the second request (views/in_place.py).
@@ -321,19 +327,29 @@ def done(request, public_id):
     assignment = own_assignment(request, public_id)
     if assignment.status not in Assignment.DONE:
         return redirect(assignment)
+    response, _ = _done_page(request, assignment)
+    return response
+
+
+def _done_page(request, assignment) -> tuple:
+    """The completion page, and whether it can be shown in place of the task page: not
+    when it sends the worker back to their platform, by the redirect in its head (which
+    the task page's script does not carry over) or by a form posting to MTurk (which
+    needs its own form-action in the document's policy)."""
     provider = get_provider(assignment.campaign.provider)
     mturk_submit = None
     if assignment.worker.provider == "mturk" and assignment.provider_ref:
         mturk_submit = external_submit_url(platform_submit_to(request, assignment))
+    redirect_url = (
+        None if mturk_submit else provider.completion_url(assignment.campaign, assignment)
+    )
     response = render(
         request,
         "annotation/done.html",
         {
             "campaign": assignment.campaign,
             "assignment": assignment,
-            "redirect_url": None
-            if mturk_submit
-            else provider.completion_url(assignment.campaign, assignment),
+            "redirect_url": redirect_url,
             "mturk_submit": mturk_submit,
             "more": assignment.campaign.is_live and provider.allows_more_batches,
         },
@@ -341,4 +357,4 @@ def done(request, public_id):
     if mturk_submit:
         # This page posts the finished HIT back to MTurk: the one form sent off the site.
         response._csp_update = {"form-action": [mturk_submit]}
-    return response
+    return response, not (mturk_submit or redirect_url)

@@ -49,17 +49,6 @@ def test_the_next_item_keeps_the_task_pages_content_security_policy(client):
     assert Judgment.objects.count() == 1
 
 
-def test_the_last_answer_sends_the_script_to_the_completion_page(client):
-    assignment, items = started(client, ab_campaign(2, batch_size=2))
-    submit_in_place(client, assignment, items[0], choice="left")
-    response = submit_in_place(client, assignment, items[1], choice="tie")
-    assignment.refresh_from_db()
-    assert response.status_code == 204 and response.content == b""
-    assert response["X-EvalHub-Redirect"] == reverse("annotation:done", args=[assignment.public_id])
-    assert assignment.status == Assignment.Status.SUBMITTED
-    assert Judgment.objects.filter(assignment=assignment).count() == 2
-
-
 def test_an_incomplete_answer_shows_the_same_item_with_the_message_and_stores_nothing(client):
     assignment, items = started(client, ab_campaign(2, batch_size=2))
     response = submit_in_place(client, assignment, items[0])
@@ -126,3 +115,26 @@ def test_a_chat_item_is_reached_by_navigating_to_it(client):
     assert response.status_code == 204
     assert response["X-EvalHub-Redirect"] == assignment.get_absolute_url()
     assert Judgment.objects.get(assignment=assignment).payload["ratings"] == {"quality": 4}
+
+
+def test_the_last_answer_is_the_completion_page_in_place(client):
+    assignment, items = started(client, ab_campaign(2, batch_size=2))
+    submit_in_place(client, assignment, items[0], choice="left")
+    response = submit_in_place(client, assignment, items[1], choice="tie")
+    assignment.refresh_from_db()
+    assert response.status_code == 200
+    assert response["X-EvalHub-Location"] == reverse("annotation:done", args=[assignment.public_id])
+    assert assignment.status == Assignment.Status.SUBMITTED
+    assert assignment.completion_code in response.content.decode()
+    assert Judgment.objects.filter(assignment=assignment).count() == 2
+
+
+def test_a_completion_page_that_returns_to_the_platform_is_navigated_to(client):
+    campaign = ab_campaign(2, batch_size=2, completion_redirect_url="https://example.org/back")
+    assignment, items = started(client, campaign)
+    submit_in_place(client, assignment, items[0], choice="left")
+    response = submit_in_place(client, assignment, items[1], choice="tie")
+    assignment.refresh_from_db()
+    assert response.status_code == 204
+    assert response["X-EvalHub-Redirect"] == reverse("annotation:done", args=[assignment.public_id])
+    assert assignment.status == Assignment.Status.SUBMITTED

@@ -1,5 +1,7 @@
 """A participant arrives by an external link and completes an A/B batch in Chromium."""
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -31,6 +33,8 @@ def test_participant_compares_responses_and_gets_the_completion_code(page, scree
     page.get_by_role("button", name="Finish").click()
 
     code = page.get_by_test_id("completion-code").inner_text()
+    # Shown in place of the task page, at the completion page's own address.
+    expect(page).to_have_url(re.compile(r"/work/assignment/[0-9a-f-]+/done/$"))
     assignment = Assignment.objects.get(worker__external_id="link:p-ab-1")
     assert assignment.status == "submitted" and code == assignment.completion_code
     judgments = Judgment.objects.filter(assignment=assignment)
