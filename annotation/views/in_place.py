@@ -8,10 +8,12 @@ current one. A crowdworker on a slow connection then waits for one round trip pe
 instead of two, and the server does a judgment's work once instead of loading the
 assignment and its batch again for the redirected request.
 
-Where the classic answer is a redirect that leaves the task (the batch is finished, a chat
-item starts, the assignment expired), the in-place answer is ``204`` with the redirect's
-target in ``X-EvalHub-Redirect``: ``fetch`` would follow a redirect itself and hand the
-script a page whose address it cannot show, so the script navigates there instead.
+The batch's last answer is answered with the completion page in place too, unless that
+page sends the worker back to their platform (views/worker.py ``_done_page``). Where the
+classic answer is a redirect that leaves the task (such a completion page, a chat item,
+an expired assignment), the in-place answer is ``204`` with the redirect's target in
+``X-EvalHub-Redirect``: ``fetch`` would follow a redirect itself and hand the script a
+page whose address it cannot show, so the script navigates there instead.
 
 htmx speaks the same idea (``HX-Request``, ``HX-Redirect``); it is not used because its
 history keeps snapshots of pages (task items, some private) in localStorage, and its
