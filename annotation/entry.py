@@ -92,10 +92,14 @@ def worker_for(arrival: Arrival, user=None) -> Worker:
 
 
 def remember(request, worker: Worker) -> None:
-    if request.session.get(SESSION_KEY) != str(worker.public_id):
-        # A new identity on this browser gets a new session key (no session fixation).
-        request.session.cycle_key()
-    request.session[SESSION_KEY] = str(worker.public_id)
+    public_id = str(worker.public_id)
+    if request.session.get(SESSION_KEY) == public_id:
+        # Assigning it again would mark the session modified, and every start link of a
+        # returning worker would save it: a database UPDATE and a cache write.
+        return
+    # A new identity on this browser gets a new session key (no session fixation).
+    request.session.cycle_key()
+    request.session[SESSION_KEY] = public_id
 
 
 def current_worker(request) -> Worker | None:

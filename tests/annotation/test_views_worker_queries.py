@@ -8,6 +8,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from annotation.entry import SESSION_KEY
 from annotation.models import Assignment, Judgment
 from tests import factories
 from tests.annotation.builders import ab_campaign
@@ -115,3 +116,32 @@ def test_a_judgment_does_not_write_the_session():
     ]
     assert session_writes == []
     assert "sessionid" not in page.cookies
+
+
+def test_a_repeated_start_link_does_not_write_the_session():
+    # The session already names this worker: saving it again on each batch fetch would be
+    # a write to the cache and the database.
+    c = busy_campaign(SMALL)
+    _, _, assignment, client = start_counts("ann", c)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(reverse("annotation:start", args=[c.slug]))
+    assert response["Location"] == assignment.get_absolute_url()
+    assert Assignment.objects.filter(campaign=c, worker=assignment.worker).count() == 1
+    session_writes = [
+        q["sql"]
+        for q in queries.captured_queries
+        if "django_session" in q["sql"] and not q["sql"].lstrip().upper().startswith("SELECT")
+    ]
+    assert session_writes == []
+    assert "sessionid" not in response.cookies
+
+
+def test_a_new_identity_on_a_browser_gets_a_new_session_key():
+    c = ab_campaign(SMALL, batch_size=2)
+    client = Client()
+    client.get(reverse("annotation:start", args=[c.slug]) + "?worker=first")
+    first_key = client.session.session_key
+    client.get(reverse("annotation:start", args=[c.slug]) + "?worker=second")
+    assert client.session.session_key != first_key
+    second = Assignment.objects.get(campaign=c, worker__external_id="link:second")
+    assert client.session[SESSION_KEY] == str(second.worker.public_id)
