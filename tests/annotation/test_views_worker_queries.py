@@ -145,3 +145,31 @@ def test_a_new_identity_on_a_browser_gets_a_new_session_key():
     assert client.session.session_key != first_key
     second = Assignment.objects.get(campaign=c, worker__external_id="link:second")
     assert client.session[SESSION_KEY] == str(second.worker.public_id)
+
+
+def start_again(client, c) -> tuple[list[str], object]:
+    """The SQL of a returning worker's start link, and its response."""
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(reverse("annotation:start", args=[c.slug]))
+    return [q["sql"] for q in queries.captured_queries], response
+
+
+def test_a_returning_workers_start_link_reads_the_worker_once():
+    # The session names the worker the logged-in account arrives as: it is not read by
+    # the session's id as well.
+    c = busy_campaign(SMALL)
+    _, _, assignment, client = start_counts("ann", c)
+    statements, response = start_again(client, c)
+    assert response["Location"] == assignment.get_absolute_url()
+    worker_reads = [
+        s for s in statements if s.startswith("SELECT") and 'FROM "annotation_worker"' in s
+    ]
+    assert len(worker_reads) == 1
+
+
+def test_a_public_campaigns_start_link_does_not_look_for_invitations():
+    c = busy_campaign(SMALL)
+    _, _, assignment, client = start_counts("ann", c)
+    statements, response = start_again(client, c)
+    assert response["Location"] == assignment.get_absolute_url()
+    assert not [s for s in statements if "annotation_invitation" in s]
