@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import connection, transaction
-from django.db.models import Case, Count, Value, When, Window
 from django.utils import timezone
 
 from .conflicts import items_showing_systems_of
+from .hot_queries import started_and_held
 from .models import Assignment, Campaign, Item, Worker
 
 
@@ -62,25 +62,6 @@ def _lock_worker(worker: Worker, now) -> None:
     # An UPDATE holds the worker's row lock until commit (PostgreSQL) and takes the write
     # lock of the whole database (SQLite): either way, what follows is serialised.
     Worker.objects.filter(pk=worker.pk).update(last_seen=now)
-
-
-def _holding(campaign: Campaign, worker: Worker) -> tuple[Assignment | None, int]:
-    """The worker's started assignment in the campaign (None if none) and how many of its
-    batches they hold, in one query: each of the holding rows carries their count."""
-    first = (
-        Assignment.objects.filter(campaign=campaign, worker=worker, status__in=Assignment.HOLDING)
-        .annotate(held=Window(Count("pk")))
-        .order_by(
-            Case(When(status=Assignment.Status.STARTED, then=Value(0)), default=Value(1)), "pk"
-        )
-        .first()
-    )
-    if first is None:
-        return None, 0
-    if first.status != Assignment.Status.STARTED:
-        return None, first.held
-    first.campaign = campaign
-    return first, first.held
 
 
 def _open_slot(campaign: Campaign, worker: Worker, batch=None, owners=frozenset()):
@@ -127,7 +108,7 @@ def next_assignment(
         with transaction.atomic():
             _lock_worker(worker, now)
             expire_overdue(campaign, now)
-            current, held = _holding(campaign, worker)
+            current, held = started_and_held(campaign, worker)
             if current and batch is not None and current.batch_id != batch.pk:
                 raise NoWork(
                     "You have another batch of this campaign open: finish it first, "
