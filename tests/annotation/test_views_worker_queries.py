@@ -23,6 +23,11 @@ SMALL, LARGE = 4, 300  # items, in batches of 2
 START_QUERIES = 33  # a first visit: the worker is created, then a batch is claimed
 ITEM_PAGE_QUERIES = 3  # assignment (with campaign, worker), session, batch items
 SUBMIT_QUERIES = 6  # assignment, session, batch items, savepoint, INSERT, release
+# Exactly this many for a returning, logged-in worker's batch fetch (start link and first
+# item), savepoints included: a new batch (26 before the start link was trimmed), and the
+# started one resumed (21 before).
+BATCH_FETCH_QUERIES = 19
+RESUMED_FETCH_QUERIES = 16
 
 
 def busy_campaign(n_items):
@@ -173,3 +178,29 @@ def test_a_public_campaigns_start_link_does_not_look_for_invitations():
     statements, response = start_again(client, c)
     assert response["Location"] == assignment.get_absolute_url()
     assert not [s for s in statements if "annotation_invitation" in s]
+
+
+def test_a_returning_workers_batch_fetch_costs_a_fixed_number_of_queries():
+    # A worker back for their next batch: the start link (campaign, account, worker,
+    # visibility, lock, expiry, what they hold, their systems, the open slot, its claim)
+    # and the first item (session, assignment, batch items).
+    c = busy_campaign(LARGE)
+    _, _, first, client = start_counts("ann", c)
+    Assignment.objects.filter(pk=first.pk).update(status=Assignment.Status.SUBMITTED)
+    n_start, response = count(lambda: client.get(reverse("annotation:start", args=[c.slug])))
+    second = Assignment.objects.get(campaign=c, worker=first.worker, status="started")
+    assert response["Location"] == second.get_absolute_url() and second.pk != first.pk
+    n_page, page = count(lambda: client.get(response["Location"]))
+    assert page.status_code == 200 and "Item 1 of 2" in page.content.decode()
+    assert n_start + n_page == BATCH_FETCH_QUERIES
+
+
+def test_a_resumed_batch_fetch_costs_fewer_queries_still():
+    c = busy_campaign(LARGE)
+    _, _, assignment, client = start_counts("ann", c)
+    n_start, response = count(lambda: client.get(reverse("annotation:start", args=[c.slug])))
+    assert response["Location"] == assignment.get_absolute_url()
+    n_page, page = count(lambda: client.get(response["Location"]))
+    assert page.status_code == 200 and "Item 1 of 2" in page.content.decode()
+    assert Assignment.objects.filter(campaign=c, worker=assignment.worker).count() == 1
+    assert n_start + n_page == RESUMED_FETCH_QUERIES
