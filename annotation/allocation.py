@@ -23,6 +23,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from .conflicts import items_showing_systems_of
+from .hot_queries import started_and_held
 from .models import Assignment, Campaign, Item, Worker
 
 
@@ -36,9 +37,11 @@ class NoWork(Exception):
 
 def expire_overdue(campaign: Campaign, now) -> int:
     """Expire overdue assignments and open one fresh slot for each. Returns how many."""
+    # No ordering: the model's default one joins the campaign and the batch, whose rows
+    # FOR UPDATE would then lock as well.
     overdue = Assignment.objects.filter(
         campaign=campaign, status=Assignment.Status.STARTED, expires_at__lt=now
-    )
+    ).order_by()
     if connection.vendor == "postgresql":
         # Locked rows cannot be submitted meanwhile; rows another allocator is expiring
         # right now are skipped, not expired twice.
@@ -86,7 +89,7 @@ def _open_slot(campaign: Campaign, worker: Worker, batch=None, owners=frozenset(
     )
     if connection.vendor == "postgresql":
         candidates = candidates.select_for_update(skip_locked=True, of=("self",))
-    return candidates.values_list("pk", flat=True).first()
+    return candidates.first()
 
 
 def next_assignment(
@@ -105,13 +108,7 @@ def next_assignment(
         with transaction.atomic():
             _lock_worker(worker, now)
             expire_overdue(campaign, now)
-            current = (
-                Assignment.objects.filter(
-                    campaign=campaign, worker=worker, status=Assignment.Status.STARTED
-                )
-                .select_related("batch", "campaign")
-                .first()
-            )
+            current, held = started_and_held(campaign, worker)
             if current and batch is not None and current.batch_id != batch.pk:
                 raise NoWork(
                     "You have another batch of this campaign open: finish it first, "
@@ -119,9 +116,6 @@ def next_assignment(
                 )
             if current:
                 return current
-            held = Assignment.objects.filter(
-                campaign=campaign, worker=worker, status__in=Assignment.HOLDING
-            ).count()
             if held >= campaign.max_batches_per_worker:
                 raise NoWork(
                     f"You have done the most batches one person may do here ({held}). Thank you!"
@@ -134,12 +128,20 @@ def next_assignment(
                 )
             if slot is None:
                 raise NoWork("There is no more work for you in this campaign. Thank you!")
-            claimed = Assignment.objects.filter(pk=slot, status=Assignment.Status.OPEN).update(
-                worker=worker,
-                status=Assignment.Status.STARTED,
-                started_at=now,
-                expires_at=now + timedelta(minutes=campaign.time_limit_minutes),
+            claim = {
+                "worker": worker,
+                "status": Assignment.Status.STARTED,
+                "started_at": now,
+                "expires_at": now + timedelta(minutes=campaign.time_limit_minutes),
+            }
+            claimed = Assignment.objects.filter(pk=slot.pk, status=Assignment.Status.OPEN).update(
+                **claim
             )
             if claimed:
-                return Assignment.objects.select_related("batch", "campaign").get(pk=slot)
+                # The row is as read plus this claim (it was locked, or the database was,
+                # and the UPDATE matched it still open): no need to read it back.
+                for name, value in claim.items():
+                    setattr(slot, name, value)
+                slot.campaign = campaign
+                return slot
     raise NoWork("Too many people are asking for work at once; please reload in a moment.")

@@ -28,17 +28,17 @@ class Refusal:
     status: int = 403
 
 
-def arriving_worker(request, campaign, arrival: Arrival | None, known: Worker | None):
+def arriving_worker(request, campaign, arrival: Arrival | None):
     """(worker, None) for the identity this visit brings (or the browser's, when it brings
     none), or (None, Refusal)."""
     if arrival is None:
-        return known, None
+        return current_worker(request), None
     if arrival.external_id.startswith(GENERIC_PREFIX) and not campaign.allow_worker_param:
         return None, Refusal(
             "This campaign does not take ?worker= ids. Use the link your study or your "
             "invitation gave you, or log in."
         )
-    if _new_to_campaign(campaign, arrival, known) and not admit_newcomer(request, campaign):
+    if _new_to_campaign(request, campaign, arrival) and not admit_newcomer(request, campaign):
         return None, Refusal(
             "Too many new participants have started from here just now. Please try again later.",
             status=429,
@@ -46,7 +46,7 @@ def arriving_worker(request, campaign, arrival: Arrival | None, known: Worker | 
     return worker_for(arrival, request.user), None
 
 
-def _new_to_campaign(campaign, arrival: Arrival, known: Worker | None) -> bool:
+def _new_to_campaign(request, campaign, arrival: Arrival) -> bool:
     """Whether the identity is one a script could have invented: not yet working in this
     campaign and not this browser's. An account's own identity is limited by sign-ups."""
     if arrival.provider == "local" and arrival.external_id.startswith("user:"):
@@ -56,7 +56,7 @@ def _new_to_campaign(campaign, arrival: Arrival, known: Worker | None) -> bool:
     ).first()
     if worker is None:
         return True
-    if known is not None and known.pk == worker.pk:
+    if is_current_worker(request, worker):
         return False
     return not Assignment.objects.filter(campaign=campaign, worker=worker).exists()
 
@@ -92,10 +92,14 @@ def worker_for(arrival: Arrival, user=None) -> Worker:
 
 
 def remember(request, worker: Worker) -> None:
-    if request.session.get(SESSION_KEY) != str(worker.public_id):
-        # A new identity on this browser gets a new session key (no session fixation).
-        request.session.cycle_key()
-    request.session[SESSION_KEY] = str(worker.public_id)
+    public_id = str(worker.public_id)
+    if request.session.get(SESSION_KEY) == public_id:
+        # Assigning it again would mark the session modified, and every start link of a
+        # returning worker would save it: a database UPDATE and a cache write.
+        return
+    # A new identity on this browser gets a new session key (no session fixation).
+    request.session.cycle_key()
+    request.session[SESSION_KEY] = public_id
 
 
 def current_worker(request) -> Worker | None:

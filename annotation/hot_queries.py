@@ -1,5 +1,6 @@
-"""The queries behind every page a crowdworker loads (an item, and the submit of it), with
-their SQL written once per database connection instead of compiled on every request.
+"""The queries behind every page a crowdworker loads (an item, and the submit of it), and
+allocation's look at what the worker holds (every start link), with their SQL written once
+per database connection instead of compiled on every request.
 
 The ORM turns a queryset into SQL each time it is evaluated. For the two reads (the
 assignment with its campaign and worker, and the batch's items with a judged flag) that
@@ -227,3 +228,53 @@ def insert_judgment(judgment: Judgment) -> Judgment:
     judgment._state.adding = False
     judgment._state.db = connection.alias
     return judgment
+
+
+@dataclass(frozen=True)
+class HeldQuery:
+    sql: str
+    assignment: Columns
+
+
+@lru_cache(maxsize=64)
+def _held_query(connection) -> HeldQuery:
+    q = connection.ops.quote_name
+    assignment = Columns.of(Assignment, connection)
+    table = q(Assignment._meta.db_table)
+
+    def column(name):
+        return f"{table}.{q(Assignment._meta.get_field(name).column)}"
+
+    holding = ", ".join(["%s"] * len(Assignment.HOLDING))
+    # Every holding row carries their count (the window is taken before the LIMIT); the
+    # started one, if any, comes first.
+    sql = (
+        f"SELECT {assignment.sql(connection)}, COUNT(*) OVER () FROM {table} "
+        f"WHERE {column('campaign')} = %s AND {column('worker')} = %s "
+        f"AND {column('status')} IN ({holding}) "
+        f"ORDER BY CASE WHEN {column('status')} = %s THEN 0 ELSE 1 END, {column('id')} ASC "
+        f"LIMIT 1"
+    )
+    return HeldQuery(sql, assignment)
+
+
+def started_and_held(campaign: Campaign, worker: Worker) -> tuple[Assignment | None, int]:
+    """The worker's started assignment in the campaign, its campaign set (None if there is
+    none), and how many of the campaign's batches the worker holds (``Assignment.HOLDING``),
+    in one statement: allocation asks both on every start link."""
+    connection = _connection()
+    query = _held_query(connection)
+    statuses = [status.value for status in Assignment.HOLDING]
+    with _cursor(connection) as cursor:
+        cursor.execute(
+            query.sql, [campaign.pk, worker.pk, *statuses, Assignment.Status.STARTED.value]
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None, 0
+    assignment = query.assignment.build(row[:-1], connection)
+    held = int(row[-1])
+    if assignment.status != Assignment.Status.STARTED:
+        return None, held
+    Assignment.campaign.field.set_cached_value(assignment, campaign)
+    return assignment, held

@@ -11,7 +11,7 @@ in one of those ways and are resuming in the same browser).
 
 `is_public(campaign)`, `public_campaigns(queryset)` and `visible_campaigns(user)` (for
 lists: public ones, the user's own, all for staff) are the one place this is decided;
-`may_serve(campaign, arrival, worker, invited=...)` is the one check the start page makes.
+`may_serve(campaign, arrival, worker)` is the one check the start page makes.
 """
 
 from collections.abc import Callable
@@ -22,7 +22,7 @@ from django.utils import timezone
 from evalhub import permissions
 from evalhub.models import System
 
-from .models import Assignment, Campaign, Item
+from .models import Assignment, Campaign, Invitation, Item
 
 # Each returns a Q over Campaign selecting the campaigns it makes private.
 _PRIVATE_RULES: list[Callable[[], Q]] = []
@@ -100,11 +100,14 @@ def arrives_through_platform(campaign: Campaign, arrival) -> bool:
     return False
 
 
-def may_serve(campaign: Campaign, arrival, worker, *, invited: bool = False) -> bool:
+def may_serve(campaign: Campaign, arrival, worker) -> bool:
     """Whether the start page may hand this visitor items of `campaign`."""
-    if invited or arrives_through_platform(campaign, arrival):
+    if arrives_through_platform(campaign, arrival):
         return True
     if is_public(campaign):
+        return True
+    # Asked only of a private campaign: most start links are to public ones.
+    if worker is not None and Invitation.objects.filter(campaign=campaign, worker=worker).exists():
         return True
     # Resuming: the browser's remembered worker, or a logged-in account, already holding
     # a batch here (a typed-in participant id is not proof of anything).

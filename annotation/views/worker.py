@@ -29,7 +29,7 @@ from ..entry import (
 from ..hot_queries import assignment_with_campaign_and_worker
 from ..invitations import redeem
 from ..kinds.base import PayloadInvalid
-from ..models import Assignment, Campaign, Invitation
+from ..models import Assignment, Campaign
 from ..services import batch_items, record_judgment, submit_if_complete
 from ..training import needs_training
 from ..visibility import PRIVATE_REFUSAL, is_public, may_serve
@@ -73,13 +73,15 @@ def start(request, slug):
     provider = get_provider(campaign.provider)
     if request.GET.get("assignmentId") == MTURK_PREVIEW:
         return _mturk_preview(request, campaign)
-    known = current_worker(request)
+    # The browser's remembered worker is read only where it is needed: a visit that names
+    # an identity is compared with the session by public id (is_current_worker), without
+    # reading the worker twice.
     if "invite" in request.GET:
         arrival = None
-        worker, refusal = redeem(campaign, request.GET["invite"], known)
+        worker, refusal = redeem(campaign, request.GET["invite"], current_worker(request))
     else:
         arrival = provider.identify(request)
-        worker, refusal = arriving_worker(request, campaign, arrival, known)
+        worker, refusal = arriving_worker(request, campaign, arrival)
     if refusal:
         context = {"campaign": campaign, "reason": refusal.reason}
         return render(request, "annotation/no_work.html", context, status=refusal.status)
@@ -90,14 +92,13 @@ def start(request, slug):
         campaign,
         worker,
         arrival,
-        same_browser=known is not None and known.pk == worker.pk,
+        same_browser=is_current_worker(request, worker),
         one_batch=one_batch,
     )
     if refusal:
         context = {"campaign": campaign, "reason": refusal}
         return render(request, "annotation/no_work.html", context, status=403)
-    invited = Invitation.objects.filter(campaign=campaign, worker=worker).exists()
-    if not may_serve(campaign, arrival, worker, invited=invited):
+    if not may_serve(campaign, arrival, worker):
         context = {"campaign": campaign, "reason": PRIVATE_REFUSAL}
         return render(request, "annotation/no_work.html", context, status=403)
     remember(request, worker)

@@ -108,6 +108,39 @@ def test_a_started_assignment_is_resumed_not_doubled():
     assert Assignment.objects.filter(worker=w).count() == 1
 
 
+def test_a_started_assignment_is_resumed_after_finished_ones():
+    c = ab_campaign(6, batch_size=2, max_batches_per_worker=3)
+    w = worker("w")
+    judge_all(next_assignment(c, w))
+    second = next_assignment(c, w)
+    again = next_assignment(c, w)
+    assert again.pk == second.pk and again.status == Assignment.Status.STARTED
+    assert Assignment.objects.filter(worker=w).count() == 2
+
+
+def test_the_cap_counts_finished_batches_and_the_started_one():
+    c = ab_campaign(6, batch_size=2, max_batches_per_worker=2)
+    w = worker("w")
+    judge_all(next_assignment(c, w))
+    judge_all(next_assignment(c, w))
+    with pytest.raises(NoWork, match=r"most batches one person may do here \(2\)"):
+        next_assignment(c, w)
+    assert Assignment.objects.filter(worker=w, status=Assignment.Status.STARTED).count() == 0
+
+
+def test_a_claimed_assignment_is_returned_as_stored():
+    c = ab_campaign(4, batch_size=2, time_limit_minutes=30)
+    w = worker("w")
+    now = timezone.now()
+    claimed = next_assignment(c, w, now=now)
+    stored = Assignment.objects.get(pk=claimed.pk)
+    fields = [f.attname for f in Assignment._meta.concrete_fields]
+    assert [getattr(claimed, f) for f in fields] == [getattr(stored, f) for f in fields]
+    assert claimed.status == Assignment.Status.STARTED and claimed.worker_id == w.pk
+    assert claimed.expires_at == now + timedelta(minutes=30)
+    assert claimed.campaign is c
+
+
 def test_a_worker_gets_at_most_one_slot_of_a_batch():
     c = ab_campaign(2, batch_size=2, redundancy=3)
     w = worker("w")

@@ -78,6 +78,37 @@ def test_a_batch_entry_makes_its_item_once_with_the_judged_flag():
     assert entry.item.judged is True and entry.item.pk == first.pk
 
 
+def orm_started_and_held(c, worker):
+    holding = Assignment.objects.filter(campaign=c, worker=worker, status__in=Assignment.HOLDING)
+    return holding.filter(status=Assignment.Status.STARTED).first(), holding.count()
+
+
+def test_the_started_assignment_and_held_count_are_the_orms(django_assert_num_queries):
+    c = ab_campaign(8, batch_size=2, max_batches_per_worker=4)
+    worker = Worker.objects.create(provider="local", external_id="link:ann")
+    for _ in range(2):
+        done = next_assignment(c, worker)
+        Assignment.objects.filter(pk=done.pk).update(status=Assignment.Status.SUBMITTED)
+    next_assignment(c, worker)
+    next_assignment(c, Worker.objects.create(provider="local", external_id="link:bob"))
+    expected, expected_held = orm_started_and_held(c, worker)
+    with django_assert_num_queries(1):
+        loaded, held = hot_queries.started_and_held(c, worker)
+    assert values(loaded) == values(expected)
+    assert held == expected_held == 3
+    assert loaded.campaign is c
+
+
+def test_without_a_started_assignment_only_the_held_count_comes_back():
+    c = ab_campaign(4, batch_size=2)
+    worker = Worker.objects.create(provider="local", external_id="link:ann")
+    assert hot_queries.started_and_held(c, worker) == (None, 0)
+    done = next_assignment(c, worker)
+    Assignment.objects.filter(pk=done.pk).update(status=Assignment.Status.APPROVED)
+    assert hot_queries.started_and_held(c, worker) == (None, 1)
+    assert orm_started_and_held(c, worker) == (None, 1)
+
+
 @pytest.mark.postgres
 def test_on_postgresql_the_statements_are_prepared_once_per_connection():
     from django.db import connection
@@ -87,11 +118,16 @@ def test_on_postgresql_the_statements_are_prepared_once_per_connection():
     for _ in range(3):
         hot_queries.assignment_with_campaign_and_worker(mine.public_id)
         hot_queries.batch_items(mine)
+        hot_queries.started_and_held(c, mine.worker)
+    for item in Item.objects.filter(batch_id=mine.batch_id):
+        hot_queries.insert_judgment(_judgment(mine, item))
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         prepared = [statement for (statement,) in cursor.fetchall()]
     assert sum("annotation_assignment" in s and "annotation_campaign" in s for s in prepared) == 1
     assert sum("annotation_item" in s and "EXISTS" in s for s in prepared) == 1
+    assert sum("OVER ()" in s for s in prepared) == 1
+    assert sum(s.startswith('INSERT INTO "annotation_judgment"') for s in prepared) == 1
 
 
 def _judgment(assignment, item, **extra) -> Judgment:

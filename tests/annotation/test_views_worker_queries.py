@@ -8,6 +8,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from annotation.entry import SESSION_KEY
 from annotation.models import Assignment, Judgment
 from tests import factories
 from tests.annotation.builders import ab_campaign
@@ -22,6 +23,11 @@ SMALL, LARGE = 4, 300  # items, in batches of 2
 START_QUERIES = 33  # a first visit: the worker is created, then a batch is claimed
 ITEM_PAGE_QUERIES = 3  # assignment (with campaign, worker), session, batch items
 SUBMIT_QUERIES = 6  # assignment, session, batch items, savepoint, INSERT, release
+# Exactly this many for a returning, logged-in worker's batch fetch (start link and first
+# item), savepoints included: a new batch (26 before the start link was trimmed), and the
+# started one resumed (21 before).
+BATCH_FETCH_QUERIES = 19
+RESUMED_FETCH_QUERIES = 16
 
 
 def busy_campaign(n_items):
@@ -115,3 +121,86 @@ def test_a_judgment_does_not_write_the_session():
     ]
     assert session_writes == []
     assert "sessionid" not in page.cookies
+
+
+def test_a_repeated_start_link_does_not_write_the_session():
+    # The session already names this worker: saving it again on each batch fetch would be
+    # a write to the cache and the database.
+    c = busy_campaign(SMALL)
+    _, _, assignment, client = start_counts("ann", c)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(reverse("annotation:start", args=[c.slug]))
+    assert response["Location"] == assignment.get_absolute_url()
+    assert Assignment.objects.filter(campaign=c, worker=assignment.worker).count() == 1
+    session_writes = [
+        q["sql"]
+        for q in queries.captured_queries
+        if "django_session" in q["sql"] and not q["sql"].lstrip().upper().startswith("SELECT")
+    ]
+    assert session_writes == []
+    assert "sessionid" not in response.cookies
+
+
+def test_a_new_identity_on_a_browser_gets_a_new_session_key():
+    c = ab_campaign(SMALL, batch_size=2)
+    client = Client()
+    client.get(reverse("annotation:start", args=[c.slug]) + "?worker=first")
+    first_key = client.session.session_key
+    client.get(reverse("annotation:start", args=[c.slug]) + "?worker=second")
+    assert client.session.session_key != first_key
+    second = Assignment.objects.get(campaign=c, worker__external_id="link:second")
+    assert client.session[SESSION_KEY] == str(second.worker.public_id)
+
+
+def start_again(client, c) -> tuple[list[str], object]:
+    """The SQL of a returning worker's start link, and its response."""
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(reverse("annotation:start", args=[c.slug]))
+    return [q["sql"] for q in queries.captured_queries], response
+
+
+def test_a_returning_workers_start_link_reads_the_worker_once():
+    # The session names the worker the logged-in account arrives as: it is not read by
+    # the session's id as well.
+    c = busy_campaign(SMALL)
+    _, _, assignment, client = start_counts("ann", c)
+    statements, response = start_again(client, c)
+    assert response["Location"] == assignment.get_absolute_url()
+    worker_reads = [
+        s for s in statements if s.startswith("SELECT") and 'FROM "annotation_worker"' in s
+    ]
+    assert len(worker_reads) == 1
+
+
+def test_a_public_campaigns_start_link_does_not_look_for_invitations():
+    c = busy_campaign(SMALL)
+    _, _, assignment, client = start_counts("ann", c)
+    statements, response = start_again(client, c)
+    assert response["Location"] == assignment.get_absolute_url()
+    assert not [s for s in statements if "annotation_invitation" in s]
+
+
+def test_a_returning_workers_batch_fetch_costs_a_fixed_number_of_queries():
+    # A worker back for their next batch: the start link (campaign, account, worker,
+    # visibility, lock, expiry, what they hold, their systems, the open slot, its claim)
+    # and the first item (session, assignment, batch items).
+    c = busy_campaign(LARGE)
+    _, _, first, client = start_counts("ann", c)
+    Assignment.objects.filter(pk=first.pk).update(status=Assignment.Status.SUBMITTED)
+    n_start, response = count(lambda: client.get(reverse("annotation:start", args=[c.slug])))
+    second = Assignment.objects.get(campaign=c, worker=first.worker, status="started")
+    assert response["Location"] == second.get_absolute_url() and second.pk != first.pk
+    n_page, page = count(lambda: client.get(response["Location"]))
+    assert page.status_code == 200 and "Item 1 of 2" in page.content.decode()
+    assert n_start + n_page == BATCH_FETCH_QUERIES
+
+
+def test_a_resumed_batch_fetch_costs_fewer_queries_still():
+    c = busy_campaign(LARGE)
+    _, _, assignment, client = start_counts("ann", c)
+    n_start, response = count(lambda: client.get(reverse("annotation:start", args=[c.slug])))
+    assert response["Location"] == assignment.get_absolute_url()
+    n_page, page = count(lambda: client.get(response["Location"]))
+    assert page.status_code == 200 and "Item 1 of 2" in page.content.decode()
+    assert Assignment.objects.filter(campaign=c, worker=assignment.worker).count() == 1
+    assert n_start + n_page == RESUMED_FETCH_QUERIES
