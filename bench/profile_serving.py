@@ -233,18 +233,19 @@ def database_cpu() -> float:
     return cpu_seconds(pid)
 
 
-def calls(fn) -> int:
-    """Python function calls made by `fn()`: a measure of the interpreter's work that the
-    machine's other load does not change."""
+def calls(fn):
+    """Python function calls made by `fn()` (a measure of the interpreter's work that the
+    machine's other load does not change), and what it returned."""
     profiler = cProfile.Profile()
-    profiler.runcall(fn)
-    return pstats.Stats(profiler).total_calls
+    result = profiler.runcall(fn)
+    return pstats.Stats(profiler).total_calls, result
 
 
-def counted(fn) -> tuple[Counters, int]:
+def counted(fn):
+    """((SQL and Redis counters, Python calls), what `fn()` returned)."""
     with Counters() as counters:
-        n_calls = calls(fn)
-    return counters, n_calls
+        n_calls, result = calls(fn)
+    return (counters, n_calls), result
 
 
 def main():
@@ -268,12 +269,14 @@ def main():
         # The work of each part, counted on the next batch.
         state = start(worker, campaign.slug)
         parts = {}
-        parts["judgment"] = counted(lambda: judgment(worker, *state))
+        parts["judgment"], state = counted(lambda: judgment(worker, *state))
         for _ in range(size - 2):
             state = judgment(worker, *state)
-        parts["last"] = counted(lambda: judgment(worker, *state))
-        parts["start"] = counted(lambda: start(worker, campaign.slug))
-        parts["bare"] = counted(login)
+        parts["last"], state = counted(lambda: judgment(worker, *state))
+        assert state[0].endswith("/done/"), state[0]
+        # A new batch, as every batch fetch after a finished batch is.
+        parts["start"], _ = counted(lambda: start(worker, campaign.slug))
+        parts["bare"], _ = counted(login)
         # Finish the batch the start above opened, so that the timed batches start fresh.
         path, page = start(worker, campaign.slug)
         while FORM.search(page):
