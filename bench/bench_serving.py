@@ -15,9 +15,8 @@ once (DEBUG=0 serves them from the manifest).
 A simulated crowdworker is a logged-in account with its own browser: HTTP/1.1 on a plain
 socket (the load generator shares the machine's cores with the server; ``http.client``
 costs several times more CPU per request, ``requests`` more again), a fresh connection per
-request, its cookies. It opens
-the campaign's start link (a *batch fetch*: the start link and its redirect to the first
-item), submits every item and starts again. A *judgment* is what a browser does to answer
+request, its cookies. It opens the campaign's start link (a *batch fetch*: the start link
+and its redirect to the first item), submits every item and starts again. A *judgment* is what a browser does to answer
 an item and see the next one, timed as a whole: with the task page's script, as browsers
 run it, one POST answered with the next item in place (annotation/views/in_place.py);
 with ``--no-script``, a plain form post and its redirect to the next item.
@@ -35,7 +34,8 @@ Two measurements, because they answer different questions:
    as real crowdworkers, who read and think between items, submit: a slow answer does not
    slow the next arrivals down. Each judgment's latency runs from when it was due, not from
    when a sender got to it, so time queued behind slow answers counts (no coordinated
-   omission). A run that cannot keep up is reported as having fallen behind (its last
+   omission). The crowdworkers start at staggered points of their batches (``stagger``;
+   ``--aligned``: all at item 1, in step, the worst case). A run that cannot keep up is reported as having fallen behind (its last
    answer came more than 2% of the run after the last judgment was due).
 
 Before timing, a warm-up on each campaign checks the result: every acknowledged submit
