@@ -378,12 +378,7 @@ def is_complete(campaign: Campaign) -> bool:
     """Every slot of every batch has its judgments: the campaign has assignments and none
     is open or started (an expired or returned one has been replaced by a fresh open one)."""
     slots = campaign.assignments.all()
-    return (
-        slots.exists()
-        and not slots.filter(
-            status__in=[Assignment.Status.OPEN, Assignment.Status.STARTED]
-        ).exists()
-    )
+    return slots.exists() and not slots.filter(status__in=Assignment.PENDING).exists()
 
 
 def finish_if_complete(campaign: Campaign) -> bool:

@@ -313,6 +313,8 @@ class Assignment(models.Model):
     # Statuses that hold a slot: the batch counts them towards its redundancy.
     HOLDING = (Status.STARTED, Status.SUBMITTED, Status.APPROVED, Status.REJECTED)
     DONE = (Status.SUBMITTED, Status.APPROVED, Status.REJECTED)
+    # Slots still waiting for their judgments: a campaign with none left is complete.
+    PENDING = (Status.OPEN, Status.STARTED)
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")

@@ -190,14 +190,17 @@ def submit_if_complete(assignment: Assignment, n_items: int) -> bool:
     the crowd platform's finish hook is a network call)."""
     if assignment.judgments.order_by().count() < n_items:
         return False
+    closed = {
+        "status": Assignment.Status.SUBMITTED,
+        "submitted_at": timezone.now(),
+        "completion_code": completion_code(),
+    }
     updated = Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.STARTED).update(
-        status=Assignment.Status.SUBMITTED,
-        submitted_at=timezone.now(),
-        completion_code=completion_code(),
+        **closed
     )
     # Only what the UPDATE (or a concurrent one) set: a full refresh would drop the loaded
     # campaign and worker, which the completion page reads next.
-    assignment.refresh_from_db(fields=["status", "submitted_at", "completion_code"])
+    assignment.refresh_from_db(fields=list(closed))
     if updated:
         _finish_campaign_later(assignment.campaign_id)
     return bool(updated) or assignment.status in Assignment.DONE
@@ -216,7 +219,5 @@ def _finish_if_no_slot_left(campaign_id: int) -> bool:
 
     from .tasks import finish_campaign_if_complete
 
-    pending = Assignment.objects.filter(
-        campaign_id=campaign_id, status__in=[Assignment.Status.OPEN, Assignment.Status.STARTED]
-    )
+    pending = Assignment.objects.filter(campaign_id=campaign_id, status__in=Assignment.PENDING)
     return not pending.exists() and enqueue(finish_campaign_if_complete, campaign_id)

@@ -16,10 +16,11 @@ A simulated crowdworker is a logged-in account with its own browser: HTTP/1.1 on
 socket (the load generator shares the machine's cores with the server; ``http.client``
 costs several times more CPU per request, ``requests`` more again), a fresh connection per
 request, its cookies. It opens the campaign's start link (a *batch fetch*: the start link
-and its redirect to the first item), submits every item and starts again. A *judgment* is what a browser does to answer
-an item and see the next one, timed as a whole: with the task page's script, as browsers
-run it, one POST answered with the next item in place (annotation/views/in_place.py);
-with ``--no-script``, a plain form post and its redirect to the next item.
+and its redirect to the first item), submits every item and starts again. A *judgment* is
+what a browser does to answer an item and see the next one, timed as a whole: with the
+task page's script, as browsers run it, one POST answered with the next item in place
+(annotation/views/in_place.py); with ``--no-script``, a plain form post and its redirect
+to the next item.
 
 Two measurements, because they answer different questions:
 
@@ -35,8 +36,9 @@ Two measurements, because they answer different questions:
    slow the next arrivals down. Each judgment's latency runs from when it was due, not from
    when a sender got to it, so time queued behind slow answers counts (no coordinated
    omission). The crowdworkers start at staggered points of their batches (``stagger``;
-   ``--aligned``: all at item 1, in step, the worst case). A run that cannot keep up is reported as having fallen behind (its last
-   answer came more than 2% of the run after the last judgment was due).
+   ``--aligned``: all at item 1, in step, the worst case). A run that cannot keep up is
+   reported as having fallen behind (its last answer came more than 2% of the run after
+   the last judgment was due).
 
 Before timing, a warm-up on each campaign checks the result: every acknowledged submit
 stored exactly once (0 lost, 0 duplicated); every timed phase is checked the same way.
@@ -734,9 +736,9 @@ def main():
     t = time.perf_counter()
     campaigns = {n: build_campaign(f"bench-{n}", n, accounts) for n in sizes}
     with connections["default"].cursor() as cursor:
-        # What autovacuum would have done by the time a campaign of this size goes live:
-        # with ANALYZE alone, the first saturation round ran while PostgreSQL was still
-        # setting hint bits on the freshly loaded rows and autovacuum was visiting them.
+        # What autovacuum would have done by the time a campaign of this size goes live
+        # (it vacuums after bulk inserts too). The judgment table is still empty here: it
+        # is analyzed again after the warm-up.
         cursor.execute("VACUUM ANALYZE")
     print(f"built campaigns {sizes} in {time.perf_counter() - t:.0f} s")
     connections.close_all()

@@ -308,12 +308,13 @@ def submit_item(request, public_id, item_id):
     # Counted again only when this submit looks like the batch's last: a submit racing
     # this one in another tab is caught by the next page, which closes a complete batch.
     if not pending and submit_if_complete(assignment, len(items)):
+        done_url = reverse("annotation:done", args=[public_id])
         if wants_in_place(request):
             # The completion page without the second request, where it can be swapped in.
             page, in_place = _done_page(request, assignment)
             if in_place:
-                return shown_in_place(page, reverse("annotation:done", args=[public_id]), request)
-        return redirect("annotation:done", public_id=assignment.public_id)
+                return shown_in_place(page, done_url, request)
+        return redirect(done_url)
     if pending and wants_in_place(request) and not kind.live:
         # The page the redirect would show, without the second request (views/in_place.py).
         position, entry = pending[0]

@@ -114,13 +114,16 @@ def test_a_judgment_does_not_write_the_session():
         client.post(url, {"choice": "left"})
         page = client.get(assignment.get_absolute_url())
     assert page.status_code == 200 and "Item 2 of 2" in page.content.decode()
-    session_writes = [
-        q["sql"]
-        for q in queries.captured_queries
-        if "django_session" in q["sql"] and not q["sql"].lstrip().upper().startswith("SELECT")
-    ]
-    assert session_writes == []
+    assert session_writes([q["sql"] for q in queries.captured_queries]) == []
     assert "sessionid" not in page.cookies
+
+
+def session_writes(statements: list[str]) -> list[str]:
+    return [
+        sql
+        for sql in statements
+        if "django_session" in sql and not sql.lstrip().upper().startswith("SELECT")
+    ]
 
 
 def test_a_repeated_start_link_does_not_write_the_session():
@@ -128,16 +131,10 @@ def test_a_repeated_start_link_does_not_write_the_session():
     # a write to the cache and the database.
     c = busy_campaign(SMALL)
     _, _, assignment, client = start_counts("ann", c)
-    with CaptureQueriesContext(connection) as queries:
-        response = client.get(reverse("annotation:start", args=[c.slug]))
+    statements, response = start_again(client, c)
     assert response["Location"] == assignment.get_absolute_url()
     assert Assignment.objects.filter(campaign=c, worker=assignment.worker).count() == 1
-    session_writes = [
-        q["sql"]
-        for q in queries.captured_queries
-        if "django_session" in q["sql"] and not q["sql"].lstrip().upper().startswith("SELECT")
-    ]
-    assert session_writes == []
+    assert session_writes(statements) == []
     assert "sessionid" not in response.cookies
 
 
