@@ -39,7 +39,7 @@ __all__ = [
     "cox_forest",
     "render_plots",
     "stability_curve",
-    "survival_curves",
+    "survival_plots",
     "system_plot_name",
     "versus_plot_names",
     "versus_plots",
@@ -78,8 +78,13 @@ def _label_inches(labels) -> float:
 
 
 def _render(name: str, draw, figsize) -> str:
-    with matplotlib.rc_context({**_STYLE, "svg.hashsalt": name}):
-        figure = _figure(draw, figsize)
+    with matplotlib.rc_context(_STYLE):
+        return _svg(_figure(draw, figsize), name)
+
+
+def _svg(figure: Figure, name: str) -> str:
+    """The figure as SVG text; ``name`` salts its ids (deterministic output)."""
+    with matplotlib.rc_context({"svg.hashsalt": name}):
         buffer = io.StringIO()
         FigureCanvasSVG(figure).print_svg(buffer, metadata={"Date": None})
     return buffer.getvalue()
@@ -185,35 +190,35 @@ def _mark_empty_cell(ax, i: int, j: int, text: str) -> None:
     ax.text(j, i, text, ha="center", va="center", fontsize=7, color="#5f6b7a", gid=f"empty-{i}-{j}")
 
 
-def survival_curves(result: dict, highlight: str | None = None) -> str | None:
-    """Turnbull survival curves, one step function per system across segment lengths.
+def survival_plots(result: dict) -> dict[str, str]:
+    """Turnbull survival curves, one step function per system across segment lengths:
+    ``"survival"`` with every system in colour, and per system (``system_plot_name``) the
+    plot of its profile page, that system in colour and the others in grey.
 
-    With ``highlight`` that system is drawn in colour and the others in grey (the plot of a
-    system's profile page).
+    One figure serves them all: laid out once with every system in the legend (the widest
+    legend any of them has), then restyled and printed per system with that layout. The
+    system plots so share the axes of the overall plot, and the layout, the dearest part of
+    a figure, is computed once instead of once per system.
     """
     if not _has_survival(result):
-        return None
+        return {}
     survival = result["survival"]
     lengths = survival["segment_lengths"]
     curves = survival["curves"]
     x = [0, *lengths]
-
-    def draw(figure):
+    systems = [s for s in result.get("systems", []) if s in curves]
+    with matplotlib.rc_context(_STYLE):
+        figure = Figure(figsize=(6.4 + _label_inches(curves), 4.0), layout="constrained")
         ax = figure.add_subplot()
-        for system in [s for s in result.get("systems", []) if s in curves]:
-            y = [1.0, *(_number(v) for v in curves[system])]
-            faded = highlight is not None and system != highlight
-            ax.step(
+        lines = {}
+        for system in systems:
+            (lines[system],) = ax.step(
                 x,
-                y,
+                [1.0, *(_number(v) for v in curves[system])],
                 where="post",
                 marker="o",
                 markevery=list(range(1, len(x))),
-                linewidth=1.0 if faded else 2.0,
-                color="#b8c0cc" if faded else _color(result, system),
-                label="_nolegend_" if faded else system,
                 gid=f"curve-{system}",
-                zorder=1 if faded else 3,
             )
         human = survival.get("human")
         if human:
@@ -231,10 +236,31 @@ def survival_curves(result: dict, highlight: str | None = None) -> str | None:
         ax.set_ylim(0, 1.03)
         ax.set_xlabel("exchanges shown (segment length)")
         ax.set_ylabel("share not spotted, S(k)")
-        figure.legend(loc="outside right upper", fontsize=9, frameon=False)
         ax.grid(axis="y", color="#e5e9ef")
+        plots = {"survival": _highlighted(figure, lines, result, None, "survival-all")}
+        figure.set_layout_engine("none")
+        for system in lines:
+            plots[system_plot_name(system)] = _highlighted(
+                figure, lines, result, system, f"survival-{system}"
+            )
+    return plots
 
-    return _render(f"survival-{highlight or 'all'}", draw, (6.4 + _label_inches(curves), 4.0))
+
+def _highlighted(figure: Figure, lines: dict, result: dict, highlight, name: str) -> str:
+    """The survival figure as SVG with ``highlight`` in colour and the other systems in grey
+    (every system in colour when None), its legend naming the systems in colour."""
+    for system, line in lines.items():
+        faded = highlight is not None and system != highlight
+        line.set(
+            linewidth=1.0 if faded else 2.0,
+            color="#b8c0cc" if faded else _color(result, system),
+            label="_nolegend_" if faded else system,
+            zorder=1 if faded else 3,
+        )
+    for legend in figure.legends:
+        legend.remove()
+    figure.legend(loc="outside right upper", fontsize=9, frameon=False)
+    return _svg(figure, name)
 
 
 def cox_forest(result: dict) -> str | None:
@@ -331,14 +357,14 @@ def system_plot_name(system: str) -> str:
 def render_plots(result: dict) -> dict[str, str]:
     """Every plot of a result: heatmap, survival, cox, stability and one survival plot per
     system (highlighted against the others); plots with nothing to draw are left out."""
+    survival = survival_plots(result)
     plots = {
         "heatmap": win_rate_heatmap(result),
-        "survival": survival_curves(result),
+        "survival": survival.pop("survival", None),
         "cox": cox_forest(result),
         "stability": stability_curve(result),
+        **survival,
     }
-    for system in (result.get("survival") or {}).get("curves") or {}:
-        plots[system_plot_name(system)] = survival_curves(result, highlight=system)
     plots.update(dimensional_plots(result))
     plots.update(versus_plots(result))
     return {name: svg for name, svg in plots.items() if svg is not None}

@@ -12,7 +12,8 @@ from analysis.plots import (
     cox_forest,
     render_plots,
     stability_curve,
-    survival_curves,
+    survival_plots,
+    system_plot_name,
     win_rate_heatmap,
 )
 from tests.analysis import builders
@@ -35,7 +36,7 @@ def texts(svg: str) -> list[str]:
 
 
 def test_the_survival_plot_has_one_curve_per_system(result):
-    svg = survival_curves(result)
+    svg = survival_plots(result)["survival"]
     found = groups(svg)
     curves = sorted(name[len("curve-") :] for name in found if name.startswith("curve-"))
     assert curves == sorted(result["systems"])
@@ -52,10 +53,42 @@ def test_the_survival_plot_has_one_curve_per_system(result):
 
 def test_a_system_plot_highlights_that_system(result):
     system = result["systems"][0]
-    svg = survival_curves(result, highlight=system)
+    svg = survival_plots(result)[system_plot_name(system)]
     legend = texts(svg)
     assert system in legend and not set(result["systems"][1:]) & set(legend)
+    assert "human (controls)" in legend
     assert sum(1 for name in groups(svg) if name.startswith("curve-")) == len(result["systems"])
+
+
+def line_widths(svg: str) -> dict[str, str]:
+    """The stroke width of each system's curve (SVG leaves out the default width, 1)."""
+    widths = {}
+    for name, group in groups(svg).items():
+        if name.startswith("curve-"):
+            (line,) = group.findall(f"{SVG}path")
+            width = re.search(r"stroke-width: ([\d.]+)", line.get("style"))
+            widths[name[len("curve-") :]] = width[1] if width else "1"
+    return widths
+
+
+def test_each_system_plot_draws_its_own_system_bold_and_the_others_thin(result):
+    plots = survival_plots(result)
+    assert set(line_widths(plots["survival"]).values()) == {"2"}
+    for system in result["systems"]:
+        widths = line_widths(plots[system_plot_name(system)])
+        assert widths.pop(system) == "2"
+        assert set(widths.values()) == {"1"}
+
+
+def axes_frame(svg: str) -> str:
+    """The path of the axes' background patch, which places the axes in the figure."""
+    return groups(svg)["patch_2"].find(f"{SVG}path").get("d")
+
+
+def test_the_system_plots_share_the_axes_of_the_overall_plot(result):
+    plots = survival_plots(result)
+    frames = {axes_frame(plots[system_plot_name(s)]) for s in result["systems"]}
+    assert frames == {axes_frame(plots["survival"])}
 
 
 def test_the_heatmap_marks_significant_pairs_only():
@@ -107,7 +140,7 @@ def test_rendering_is_deterministic_and_leaves_no_global_state(result):
 
     before = dict(matplotlib.rcParams)
     figures = plt.get_fignums()
-    assert survival_curves(result) == survival_curves(result)
+    assert survival_plots(result) == survival_plots(result)
     assert plt.get_fignums() == figures
     assert dict(matplotlib.rcParams) == before
 
@@ -132,34 +165,37 @@ LONG = "a-system-with-a-really-very-long-name-v2-finetuned-on-everything"
 
 
 def drawn_figures(monkeypatch, plot, result):
-    """The figures `plot` draws, laid out by Agg so their extents can be measured."""
+    """The extents of what `plot` prints, laid out by Agg so they can be measured, with the
+    size of the figure, one pair per plot printed."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     from analysis import plots
 
     captured = []
 
-    def capture(name, draw, figsize):
-        with matplotlib.rc_context(plots._STYLE):
-            figure = plots._figure(draw, figsize)
-            FigureCanvasAgg(figure).draw()
-            captured.append((figure, figure.get_tightbbox()))
+    def capture(figure, name):
+        FigureCanvasAgg(figure).draw()
+        captured.append((figure.get_size_inches(), figure.get_tightbbox()))
         return "<svg/>"
 
-    monkeypatch.setattr(plots, "_render", capture)
+    monkeypatch.setattr(plots, "_svg", capture)
     plot(result)
     return captured
 
 
-@pytest.mark.parametrize("plot", [win_rate_heatmap, survival_curves, cox_forest])
-def test_long_system_names_are_never_cut_off(monkeypatch, result, plot):
+@pytest.mark.parametrize(
+    ("plot", "one_per_system"),
+    [(win_rate_heatmap, False), (survival_plots, True), (cox_forest, False)],
+)
+def test_long_system_names_are_never_cut_off(monkeypatch, result, plot, one_per_system):
     old = result["systems"][0]
     renamed = json.loads(json.dumps(result).replace(json.dumps(old), json.dumps(LONG)))
     assert LONG in renamed["systems"]
-    ((figure, extent),) = drawn_figures(monkeypatch, plot, renamed)
-    width, height = figure.get_size_inches()
-    assert extent.x0 >= -0.01 and extent.y0 >= -0.01
-    assert extent.x1 <= width + 0.01 and extent.y1 <= height + 0.01
+    drawn = drawn_figures(monkeypatch, plot, renamed)
+    assert len(drawn) == 1 + one_per_system * len(result["systems"])
+    for (width, height), extent in drawn:
+        assert extent.x0 >= -0.01 and extent.y0 >= -0.01
+        assert extent.x1 <= width + 0.01 and extent.y1 <= height + 0.01
 
 
 def test_agreement_metrics_are_named_by_method_as_in_the_paper():
