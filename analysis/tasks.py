@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import tomllib
 from datetime import timedelta
-from functools import partial
+from functools import cache, partial
 from importlib import metadata
 
 from celery import shared_task
@@ -75,6 +75,13 @@ def _evalhub_version() -> str:
 
 def library_versions() -> dict[str, str | None]:
     """Versions of the libraries whose numbers a run depends on, and EvalHub's own."""
+    return dict(_installed_versions())
+
+
+@cache
+def _installed_versions() -> dict[str, str | None]:
+    """Read once per process (each lookup scans the installed distributions): the code a
+    process runs is the code it imported, whatever is installed later."""
     versions: dict[str, str | None] = {}
     for name in _LIBRARIES:
         try:

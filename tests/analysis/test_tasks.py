@@ -200,3 +200,17 @@ def test_an_ab_tournament_is_analysed_too():
     assert run.status == AnalysisRun.Status.SUCCEEDED, run.error
     assert run.result["kind"] == "ab" and run.result["systems"][0] == "ab-strong"
     assert "heatmap" in run.plots and "survival" not in run.plots
+
+
+def test_library_versions_are_read_once_per_process(monkeypatch):
+    looked_up = []
+    monkeypatch.setattr(tasks.metadata, "version", lambda name: looked_up.append(name) or "1.0")
+    tasks._installed_versions.cache_clear()
+    try:
+        first = tasks.library_versions()
+        first["numpy"] = "changed by a caller"
+        second = tasks.library_versions()
+    finally:
+        tasks._installed_versions.cache_clear()
+    assert sorted(looked_up) == sorted([*tasks._LIBRARIES, "evalhub"])
+    assert second == {**dict.fromkeys(tasks._LIBRARIES, "1.0"), "evalhub": "1.0"}
