@@ -87,7 +87,6 @@ def _spot_the_bot(
     slug: str, campaign: Campaign, queryset: QuerySet, partners: tuple[str, ...] = ()
 ) -> SpotTheBotData:
     features = tuple(spot_the_bot.clean_config(campaign.task_config)["features"])
-    rows = queryset.values_list("pk", "worker_id", "payload", "item__content__meta")
     # The task kind owns how a payload becomes per-speaker rows; it reads these attributes.
     judgments = (
         SimpleNamespace(
@@ -96,27 +95,31 @@ def _spot_the_bot(
             payload=payload,
             item=SimpleNamespace(role=Item.Role.TASK, content={"meta": meta}),
         )
-        for pk, worker, payload, meta in rows
+        for pk, worker, payload, meta in queryset.values_list(
+            "pk", "worker_id", "payload", "item__content__meta"
+        )
     )
-    analysis_rows = spot_the_bot.analysis_rows(judgments)
-    n = len(analysis_rows)
+    table = spot_the_bot.analysis_rows(judgments)
+    # One transpose of the row tuples, then one array per column.
+    fields = spot_the_bot.AnalysisRow._fields
+    column = dict(zip(fields, list(zip(*table, strict=True)) or [()] * len(fields), strict=True))
     return SpotTheBotData(
         subject=slug,
         features=features,
-        judgment=np.fromiter((r.judgment for r in analysis_rows), np.int64, n),
-        worker=np.fromiter((r.worker for r in analysis_rows), np.int64, n),
-        conversation=np.array([r.conversation for r in analysis_rows], dtype=str),
-        speaker=np.fromiter((r.speaker for r in analysis_rows), np.int64, n),
-        system=np.array([r.system for r in analysis_rows], dtype=str),
-        opponent=np.array([r.opponent for r in analysis_rows], dtype=str),
-        exchanges=np.fromiter((int(r.exchanges) for r in analysis_rows), np.int64, n),
-        label=np.array([r.label for r in analysis_rows], dtype=str),
-        opponent_label=np.array([r.opponent_label for r in analysis_rows], dtype=str),
+        judgment=np.array(column["judgment"], dtype=np.int64),
+        worker=np.array(column["worker"], dtype=np.int64),
+        conversation=np.array(column["conversation"], dtype=str),
+        speaker=np.array(column["speaker"], dtype=np.int64),
+        system=np.array(column["system"], dtype=str),
+        opponent=np.array(column["opponent"], dtype=str),
+        exchanges=np.array(column["exchanges"], dtype=np.int64),
+        label=np.array(column["label"], dtype=str),
+        opponent_label=np.array(column["opponent_label"], dtype=str),
         preferences=np.fromiter(
-            (r.features.get(f, 0) for r in analysis_rows for f in features),
+            (row.get(f, 0) for row in column["features"] for f in features),
             np.int8,
-            n * len(features),
-        ).reshape(n, len(features)),
+            len(table) * len(features),
+        ).reshape(len(table), len(features)),
         partners=partners,
     )
 

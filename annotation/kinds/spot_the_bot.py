@@ -44,8 +44,7 @@ survival analysis and the pairwise win rates read.
 """
 
 import re
-from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, NamedTuple
 
 from pydantic import Field, field_validator, model_validator
 
@@ -419,10 +418,10 @@ class SpotTheBotKind(TaskKind):
         return [row]
 
 
-@dataclass(frozen=True)
-class AnalysisRow:
+class AnalysisRow(NamedTuple):
     """One speaker as one judgment saw it. `features` maps a feature to +1 (this speaker
-    did better), 0 (no difference) or -1 (the other speaker did better)."""
+    did better), 0 (no difference) or -1 (the other speaker did better). A tuple, so that
+    the rows of a whole study are cheap to make and transpose into columns."""
 
     judgment: int
     worker: int
