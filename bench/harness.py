@@ -49,6 +49,11 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def peak_children_rss_mb() -> float:
+    """The largest peak resident set size of this process's finished children, in MiB."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
 def machine() -> dict:
     return {
         "cpus": os.cpu_count(),

@@ -15,7 +15,12 @@ from analysis.stats import pairwise as pw
 from analysis.stats import trueskill as ts
 from analysis.stats.agreement import krippendorff_alpha, krippendorff_alpha_bca
 from analysis.stats.bradley_terry import bradley_terry_from_judgments
-from analysis.stats.stability import leave_one_out_stability, ranking_stability
+from analysis.stats.stability import (
+    SubsampleRankings,
+    cluster_ranking,
+    leave_one_out_stability,
+    subsample_rankings,
+)
 
 # Label codes ordered bot < unsure < human, as the win function and the ordinal alpha use.
 LABEL_CODE = {"bot": pw.BOT, "unsure": pw.UNSURE, "human": pw.HUMAN}
@@ -220,15 +225,20 @@ def _nan_low(value: float) -> float:
     return -math.inf if math.isnan(value) else value
 
 
-def stability_section(
-    matches: Matches, params: dict, warnings: list[str], ranking: list[dict] | None = None
-) -> dict:
-    """How often subsamples of n conversations per pair reproduce the cluster ranking.
+@dataclass(frozen=True)
+class StabilityPart:
+    """What ``stability_subsamples`` computed: the ranked subsamples (None when there is no
+    stability analysis), the leave-one-out rows and the warnings."""
 
-    ``ranking`` (``ranking_section``'s rows) is the TrueSkill bootstrap of all the matches
-    with the same replicates, seed and coverage: when every system has matches it is the
-    stability analysis's reference ranking, which is then not computed a second time.
-    """
+    subsamples: SubsampleRankings | None
+    leave_one_out: list[dict]
+    warnings: list[str]
+
+
+def stability_subsamples(matches: Matches, params: dict) -> StabilityPart:
+    """The costly part of the stability section: every subsample ranked, and the leave-one-out
+    analyses when asked for. It needs no reference ranking, so it can be computed beside the
+    rest of a report (``analysis.background``)."""
     # Integer codes, not a Python object per judgment: the unordered pair of each match, and
     # the distinct (pair, conversation) combinations counted per pair.
     n_systems = len(matches.names)
@@ -238,43 +248,37 @@ def stability_section(
     pair_conversations = np.unique(pair_id * n_conversations + conversation_index.ravel())
     _, conversations_per_pair = np.unique(pair_conversations // n_conversations, return_counts=True)
     if conversations_per_pair.size < 2:
-        warnings.append("No stability analysis: it needs at least two pairs of systems.")
-        return {}
+        return StabilityPart(
+            None, [], ["No stability analysis: it needs at least two pairs of systems."]
+        )
     # Pairs never compared (e.g. bipartite-play) are simply absent from every subsample.
     fewest = int(conversations_per_pair.min())
     if fewest < 2:
-        warnings.append("No stability analysis: a pair of systems has a single conversation.")
-        return {}
+        return StabilityPart(
+            None, [], ["No stability analysis: a pair of systems has a single conversation."]
+        )
     grid = sorted(
         {int(round(x)) for x in np.linspace(1, fewest, params["stability_points"] + 1)[1:]}
     )
-    ts_outcome = _trueskill_outcomes(matches.outcome)
-    options = {
-        "n_subsamples": params["stability_subsamples"],
-        "n_replicates": params["stability_replicates"],
-        "reference_replicates": params["replicates"],
-        "seed": params["seed"],
-        "coverage": params["coverage"],
-    }
-    args = (matches.a, matches.b, ts_outcome, matches.conversation, pair_id, grid)
-    reference = _cluster_ranking_of(ranking, matches)
+    options = _stability_options(params)
+    args = (
+        matches.a,
+        matches.b,
+        _trueskill_outcomes(matches.outcome),
+        matches.conversation,
+        pair_id,
+        grid,
+    )
     try:
-        result = ranking_stability(*args, **options, reference=reference)
+        subsamples = subsample_rankings(*args, **options)
     except ValueError as error:
-        warnings.append(f"No stability analysis: {error}.")
-        return {}
-    section = {
-        "n_conversations": result.n_conversations,
-        "share_reproduced": result.share_reproduced,
-        "share_modal": result.share_modal,
-        "reference": [[matches.names[p] for p in cluster] for cluster in result.reference],
-        "subsamples": result.n_subsamples,
-        "replicates": result.n_replicates,
-        "leave_one_out": [],
-    }
+        return StabilityPart(None, [], [f"No stability analysis: {error}."])
+    leave_one_out = []
     if params["leave_one_out"] and len(matches.names) > 2:
-        for entry in leave_one_out_stability(*args, **options):
-            section["leave_one_out"].append(
+        for entry in leave_one_out_stability(
+            *args, **options, reference_replicates=params["replicates"]
+        ):
+            leave_one_out.append(
                 {
                     "left_out": matches.names[entry.left_out],
                     "n_conversations": entry.stability.n_conversations,
@@ -282,7 +286,56 @@ def stability_section(
                     "keeps_full_ranking": entry.keeps_full_ranking,
                 }
             )
-    return section
+    return StabilityPart(subsamples, leave_one_out, [])
+
+
+def _stability_options(params: dict) -> dict:
+    return {
+        "n_subsamples": params["stability_subsamples"],
+        "n_replicates": params["stability_replicates"],
+        "seed": params["seed"],
+        "coverage": params["coverage"],
+    }
+
+
+def stability_section(
+    matches: Matches,
+    params: dict,
+    warnings: list[str],
+    ranking: list[dict] | None = None,
+    part: StabilityPart | None = None,
+) -> dict:
+    """How often subsamples of n conversations per pair reproduce the cluster ranking.
+
+    ``ranking`` (``ranking_section``'s rows) is the TrueSkill bootstrap of all the matches
+    with the same replicates, seed and coverage: when every system has matches it is the
+    stability analysis's reference ranking, which is then not computed a second time.
+    ``part`` is ``stability_subsamples``' result when it was computed already.
+    """
+    part = stability_subsamples(matches, params) if part is None else part
+    warnings.extend(part.warnings)
+    if part.subsamples is None:
+        return {}
+    reference = _cluster_ranking_of(ranking, matches)
+    if reference is None:
+        reference = cluster_ranking(
+            matches.a,
+            matches.b,
+            _trueskill_outcomes(matches.outcome),
+            n_replicates=params["replicates"],
+            seed=params["seed"],
+            coverage=params["coverage"],
+        )
+    result = part.subsamples.against(reference)
+    return {
+        "n_conversations": result.n_conversations,
+        "share_reproduced": result.share_reproduced,
+        "share_modal": result.share_modal,
+        "reference": [[matches.names[p] for p in cluster] for cluster in result.reference],
+        "subsamples": result.n_subsamples,
+        "replicates": result.n_replicates,
+        "leave_one_out": part.leave_one_out,
+    }
 
 
 def _cluster_ranking_of(ranking: list[dict] | None, matches: Matches):

@@ -17,6 +17,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from analysis import background
 from analysis.stats import pairwise as pw
 from analysis.stats.agreement import EntityJudgment, label_cooccurrence_agreement
 from analysis.stats.bradley_terry import ranks_from_intervals
@@ -35,6 +36,7 @@ from .common import (
     ranking_section,
     report_progress,
     stability_section,
+    stability_subsamples,
 )
 from .data import HUMAN, NothingToAnalyse, SpotTheBotData, plain_rows
 
@@ -62,6 +64,18 @@ def spot_the_bot_report(data: SpotTheBotData, params: dict, progress: Progress |
     b = np.searchsorted(everyone, opponent[bot_bot]).astype(np.int64)
     outcome = pw.spot_the_bot_outcomes(codes[bot_bot], opponent_codes[bot_bot])
     matches = Matches(everyone, a, b, outcome, conversation[bot_bot])
+    # The costly part of the stability analysis needs only the matches: it is computed on
+    # another core while the rest of the report is.
+    stability_part = (
+        background.start(
+            stability_subsamples,
+            matches,
+            params,
+            worth_a_process=a.size >= _MATCHES_WORTH_A_PROCESS,
+        )
+        if a.size
+        else None
+    )
     scores = _scores_section(system, codes, conversation, opponent, params["coverage"])
     report_progress(progress, "TrueSkill bootstrap and Bradley-Terry")
     if a.size:
@@ -98,7 +112,11 @@ def spot_the_bot_report(data: SpotTheBotData, params: dict, progress: Progress |
     report_progress(progress, "Agreement")
     agreement = _spot_the_bot_agreement(data, params, warnings)
     report_progress(progress, "Ranking stability")
-    stability = stability_section(matches, params, warnings, ranking) if a.size else {}
+    stability = (
+        stability_section(matches, params, warnings, ranking, stability_part.result())
+        if stability_part
+        else {}
+    )
     return {
         "tournament": data.subject,
         "kind": data.kind,
@@ -115,6 +133,10 @@ def spot_the_bot_report(data: SpotTheBotData, params: dict, progress: Progress |
         "stability": stability,
         "warnings": warnings,
     }
+
+
+# Bot-bot matches from which a forked stability analysis pays for its fork (tens of ms).
+_MATCHES_WORTH_A_PROCESS = 500
 
 
 def _nan_low(value) -> float:

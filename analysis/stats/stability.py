@@ -39,11 +39,13 @@ __all__ = [
     "ClusterRanking",
     "LeaveOneOutStability",
     "StabilityResult",
+    "SubsampleRankings",
     "cluster_ranking",
     "leave_one_out_stability",
     "ranking_stability",
     "restrict_ranking",
     "subsample_conversations",
+    "subsample_rankings",
 ]
 
 ClusterRanking = tuple[tuple[int, ...], ...]
@@ -176,6 +178,46 @@ def subsample_conversations(conversation_id, pair_id, n_per_pair: int, rng) -> n
     return chosen[judgment_conversation]
 
 
+@dataclass(frozen=True, eq=False)
+class SubsampleRankings:
+    """The cluster ranking of every subsample of ``subsample_rankings``, not yet compared
+    with the ranking of all the data.
+
+    Attributes
+    ----------
+    systems : system (player) indices that were ranked.
+    n_conversations : (G,) conversations drawn per pair.
+    rankings : ``n_subsamples`` rankings per grid point, grid point after grid point.
+    n_subsamples, n_replicates : subsamples per n, bootstrap replicates per subsample.
+    """
+
+    systems: tuple[int, ...]
+    n_conversations: np.ndarray
+    rankings: tuple[ClusterRanking, ...]
+    n_subsamples: int
+    n_replicates: int
+
+    def against(self, reference: ClusterRanking) -> StabilityResult:
+        """The stability of ``reference`` (the cluster ranking of all the data)."""
+        reproduced, modal_share, modal = [], [], []
+        for g in range(self.n_conversations.size):
+            counts = Counter(self.rankings[g * self.n_subsamples : (g + 1) * self.n_subsamples])
+            ranking, count = counts.most_common(1)[0]
+            reproduced.append(counts[reference] / self.n_subsamples)
+            modal_share.append(count / self.n_subsamples)
+            modal.append(ranking)
+        return StabilityResult(
+            systems=self.systems,
+            reference=reference,
+            n_conversations=self.n_conversations,
+            share_reproduced=np.array(reproduced),
+            share_modal=np.array(modal_share),
+            modal_rankings=tuple(modal),
+            n_subsamples=self.n_subsamples,
+            n_replicates=self.n_replicates,
+        )
+
+
 def ranking_stability(
     player_a,
     player_b,
@@ -201,9 +243,78 @@ def ranking_stability(
 
     ``reference`` is the cluster ranking of all the judgments when the caller has it already
     (``cluster_ranking`` with ``reference_replicates``, ``seed`` and the same options, e.g.
-    the report's own TrueSkill bootstrap); it is computed otherwise. It comes from its own
-    generator, so passing it changes none of the subsamples' draws.
+    the report's own TrueSkill bootstrap); it is computed otherwise, rated together with the
+    subsamples. It comes from its own generator, so passing it changes none of the
+    subsamples' draws.
     """
+    computed, subsamples = _subsample_rankings(
+        player_a,
+        player_b,
+        outcome,
+        conversation_id,
+        pair_id,
+        n_grid,
+        n_subsamples=n_subsamples,
+        n_replicates=n_replicates,
+        reference_replicates=reference_replicates if reference is None else None,
+        seed=seed,
+        coverage=coverage,
+        env_options=env_options,
+    )
+    return subsamples.against(computed if reference is None else reference)
+
+
+def subsample_rankings(
+    player_a,
+    player_b,
+    outcome,
+    conversation_id,
+    pair_id,
+    n_grid: Sequence[int],
+    *,
+    n_subsamples: int = 100,
+    n_replicates: int = 100,
+    seed: int = 0,
+    coverage: float = 0.95,
+    env_options: Mapping | None = None,
+) -> SubsampleRankings:
+    """The subsamples of ``ranking_stability`` ranked, the costly part of the analysis, which
+    needs no reference ranking: ``.against(reference)`` then gives what ``ranking_stability``
+    gives with that reference."""
+    _, subsamples = _subsample_rankings(
+        player_a,
+        player_b,
+        outcome,
+        conversation_id,
+        pair_id,
+        n_grid,
+        n_subsamples=n_subsamples,
+        n_replicates=n_replicates,
+        reference_replicates=None,
+        seed=seed,
+        coverage=coverage,
+        env_options=env_options,
+    )
+    return subsamples
+
+
+def _subsample_rankings(
+    player_a,
+    player_b,
+    outcome,
+    conversation_id,
+    pair_id,
+    n_grid,
+    *,
+    n_subsamples,
+    n_replicates,
+    reference_replicates,
+    seed,
+    coverage,
+    env_options,
+) -> tuple[ClusterRanking | None, SubsampleRankings]:
+    """The subsamples ranked, and the ranking of all the data rated in the same batch with
+    ``reference_replicates`` (None: not computed)."""
     player_a, player_b, outcome = (np.asarray(x) for x in (player_a, player_b, outcome))
     _, pair_of_conversation, judgment_conversation = _conversation_pairs(conversation_id, pair_id)
     if judgment_conversation.size != outcome.size:
@@ -223,7 +334,7 @@ def ranking_stability(
     def problems():
         # Drawn in the order of one subsample after the other (conversations, then bootstrap
         # indices, from the grid point's generator): the same draws as ranking each in turn.
-        if reference is None:
+        if reference_replicates is not None:
             everything = np.ones(outcome.size, dtype=bool)
             yield problem(everything, np.random.default_rng(seed), reference_replicates)
         for n in grid:
@@ -233,25 +344,12 @@ def ranking_stability(
                 yield problem(chosen[judgment_conversation], rng, n_replicates)
 
     rankings = _rank_problems(problems(), coverage)
-    if reference is None:
-        reference, *subsample_rankings = rankings
-    else:
-        subsample_rankings = rankings
-    reproduced, modal_share, modal = [], [], []
-    for g in range(grid.size):
-        counts = Counter(subsample_rankings[g * n_subsamples : (g + 1) * n_subsamples])
-        ranking, count = counts.most_common(1)[0]
-        reproduced.append(counts[reference] / n_subsamples)
-        modal_share.append(count / n_subsamples)
-        modal.append(ranking)
+    reference = rankings.pop(0) if reference_replicates is not None else None
     systems = np.unique(np.concatenate([player_a, player_b]))
-    return StabilityResult(
+    return reference, SubsampleRankings(
         systems=tuple(int(s) for s in systems),
-        reference=reference,
         n_conversations=grid,
-        share_reproduced=np.array(reproduced),
-        share_modal=np.array(modal_share),
-        modal_rankings=tuple(modal),
+        rankings=tuple(rankings),
         n_subsamples=n_subsamples,
         n_replicates=n_replicates,
     )

@@ -310,3 +310,35 @@ def test_bipartite_play_partners_are_reported_apart_and_never_ranked():
     against = {row["target"]: row for row in partners["alpha"]["against"]}
     assert (against["good"]["target_wins"], against["good"]["partner_wins"]) == (6, 0)
     assert (against["poor"]["target_wins"], against["poor"]["partner_wins"]) == (0, 6)
+
+
+def test_the_stability_ranked_in_another_process_gives_the_same_report(monkeypatch):
+    from analysis import background
+    from analysis.reports import spot_the_bot
+
+    data = simulate_spot_the_bot(builders.small_spot_the_bot_model(), seed=5)
+    here = build_report(data, builders.FAST)
+    parts = []
+    start = background.start
+
+    def spy(*args, **kwargs):
+        parts.append(start(*args, **kwargs))
+        return parts[-1]
+
+    monkeypatch.setattr(background, "start", spy)
+    monkeypatch.setattr(background, "can_fork", lambda: True)
+    monkeypatch.setattr(spot_the_bot, "_MATCHES_WORTH_A_PROCESS", 1)
+    elsewhere = build_report(data, builders.FAST)
+    assert [type(part) for part in parts] == [background._Forked]
+    assert json.dumps(json_safe(elsewhere)) == json.dumps(json_safe(here))
+    assert len(here["stability"]["share_reproduced"]) == builders.FAST["stability_points"]
+
+
+def test_a_small_tournament_s_stability_is_ranked_here(monkeypatch):
+    from analysis import background
+
+    parts = []
+    start = background.start
+    monkeypatch.setattr(background, "start", lambda *a, **k: parts.append(k) or start(*a, **k))
+    build_report(simulate_spot_the_bot(builders.small_spot_the_bot_model(), seed=5), builders.FAST)
+    assert parts == [{"worth_a_process": False}]

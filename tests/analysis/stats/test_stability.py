@@ -166,3 +166,33 @@ def test_batched_subsamples_equal_ranking_each_subsample_in_turn():
     reference = st.cluster_ranking(a, b, outcome, n_replicates=200, seed=np.random.default_rng(5))
     assert result.reference == reference
     assert result.share_reproduced[0] == sum(r == reference for r in expected) / len(expected)
+
+
+def test_ranked_subsamples_compared_with_a_reference_give_the_stability():
+    data = simulate([1.0, 0.6, 0.3, 0.0], 12, 3, seed=6)
+    options = {"n_subsamples": FAST["n_subsamples"], "n_replicates": FAST["n_replicates"]}
+    subsamples = st.subsample_rankings(*data, [3, 6, 12], seed=2, **options)
+    reference = st.cluster_ranking(*data[:3], n_replicates=200, seed=2)
+    expected = st.ranking_stability(*data, [3, 6, 12], seed=2, **FAST)
+    assert expected.reference == reference
+    result = subsamples.against(reference)
+    assert len(subsamples.rankings) == 3 * FAST["n_subsamples"]
+    np.testing.assert_array_equal(result.share_reproduced, expected.share_reproduced)
+    np.testing.assert_array_equal(result.share_modal, expected.share_modal)
+    assert result.modal_rankings == expected.modal_rankings
+    assert (result.systems, result.n_subsamples) == (expected.systems, expected.n_subsamples)
+
+
+def test_the_share_reproduced_counts_the_subsamples_equal_to_the_reference():
+    subsamples = st.SubsampleRankings(
+        systems=(0, 1, 2),
+        n_conversations=np.array([2, 4]),
+        rankings=(((0,), (1, 2)),) * 3 + (((0, 1, 2),),) + (((0,), (1, 2)),) * 4,
+        n_subsamples=4,
+        n_replicates=10,
+    )
+    result = subsamples.against(((0,), (1, 2)))
+    np.testing.assert_array_equal(result.share_reproduced, [0.75, 1.0])
+    np.testing.assert_array_equal(result.share_modal, [0.75, 1.0])
+    assert result.modal_rankings == (((0,), (1, 2)), ((0,), (1, 2)))
+    assert subsamples.against(((0, 1, 2),)).share_reproduced.tolist() == [0.25, 0.0]
