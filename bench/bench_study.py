@@ -333,6 +333,7 @@ def run(args, load: float, workdir: Path) -> None:
         "study",
         data="real" if "synthetic" not in sources else "synthetic",
         domains=figures,
+        forked_peak_rss_mb=round(harness.peak_children_rss_mb(), 1),
     )
 
 

@@ -260,7 +260,12 @@ def stability_subsamples(matches: Matches, params: dict) -> StabilityPart:
     grid = sorted(
         {int(round(x)) for x in np.linspace(1, fewest, params["stability_points"] + 1)[1:]}
     )
-    options = _stability_options(params)
+    options = {
+        "n_subsamples": params["stability_subsamples"],
+        "n_replicates": params["stability_replicates"],
+        "seed": params["seed"],
+        "coverage": params["coverage"],
+    }
     args = (
         matches.a,
         matches.b,
@@ -287,15 +292,6 @@ def stability_subsamples(matches: Matches, params: dict) -> StabilityPart:
                 }
             )
     return StabilityPart(subsamples, leave_one_out, [])
-
-
-def _stability_options(params: dict) -> dict:
-    return {
-        "n_subsamples": params["stability_subsamples"],
-        "n_replicates": params["stability_replicates"],
-        "seed": params["seed"],
-        "coverage": params["coverage"],
-    }
 
 
 def stability_section(
