@@ -189,6 +189,8 @@ class SubsampleRankings:
     n_conversations : (G,) conversations drawn per pair.
     rankings : ``n_subsamples`` rankings per grid point, grid point after grid point.
     n_subsamples, n_replicates : subsamples per n, bootstrap replicates per subsample.
+    reference : the cluster ranking of all the data, when it was rated with the subsamples
+        (``reference_replicates``), else None.
     """
 
     systems: tuple[int, ...]
@@ -196,6 +198,7 @@ class SubsampleRankings:
     rankings: tuple[ClusterRanking, ...]
     n_subsamples: int
     n_replicates: int
+    reference: ClusterRanking | None = None
 
     def against(self, reference: ClusterRanking) -> StabilityResult:
         """The stability of ``reference`` (the cluster ranking of all the data)."""
@@ -247,7 +250,7 @@ def ranking_stability(
     subsamples. It comes from its own generator, so passing it changes none of the
     subsamples' draws.
     """
-    computed, subsamples = _subsample_rankings(
+    subsamples = subsample_rankings(
         player_a,
         player_b,
         outcome,
@@ -261,7 +264,7 @@ def ranking_stability(
         coverage=coverage,
         env_options=env_options,
     )
-    return subsamples.against(computed if reference is None else reference)
+    return subsamples.against(subsamples.reference if reference is None else reference)
 
 
 def subsample_rankings(
@@ -274,47 +277,15 @@ def subsample_rankings(
     *,
     n_subsamples: int = 100,
     n_replicates: int = 100,
+    reference_replicates: int | None = None,
     seed: int = 0,
     coverage: float = 0.95,
     env_options: Mapping | None = None,
 ) -> SubsampleRankings:
     """The subsamples of ``ranking_stability`` ranked, the costly part of the analysis, which
     needs no reference ranking: ``.against(reference)`` then gives what ``ranking_stability``
-    gives with that reference."""
-    _, subsamples = _subsample_rankings(
-        player_a,
-        player_b,
-        outcome,
-        conversation_id,
-        pair_id,
-        n_grid,
-        n_subsamples=n_subsamples,
-        n_replicates=n_replicates,
-        reference_replicates=None,
-        seed=seed,
-        coverage=coverage,
-        env_options=env_options,
-    )
-    return subsamples
-
-
-def _subsample_rankings(
-    player_a,
-    player_b,
-    outcome,
-    conversation_id,
-    pair_id,
-    n_grid,
-    *,
-    n_subsamples,
-    n_replicates,
-    reference_replicates,
-    seed,
-    coverage,
-    env_options,
-) -> tuple[ClusterRanking | None, SubsampleRankings]:
-    """The subsamples ranked, and the ranking of all the data rated in the same batch with
-    ``reference_replicates`` (None: not computed)."""
+    gives with that reference. With ``reference_replicates`` the ranking of all the data is
+    rated in the same batch (``.reference``)."""
     player_a, player_b, outcome = (np.asarray(x) for x in (player_a, player_b, outcome))
     _, pair_of_conversation, judgment_conversation = _conversation_pairs(conversation_id, pair_id)
     if judgment_conversation.size != outcome.size:
@@ -344,14 +315,14 @@ def _subsample_rankings(
                 yield problem(chosen[judgment_conversation], rng, n_replicates)
 
     rankings = _rank_problems(problems(), coverage)
-    reference = rankings.pop(0) if reference_replicates is not None else None
     systems = np.unique(np.concatenate([player_a, player_b]))
-    return reference, SubsampleRankings(
+    return SubsampleRankings(
         systems=tuple(int(s) for s in systems),
         n_conversations=grid,
-        rankings=tuple(rankings),
+        rankings=tuple(rankings[reference_replicates is not None :]),
         n_subsamples=n_subsamples,
         n_replicates=n_replicates,
+        reference=rankings[0] if reference_replicates is not None else None,
     )
 
 

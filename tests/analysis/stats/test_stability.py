@@ -181,6 +181,16 @@ def test_ranked_subsamples_compared_with_a_reference_give_the_stability():
     np.testing.assert_array_equal(result.share_modal, expected.share_modal)
     assert result.modal_rankings == expected.modal_rankings
     assert (result.systems, result.n_subsamples) == (expected.systems, expected.n_subsamples)
+    assert subsamples.reference is None
+
+
+def test_the_reference_rated_with_the_subsamples_changes_none_of_them():
+    data = simulate([1.0, 0.6, 0.3, 0.0], 12, 3, seed=6)
+    options = {"n_subsamples": FAST["n_subsamples"], "n_replicates": FAST["n_replicates"]}
+    alone = st.subsample_rankings(*data, [3, 6], seed=2, **options)
+    together = st.subsample_rankings(*data, [3, 6], seed=2, reference_replicates=200, **options)
+    assert together.rankings == alone.rankings
+    assert together.reference == st.cluster_ranking(*data[:3], n_replicates=200, seed=2)
 
 
 def test_the_share_reproduced_counts_the_subsamples_equal_to_the_reference():
