@@ -239,7 +239,9 @@ def survival_plots(result: dict) -> dict[str, str]:
         ax.grid(axis="y", color="#e5e9ef")
         plots = {"survival": _highlighted(figure, lines, result, None, "survival-all")}
         figure.set_layout_engine("none")
-        for system in lines:
+        # one per curve, as available_plots announces (a system with a curve but no place in
+        # the ranking is drawn nowhere, so its plot has every curve grey)
+        for system in curves:
             plots[system_plot_name(system)] = _highlighted(
                 figure, lines, result, system, f"survival-{system}"
             )

@@ -264,3 +264,14 @@ def test_other_results_have_no_versus_plots():
 
     result, _ = builders.canned_result()
     assert versus_plots(result) == {}
+
+
+def test_a_curve_of_a_system_outside_the_ranking_still_gets_its_plot(result):
+    unranked = json.loads(json.dumps(result))
+    unranked["systems"] = unranked["systems"][1:]
+    left_out = result["systems"][0]
+    plots = survival_plots(unranked)
+    announced = [name for name in available_plots(unranked) if name.startswith("survival")]
+    assert sorted(plots) == sorted(announced)
+    assert system_plot_name(left_out) in plots
+    assert set(line_widths(plots[system_plot_name(left_out)]).values()) == {"1"}
