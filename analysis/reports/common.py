@@ -298,17 +298,16 @@ def stability_section(
     matches: Matches,
     params: dict,
     warnings: list[str],
-    ranking: list[dict] | None = None,
-    part: StabilityPart | None = None,
+    ranking: list[dict],
+    part: StabilityPart,
 ) -> dict:
     """How often subsamples of n conversations per pair reproduce the cluster ranking.
 
-    ``ranking`` (``ranking_section``'s rows) is the TrueSkill bootstrap of all the matches
-    with the same replicates, seed and coverage: when every system has matches it is the
-    stability analysis's reference ranking, which is then not computed a second time.
-    ``part`` is ``stability_subsamples``' result when it was computed already.
+    ``part`` is ``stability_subsamples``' result (the ranked subsamples). ``ranking``
+    (``ranking_section``'s rows) is the TrueSkill bootstrap of all the matches with the same
+    replicates, seed and coverage: when every system has matches it is the stability
+    analysis's reference ranking, which is then not computed a second time.
     """
-    part = stability_subsamples(matches, params) if part is None else part
     warnings.extend(part.warnings)
     if part.subsamples is None:
         return {}
