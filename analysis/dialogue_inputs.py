@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 from django.db.models import Q, QuerySet
 
-from analysis.stats.dialogue_metrics import Conversation as Dialogue
-from analysis.stats.dialogue_metrics import Turn
 from annotation.models import Campaign, Item, Judgment, Study
 from evalhub.errors import UserInputError
 from evalhub.models import Conversation
+from evalstats.dialogue_metrics import Conversation as Dialogue
+from evalstats.dialogue_metrics import Turn
 from tournaments.models import Tournament
 from tournaments.spot_the_bot_campaign import bot_conversations
 

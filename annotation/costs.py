@@ -1,6 +1,6 @@
 """Time and money a campaign has taken so far, and what reaching its target would cost.
 
-The figures come from :mod:`analysis.stats.cost` (pure statistics) fed with this campaign's
+The figures come from :mod:`evalstats.cost` (pure statistics) fed with this campaign's
 judgments. What counts as paid: the reward of every batch submitted or approved (a rejected
 batch is not paid) plus the bonuses the platform ledger records as done (fees included).
 Judgments recorded without being shown (automatic items) took nobody's time and are left
@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from django.db.models import Count, OuterRef, Subquery, Sum
 
-from analysis.stats.cost import (
+from evalstats.cost import (
     CostProjection,
     CostSummary,
     TimedJudgment,

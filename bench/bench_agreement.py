@@ -14,7 +14,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis.stats.agreement import krippendorff_alpha, krippendorff_alpha_bca  # noqa: E402
+from evalstats.agreement import krippendorff_alpha, krippendorff_alpha_bca  # noqa: E402
 
 N_RATERS, N_UNITS, REPEATS = 3, 5_000, 21
 

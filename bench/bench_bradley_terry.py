@@ -38,8 +38,8 @@ from scipy.special import expit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis.stats.bradley_terry import bootstrap_bradley_terry  # noqa: E402
-from analysis.stats.pairwise import A_WINS, B_WINS, TIE, win_count_matrices  # noqa: E402
+from evalstats.bradley_terry import bootstrap_bradley_terry  # noqa: E402
+from evalstats.pairwise import A_WINS, B_WINS, TIE, win_count_matrices  # noqa: E402
 
 ELO_TOLERANCE = 0.01
 # Arena's own stopping rule (gtol 1e-6 on the mean loss, at most 100 iterations) leaves its

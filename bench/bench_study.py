@@ -134,8 +134,8 @@ def sequential_ranking_stability(
     draws as ``ranking_stability`` (conversations, then bootstrap indices, per subsample).
     The reference ranking is always computed here; a ``reference`` the report passed (its
     own TrueSkill bootstrap) must equal it."""
-    from analysis.stats import stability
-    from analysis.stats.trueskill import TrueSkillEnv, trueskill_bootstrap
+    from evalstats import stability
+    from evalstats.trueskill import TrueSkillEnv, trueskill_bootstrap
 
     player_a, player_b, outcome = (np.asarray(x) for x in (player_a, player_b, outcome))
     _, pair_of_conversation, judgment_conversation = stability._conversation_pairs(

@@ -33,14 +33,14 @@ from lifelines import KaplanMeierFitter
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis.stats.interval_cox import interval_cox_ph_by_system  # noqa: E402
-from analysis.stats.interval_logrank import (  # noqa: E402
+from evalstats.interval_cox import interval_cox_ph_by_system  # noqa: E402
+from evalstats.interval_logrank import (  # noqa: E402
     interval_logrank_test,
     pairwise_interval_logrank,
 )
-from analysis.stats.intervals import spot_the_bot_intervals  # noqa: E402
-from analysis.stats.pairwise import BOT, HUMAN, UNSURE  # noqa: E402
-from analysis.stats.turnbull import turnbull_by_group  # noqa: E402
+from evalstats.intervals import spot_the_bot_intervals  # noqa: E402
+from evalstats.pairwise import BOT, HUMAN, UNSURE  # noqa: E402
+from evalstats.turnbull import turnbull_by_group  # noqa: E402
 
 SEGMENT_LENGTHS = np.array([2.0, 3.0, 5.0])
 FEATURES = ("fluency", "sensibleness", "specificity")

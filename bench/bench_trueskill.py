@@ -6,7 +6,7 @@ replacement, rates them in that order from the prior with the Spot The Bot envir
 (``TrueSkillEnv.from_matches``: mu 0, sigma 0.5, tau 0, beta = 0.025 sigma^2 n, draw
 probability = share of draws), then ranks the systems by mu.
 
-Ours: ``analysis.stats.trueskill.trueskill_bootstrap`` (all replicates in lockstep).
+Ours: ``evalstats.trueskill.trueskill_bootstrap`` (all replicates in lockstep).
 Reference: the ``trueskill`` package (0.4.5), ``rate_1vs1`` match by match per replicate,
 winner first, on exactly our replicates' orders. The package takes about a second per
 replicate here, so it is timed on a sample of replicates and the time extrapolated linearly
@@ -35,7 +35,7 @@ import trueskill
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis.stats import trueskill as ts  # noqa: E402
+from evalstats import trueskill as ts  # noqa: E402
 
 TARGET_RATIO = 1000.0
 MU_TOLERANCE = 1e-9

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import OperationalError, transaction
 from django.utils import timezone
 
-from analysis.stats.text_metrics import compute_text_metrics
+from evalstats.text_metrics import compute_text_metrics
 
 from .models import NoticeKind, Submission
 from .notifications import notify

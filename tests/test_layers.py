@@ -5,7 +5,9 @@
     judging       (automatic judges: judge runs over campaigns)
     tournaments   (plans, collection, campaign generation)
     annotation    (campaigns, kinds, allocation, quality, crowd providers)
-    evalhub       (settings, catalog, submission hub)        analysis.stats: pure
+    evalhub       (settings, catalog, submission hub)
+
+    evalstats     (pure statistics: numpy and scipy only; any layer may import it)
 
 Every import is read with ``ast``: top-level and inside functions, absolute and relative.
 Names in strings are not imports: the project's wiring (``INSTALLED_APPS`` in
@@ -22,7 +24,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ("evalhub", "annotation", "tournaments", "judging", "analysis", "demo")
-STATS = "analysis.stats"
+STATS = "evalstats"
 CLOUD_SDKS = ("boto3", "botocore")
 MTURK_PROVIDER = "annotation.crowd.mturk"
 
@@ -59,7 +61,7 @@ def layer_violation(module: str, imported: str) -> str | None:
     if _within(module, STATS):
         outside = _within(imported, "django") or any(_within(imported, a) for a in APPS)
         if outside and not _within(imported, STATS):
-            return "analysis.stats is pure: no Django and no app"
+            return "evalstats is pure: no Django and no app"
         return None
     if any(_within(imported, sdk) for sdk in CLOUD_SDKS) and not _within(module, MTURK_PROVIDER):
         return f"only {MTURK_PROVIDER} talks to the AWS SDK"
@@ -93,7 +95,7 @@ def check_module(source: str, module: str, is_package: bool = False) -> list[str
 
 
 def project_modules():
-    for app in APPS:
+    for app in (*APPS, STATS):
         for path in sorted((ROOT / app).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
             is_package = parts[-1] == "__init__"
@@ -120,9 +122,9 @@ FAKE_BACK_DOORS = [
     ("annotation.templatetags.fake", "from analysis.leaderboards import plot_url\n", False),
     ("tournaments.fake", "from analysis import tasks\n", False),
     ("tournaments.fake", "x = 1\n\n\ndef f():\n    import analysis.tasks\n", False),
-    ("analysis.stats.fake", "from django.db import models\n", False),
-    ("analysis.stats.fake", "from ..models import AnalysisRun\n", False),
-    ("analysis.stats", "from evalhub.models import System\n", True),
+    ("evalstats.fake", "from django.db import models\n", False),
+    ("evalstats", "from evalhub.models import System\n", True),
+    ("evalstats.fake", "from analysis.models import AnalysisRun\n", False),
     ("annotation.crowd.fake", "from ..kinds import get_kind\n", False),
     ("annotation.crowd.prolific", "import boto3\n", False),
     ("tournaments.fake", "from botocore.stub import Stubber\n", False),
@@ -141,15 +143,15 @@ def test_the_checker_finds_a_back_door(module, source, is_package):
 
 
 ALLOWED = [
-    ("evalhub.tasks", "from analysis.stats.text_metrics import bleu\n", False),
+    ("evalhub.tasks", "from evalstats.text_metrics import bleu\n", False),
     ("evalhub.urls", 'urlpatterns = [path("", include("annotation.urls"))]\n', False),
     ("annotation.fake", "from evalhub.models import System\n", False),
     ("tournaments.fake", "from annotation.models import Campaign\n", False),
     ("analysis.fake", "from tournaments.models import Tournament\n", False),
     ("analysis.fake", "from judging.models import AutomaticJudgment\n", False),
     ("judging.fake", "from tournaments.bot_client import BotClient\n", False),
-    ("judging.fake", "from analysis.stats.text_metrics import distinct_n\n", False),
-    ("analysis.stats.fake", "from .pairwise import A_WINS\nimport numpy\n", False),
+    ("judging.fake", "from evalstats.text_metrics import distinct_n\n", False),
+    ("evalstats.fake", "from .pairwise import A_WINS\nimport numpy\n", False),
     ("annotation.crowd.mturk", "import boto3\nfrom botocore.stub import Stubber\n", False),
     ("annotation.crowd.fake", "from ..models import Campaign\n", False),
     ("demo.loader", "from analysis.demo import load_analysis_demo\n", False),

@@ -1,6 +1,6 @@
 """The analysis of one tournament: plain arrays in, the result contract (JSON) out.
 
-Pure: numpy and ``analysis.stats`` only, no Django and no I/O, so the same function serves
+Pure: numpy and ``evalstats`` only, no Django and no I/O, so the same function serves
 the Celery task, the ``analyze`` command and the tests. ``analysis.inputs`` turns the
 database into the dataclasses of ``analysis.reports.data``; ``build_report`` does the rest,
 with one module per report kind (``spot_the_bot``, ``ab``) over the shared ``common`` parts

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.stats.behaviour import (
+from evalstats.behaviour import (
     BehaviourJudgment,
     behaviour_agreement,
     behaviour_comparisons,

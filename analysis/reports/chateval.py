@@ -26,10 +26,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from analysis.stats.agreement import cohen_kappa
-from analysis.stats.judges import kappa_with_majority
-from analysis.stats.pairwise import adjust_pvalues
-from analysis.stats.proportions import sign_test_from_counts, wilson_interval
+from evalstats.agreement import cohen_kappa
+from evalstats.judges import kappa_with_majority
+from evalstats.pairwise import adjust_pvalues
+from evalstats.proportions import sign_test_from_counts, wilson_interval
 
 from .common import category_codes
 from .data import ABData, plain_rows

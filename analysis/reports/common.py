@@ -11,11 +11,11 @@ from dataclasses import dataclass, fields, is_dataclass
 
 import numpy as np
 
-from analysis.stats import pairwise as pw
-from analysis.stats import trueskill as ts
-from analysis.stats.agreement import krippendorff_alpha, krippendorff_alpha_bca
-from analysis.stats.bradley_terry import bradley_terry_from_judgments
-from analysis.stats.stability import (
+from evalstats import pairwise as pw
+from evalstats import trueskill as ts
+from evalstats.agreement import krippendorff_alpha, krippendorff_alpha_bca
+from evalstats.bradley_terry import bradley_terry_from_judgments
+from evalstats.stability import (
     SubsampleRankings,
     cluster_ranking,
     leave_one_out_stability,

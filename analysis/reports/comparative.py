@@ -19,8 +19,8 @@ import math
 
 import numpy as np
 
-from analysis.stats.agreement import krippendorff_alpha_bca
-from analysis.stats.comparative import ComparativeJudgment, comparative_results
+from evalstats.agreement import krippendorff_alpha_bca
+from evalstats.comparative import ComparativeJudgment, comparative_results
 
 from .common import Progress, report_progress
 from .data import ComparativeData, NothingToAnalyse, plain_rows

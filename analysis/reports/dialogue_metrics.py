@@ -5,7 +5,7 @@ duration, user rating), coherence (response error rate), conversational depth, t
 breadth and domain coverage; section 4.8 and Table 2: stack ranking, the winners' circle and
 confidence bands, each a per-system table of 0/1 (or rank) scores per metric with a total.
 
-Pure: :mod:`analysis.stats.dialogue_metrics` does the statistics; this module chooses what
+Pure: :mod:`evalstats.dialogue_metrics` does the statistics; this module chooses what
 to rank and writes the result contract. ``analysis.dialogue_inputs`` reads the database.
 
 Result contract (every number a JSON number or ``null``)::
@@ -34,7 +34,7 @@ Result contract (every number a JSON number or ``null``)::
      "winners": [system, ...],      # the winners' circle benchmarks (best user ratings)
      "text": [{"system", "n_conversations", "mean_turn_length", "type_token_ratio",
                "distinct_1", "distinct_2", "repeated_turns", "self_repetition"}],
-                  # model-free metrics of the bot's own turns (analysis.stats.conversation_text),
+                  # model-free metrics of the bot's own turns (evalstats.conversation_text),
                   # each the mean over the system's conversations (self_repetition over those
                   # that have one; null when none has)
      "warnings": [text, ...]}
@@ -46,8 +46,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 
-from analysis.stats.conversation_text import conversation_text_metrics
-from analysis.stats.dialogue_metrics import (
+from evalstats.conversation_text import conversation_text_metrics
+from evalstats.dialogue_metrics import (
     ALEXA_DIRECTIONS,
     Conversation,
     UnifiedRanking,
@@ -59,7 +59,7 @@ from analysis.stats.dialogue_metrics import (
     top_systems,
     winners_circle,
 )
-from analysis.stats.topics import KeywordTopicClassifier
+from evalstats.topics import KeywordTopicClassifier
 
 from .common import json_safe
 from .data import NothingToAnalyse

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analysis.stats.sensitivity import count_significant
+from evalstats.sensitivity import count_significant
 
 
 def sensitivity_rows(tests, params: dict) -> list[dict]:

@@ -2,7 +2,7 @@
 
 Pure, like every report: ``HumanVsAutomaticData`` (``analysis.automatic_inputs`` fills it
 from the database; ``analysis.comparable`` says what a payload of each kind yields) in, the
-result contract out, computed by ``analysis.stats.judges``. For every dimension of the
+result contract out, computed by ``evalstats.judges``. For every dimension of the
 campaign's kind (Likert dimensions, ABC-Eval behaviours, comparative dimensions, Spot The
 Bot's label and features, A/B's choice):
 
@@ -68,7 +68,7 @@ import numpy as np
 from scipy import stats
 
 from analysis.comparable import LIKERT_SCALE
-from analysis.stats.judges import (
+from evalstats.judges import (
     alpha_with_judge,
     convergence,
     kappa_with_majority,

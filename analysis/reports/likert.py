@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.stats.likert import LikertScore, likert_agreement, likert_comparisons, likert_means
+from evalstats.likert import LikertScore, likert_agreement, likert_comparisons, likert_means
 
 from .common import Progress, report_progress
 from .data import LikertData, NothingToAnalyse, plain_rows

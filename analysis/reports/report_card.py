@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from analysis.stats.proportions import sign_test_from_counts
+from evalstats.proportions import sign_test_from_counts
 
 from .abc_eval import UNDESIRABLE_LABELS
 

@@ -18,14 +18,14 @@ from collections import defaultdict
 import numpy as np
 
 from analysis import background
-from analysis.stats import pairwise as pw
-from analysis.stats.agreement import EntityJudgment, label_cooccurrence_agreement
-from analysis.stats.bradley_terry import ranks_from_intervals
-from analysis.stats.interval_cox import interval_cox_ph
-from analysis.stats.interval_logrank import interval_logrank_test, pairwise_interval_logrank
-from analysis.stats.intervals import spot_the_bot_intervals
-from analysis.stats.proportions import wilson_interval
-from analysis.stats.turnbull import turnbull_by_group
+from evalstats import pairwise as pw
+from evalstats.agreement import EntityJudgment, label_cooccurrence_agreement
+from evalstats.bradley_terry import ranks_from_intervals
+from evalstats.interval_cox import interval_cox_ph
+from evalstats.interval_logrank import interval_logrank_test, pairwise_interval_logrank
+from evalstats.intervals import spot_the_bot_intervals
+from evalstats.proportions import wilson_interval
+from evalstats.turnbull import turnbull_by_group
 
 from .common import (
     LABEL_CODE,

@@ -35,7 +35,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from analysis.stats.validity import backward_elimination, predictive_validity
+from evalstats.validity import backward_elimination, predictive_validity
 
 from .abc_eval import behaviour_section
 from .common import Progress, report_progress

@@ -5,7 +5,7 @@ from scipy import stats
 
 from analysis.reports import NothingToAnalyse
 from analysis.reports.dialogue_metrics import dialogue_metrics_report
-from analysis.stats.dialogue_metrics import Conversation, Turn
+from evalstats.dialogue_metrics import Conversation, Turn
 
 SCOPE = {"kind": "domain", "name": "chitchat"}
 

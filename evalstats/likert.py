@@ -1,0 +1,273 @@
+"""Likert ratings per system and dimension: means, t-tests and ordinal agreement.
+
+ABC-Eval (Finch et al., 2023) collects Dialogue Likert (one 1-5 rating per conversation and
+dimension) and Turn Likert (one rating per bot turn) and reports, per bot and dimension, the
+mean with a Student's t interval (Figures 6 and 8), t-tests between bots (Table 5), and
+Krippendorff's alpha per dimension on doubly annotated conversations (Figure 1; ordinal for
+ratings).
+
+Independence: a t interval needs independent observations. Dialogue ratings are one per
+(conversation, annotation). Turn ratings of one conversation are not independent, so by
+default (``turn_unit="conversation"``) each annotation's turn ratings of a conversation are
+averaged first and the interval is over those averages; ``turn_unit="turn"`` treats every
+turn rating as an observation (narrower, anti-conservative intervals).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from evalstats.agreement import AlphaBootstrapResult, krippendorff_alpha_bca
+from evalstats.pairwise import Correction, adjust_pvalues
+from evalstats.proportions import mean_t_interval, two_sample_t_test
+
+__all__ = [
+    "LikertAgreement",
+    "LikertComparison",
+    "LikertMean",
+    "LikertScore",
+    "likert_agreement",
+    "likert_comparisons",
+    "likert_means",
+]
+
+Level = Literal["dialogue", "turn"]
+TurnUnit = Literal["conversation", "turn"]
+
+
+@dataclass(frozen=True)
+class LikertScore:
+    """One rating: ``turn`` is None for a dialogue-level rating, else the rated bot turn."""
+
+    conversation: Hashable
+    system: str
+    annotation: Hashable
+    dimension: str
+    score: float
+    turn: Hashable | None = None
+
+
+@dataclass(frozen=True)
+class LikertMean:
+    """Mean rating of ``system`` on ``dimension`` at ``level`` with its t interval.
+
+    ``n`` is the number of observations behind the interval (see ``unit``); ``low``/``high``
+    are NaN when fewer than two observations exist.
+    """
+
+    system: str
+    dimension: str
+    level: Level
+    unit: str
+    n: int
+    mean: float
+    standard_deviation: float
+    low: float
+    high: float
+    confidence_level: float
+
+
+@dataclass(frozen=True)
+class LikertComparison:
+    """Two-sample t-test of the mean rating of ``metric`` (a dimension) between two systems."""
+
+    metric: str
+    level: Level
+    system_a: str
+    system_b: str
+    mean_a: float
+    mean_b: float
+    statistic: float
+    df: float
+    pvalue: float
+    pvalue_adjusted: float
+    equal_var: bool
+    correction: str
+
+
+@dataclass(frozen=True)
+class LikertAgreement:
+    """Ordinal alpha of one dimension over the ``n_units`` (conversation[, turn]) units rated
+    at least twice; its interval resamples conversations (``alpha.n_units`` of them)."""
+
+    dimension: str
+    level: Level
+    n_units: int
+    alpha: AlphaBootstrapResult
+
+
+def _check_scores(scores: Iterable[LikertScore]) -> list[LikertScore]:
+    checked = []
+    seen: set[tuple[Hashable, Hashable, Hashable, str]] = set()
+    for index, score in enumerate(scores):
+        if not np.isfinite(score.score):
+            raise ValueError(f"score {index}: rating must be a finite number, got {score.score!r}")
+        key = (score.conversation, score.turn, score.annotation, score.dimension)
+        if key in seen:
+            raise ValueError(
+                f"score {index}: annotation {score.annotation!r} rated {score.dimension!r} of "
+                f"{score.conversation!r} (turn {score.turn!r}) twice"
+            )
+        seen.add(key)
+        checked.append(score)
+    return checked
+
+
+def _observations(
+    scores: Iterable[LikertScore], turn_unit: TurnUnit
+) -> dict[tuple[str, str, Level], list[float]]:
+    """Observations per (system, dimension, level), after averaging turns if asked."""
+    if turn_unit not in ("conversation", "turn"):
+        raise ValueError(f"turn_unit must be 'conversation' or 'turn', got {turn_unit!r}")
+    observations: dict[tuple[str, str, Level], list[float]] = {}
+    turn_groups: dict[tuple[str, str, Hashable, Hashable], list[float]] = {}
+    for score in _check_scores(scores):
+        if score.turn is None:
+            observations.setdefault((score.system, score.dimension, "dialogue"), []).append(
+                float(score.score)
+            )
+        elif turn_unit == "turn":
+            observations.setdefault((score.system, score.dimension, "turn"), []).append(
+                float(score.score)
+            )
+        else:
+            key = (score.system, score.dimension, score.conversation, score.annotation)
+            turn_groups.setdefault(key, []).append(float(score.score))
+    for (system, dimension, _, _), ratings in turn_groups.items():
+        observations.setdefault((system, dimension, "turn"), []).append(float(np.mean(ratings)))
+    return observations
+
+
+def likert_means(
+    scores: Iterable[LikertScore],
+    *,
+    turn_unit: TurnUnit = "conversation",
+    confidence: float = 0.95,
+) -> tuple[LikertMean, ...]:
+    """Mean rating with a Student's t interval per system, dimension and level.
+
+    Sorted by level (dialogue first), dimension, system.
+    """
+    results = []
+    for (system, dimension, level), values in _observations(scores, turn_unit).items():
+        sample = np.asarray(values)
+        if sample.size >= 2:
+            interval = mean_t_interval(sample, confidence)
+            low, high = interval.confidence_interval
+            sd = float(sample.std(ddof=1))
+        else:
+            low = high = sd = float("nan")
+        results.append(
+            LikertMean(
+                system=system,
+                dimension=dimension,
+                level=level,
+                unit="turn" if level == "turn" and turn_unit == "turn" else "conversation",
+                n=int(sample.size),
+                mean=float(sample.mean()),
+                standard_deviation=sd,
+                low=float(low),
+                high=float(high),
+                confidence_level=confidence,
+            )
+        )
+    return tuple(sorted(results, key=lambda m: (m.level != "dialogue", m.dimension, m.system)))
+
+
+def likert_comparisons(
+    scores: Iterable[LikertScore],
+    *,
+    equal_var: bool = True,
+    correction: Correction = "holm",
+    turn_unit: TurnUnit = "conversation",
+) -> tuple[LikertComparison, ...]:
+    """Two-sample t-test between every pair of systems per dimension and level.
+
+    ``equal_var=False`` uses Welch's test. The multiplicity family is the system pairs of one
+    (dimension, level). Pairs where either system has fewer than two observations are skipped.
+    Sorted by level, dimension, pair.
+    """
+    observations = _observations(scores, turn_unit)
+    families: dict[tuple[Level, str], dict[str, list[float]]] = {}
+    for (system, dimension, level), values in observations.items():
+        if len(values) >= 2:
+            families.setdefault((level, dimension), {})[system] = values
+    comparisons = []
+    for level, dimension in sorted(families, key=lambda k: (k[0] != "dialogue", k[1])):
+        systems = families[level, dimension]
+        pairs = list(itertools.combinations(sorted(systems), 2))
+        tests = [two_sample_t_test(systems[a], systems[b], equal_var=equal_var) for a, b in pairs]
+        adjusted = adjust_pvalues([t.pvalue for t in tests], correction) if tests else []
+        comparisons.extend(
+            LikertComparison(
+                metric=dimension,
+                level=level,
+                system_a=a,
+                system_b=b,
+                mean_a=test.mean_a,
+                mean_b=test.mean_b,
+                statistic=test.statistic,
+                df=test.df,
+                pvalue=test.pvalue,
+                pvalue_adjusted=float(p_adjusted),
+                equal_var=equal_var,
+                correction=correction,
+            )
+            for (a, b), test, p_adjusted in zip(pairs, tests, adjusted, strict=True)
+        )
+    return tuple(comparisons)
+
+
+def likert_agreement(
+    scores: Iterable[LikertScore],
+    *,
+    confidence_level: float = 0.95,
+    n_resamples: int = 10_000,
+    rng: int | np.random.Generator = 0,
+) -> tuple[LikertAgreement, ...]:
+    """Ordinal Krippendorff's alpha per dimension and level, with a BCa interval over units.
+
+    A unit is a conversation (dialogue level) or a (conversation, turn) pair (turn level);
+    its values are the ratings of the different annotations. Units rated once are dropped;
+    dimensions with fewer than two conversations rated twice are left out. Uses
+    :func:`evalstats.agreement.krippendorff_alpha_bca` resampling conversations (at
+    turn level, the turns of one conversation are not independent), so ``alpha.n_units``
+    counts conversations while ``n_units`` counts the units alpha is computed on.
+    """
+    units: dict[tuple[Level, str], dict[tuple[Hashable, Hashable], list[float]]] = {}
+    for score in _check_scores(scores):
+        level: Level = "dialogue" if score.turn is None else "turn"
+        group = units.setdefault((level, score.dimension), {})
+        group.setdefault((score.conversation, score.turn), []).append(float(score.score))
+    results = []
+    for level, dimension in sorted(units, key=lambda k: (k[0] != "dialogue", k[1])):
+        paired = [
+            (key, ratings) for key, ratings in units[level, dimension].items() if len(ratings) >= 2
+        ]
+        conversations = [conversation for (conversation, _), _ in paired]
+        if len(set(conversations)) < 2:
+            continue
+        matrix = np.full((max(len(r) for _, r in paired), len(paired)), np.nan)
+        for column, (_, ratings) in enumerate(paired):
+            matrix[: len(ratings), column] = ratings
+        results.append(
+            LikertAgreement(
+                dimension=dimension,
+                level=level,
+                n_units=len(paired),
+                alpha=krippendorff_alpha_bca(
+                    matrix,
+                    "ordinal",
+                    clusters=conversations,
+                    confidence_level=confidence_level,
+                    n_resamples=n_resamples,
+                    rng=rng,
+                ),
+            )
+        )
+    return tuple(results)

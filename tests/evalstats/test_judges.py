@@ -1,0 +1,169 @@
+from collections import Counter
+
+import krippendorff
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.metrics import cohen_kappa_score
+
+from evalstats.judges import (
+    alpha_with_judge,
+    convergence,
+    kappa_with_majority,
+    ranking_correlation,
+)
+
+
+def _labels(seed=3, n_items=60):
+    rng = np.random.default_rng(seed)
+    humans, judge = {}, {}
+    for item in range(n_items):
+        truth = int(rng.integers(1, 6))
+        humans[item] = [int(np.clip(truth + rng.choice([-1, 0, 0, 1]), 1, 5)) for _ in range(3)]
+        judge[item] = int(np.clip(truth + rng.choice([-1, 0, 0, 0, 1]), 1, 5))
+    return humans, judge
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_kappa_with_majority_matches_sklearn(weights):
+    humans, judge = _labels()
+    humans[1000] = [1, 2]  # tied majority: left out
+    judge[1000] = 1
+    humans[1001] = [3, 3]  # no judge label: missing
+    result = kappa_with_majority(humans, judge, labels=[1, 2, 3, 4, 5], weights=weights)
+    majority, judged = [], []
+    for item, given in humans.items():
+        counts = Counter(given).most_common()
+        if item in judge and (len(counts) == 1 or counts[0][1] > counts[1][1]):
+            majority.append(counts[0][0])
+            judged.append(judge[item])
+    expected = cohen_kappa_score(majority, judged, labels=[1, 2, 3, 4, 5], weights=weights)
+    assert result.kappa.statistic == pytest.approx(expected, rel=1e-12)
+    assert result.kappa.n_items == len(majority)
+    # Three different labels from three humans (or item 1000's 1-1 split) have no majority.
+    assert result.n_tied_majority == sum(
+        1 for i, g in humans.items() if i in judge and len(Counter(g)) == len(g)
+    )
+    assert result.n_missing == 1
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_alpha_with_judge_matches_krippendorff(level):
+    humans, judge = _labels()
+    by_annotator = {
+        item: {f"w{k}": v for k, v in enumerate(given)} for item, given in humans.items()
+    }
+    del by_annotator[5]["w2"]
+    result = alpha_with_judge(by_annotator, judge, level)
+    items = sorted(by_annotator)
+    matrix = np.array(
+        [[by_annotator[i].get(f"w{k}", np.nan) for i in items] for k in range(3)]
+        + [[judge[i] for i in items]],
+        dtype=float,
+    )
+    assert result.humans.statistic == pytest.approx(
+        krippendorff.alpha(reliability_data=matrix[:3], level_of_measurement=level), rel=1e-10
+    )
+    assert result.with_judge.statistic == pytest.approx(
+        krippendorff.alpha(reliability_data=matrix, level_of_measurement=level), rel=1e-10
+    )
+
+
+def test_alpha_with_judge_codes_nominal_strings():
+    humans = {1: {"a": "good", "b": "good"}, 2: {"a": "bad", "b": "bad"}, 3: {"a": "good"}}
+    result = alpha_with_judge(humans, {1: "good", 2: "good", 3: "bad"})
+    assert result.humans.statistic == pytest.approx(1.0)
+    matrix = np.array([[0, 1, 0], [0, 1, np.nan], [0, 0, 1]], dtype=float)
+    # Coded good = 0, bad = 1; rows a, b, judge.
+    assert result.with_judge.statistic == pytest.approx(
+        krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal")
+    )
+
+
+def _system_scores(seed=8):
+    rng = np.random.default_rng(seed)
+    centres = {"a": 2.0, "b": 2.6, "c": 3.1, "d": 3.5, "e": 4.0}
+    human, judge = {}, {}
+    for system, centre in centres.items():
+        n = int(rng.integers(15, 25))
+        h = centre + rng.normal(0, 0.8, n)
+        human[system] = {f"{system}{k}": float(v) for k, v in enumerate(h)}
+        judge[system] = {f"{system}{k}": float(v + rng.normal(0, 0.6)) for k, v in enumerate(h)}
+    return human, judge
+
+
+def test_ranking_correlation_matches_scipy_point_estimates_and_bootstrap():
+    human, judge = _system_scores()
+    result = ranking_correlation(human, judge, n_resamples=300, rng=11)
+    h = np.array([np.mean(list(human[s].values())) for s in result.systems])
+    j = np.array([np.mean(list(judge[s].values())) for s in result.systems])
+    assert result.spearman == pytest.approx(stats.spearmanr(h, j).statistic)
+    assert result.kendall == pytest.approx(stats.kendalltau(h, j).statistic)
+
+    hs = [np.array(list(human[s].values())) for s in result.systems]
+    js = [np.array(list(judge[s].values())) for s in result.systems]
+
+    def reference(*indices):
+        means_h = [x[i].mean() for x, i in zip(hs, indices, strict=True)]
+        means_j = [x[i].mean() for x, i in zip(js, indices, strict=True)]
+        return stats.spearmanr(means_h, means_j).statistic
+
+    expected = stats.bootstrap(
+        tuple(np.arange(x.size) for x in hs),
+        reference,
+        vectorized=False,
+        paired=False,
+        n_resamples=300,
+        method="percentile",
+        rng=11,
+    )
+    assert result.spearman_low == pytest.approx(expected.confidence_interval.low)
+    assert result.spearman_high == pytest.approx(expected.confidence_interval.high)
+    assert result.kendall_low <= result.kendall <= result.kendall_high
+
+
+def test_ranking_correlation_with_ties_matches_scipy():
+    human = {"a": {1: 1.0}, "b": {2: 2.0}, "c": {3: 2.0}, "d": {4: 4.0}}
+    judge = {"a": {1: 1.0}, "b": {2: 3.0}, "c": {3: 2.0}, "d": {4: 3.0}}
+    result = ranking_correlation(human, judge, n_resamples=20)
+    h, j = [1, 2, 2, 4], [1, 3, 2, 3]
+    assert result.spearman == pytest.approx(stats.spearmanr(h, j).statistic)
+    assert result.kendall == pytest.approx(stats.kendalltau(h, j).statistic)
+    # One conversation per system cannot be resampled.
+    assert np.isnan(result.spearman_low) and np.isnan(result.kendall_high)
+
+
+def test_convergence_reaches_the_target_ranking_as_dialogues_grow():
+    human, judge = _system_scores()
+    target = {s: np.mean(list(v.values())) for s, v in human.items()}
+    scores = {s: list(v.values()) for s, v in judge.items()}
+    smallest = min(len(v) for v in scores.values())
+    points = convergence(scores, target, [1, 5, smallest], n_repeats=300, rng=2)
+    assert [p.n_dialogues for p in points] == [1, 5, smallest]
+    assert points[0].spearman_mean < points[1].spearman_mean <= points[2].spearman_mean + 1e-12
+    assert points[0].spearman_low < points[0].spearman_high
+    # With every dialogue of the smallest system, only the other systems vary.
+    assert points[2].spearman_low <= points[2].spearman_mean <= points[2].spearman_high
+    full = {s: v[:smallest] for s, v in scores.items()}
+    (exact,) = convergence(full, target, [smallest], n_repeats=5)
+    expected = stats.spearmanr(
+        [np.mean(full[s]) for s in sorted(full)], [target[s] for s in sorted(full)]
+    ).statistic
+    assert exact.spearman_low == exact.spearman_high == pytest.approx(expected)
+
+
+def test_bad_input_is_rejected():
+    with pytest.raises(ValueError, match="at least two systems"):
+        ranking_correlation({"a": {1: 1.0}}, {"a": {1: 1.0}})
+    with pytest.raises(ValueError, match="system 'b' has no conversation scored by both"):
+        ranking_correlation({"a": {1: 1.0}, "b": {2: 1.0}}, {"a": {1: 1.0}, "b": {3: 1.0}})
+    with pytest.raises(ValueError, match="size 9 must be between 1 and 2"):
+        convergence({"a": [1, 2], "b": [3, 4]}, {"a": 1, "b": 2}, [9])
+
+
+def test_convergence_of_a_judge_that_ranks_every_system_alike_is_undefined(recwarn):
+    scores = {"a": [1.0, 1.0, 1.0], "b": [1.0, 1.0, 1.0], "c": [1.0, 1.0, 1.0]}
+    (point,) = convergence(scores, {"a": 1.0, "b": 2.0, "c": 3.0}, [2], n_repeats=10)
+    assert np.isnan(point.spearman_mean) and np.isnan(point.kendall_high)
+    assert point.n_dialogues == 2 and point.n_repeats == 10
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
