@@ -7,9 +7,8 @@ tournament campaign) and computed by a Celery task; a failed one is retried from
 from django.contrib import admin
 from django.utils.html import format_html_join
 
+from analysis.models import AnalysisRun
 from evalhub.admin_tools import RecordAdmin, pretty_json
-
-from .models import AnalysisRun
 
 
 @admin.register(AnalysisRun)

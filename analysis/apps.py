@@ -6,4 +6,4 @@ class AnalysisConfig(AppConfig):
 
     def ready(self):
         # Connects the receiver that analyses a tournament when its campaign finishes.
-        from . import signals  # noqa: F401
+        from analysis.runs import signals  # noqa: F401

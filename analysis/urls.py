@@ -1,12 +1,23 @@
-from django.urls import path
+"""Every page of the analysis app, in two namespaces that predate this one module.
 
-from . import dialogue_views, report_card_views, views
+``analysis:`` is the leaderboards, mounted under /leaderboards/; ``results:`` is the
+study and campaign result pages at the root (/studies/..., /results/...). Templates and
+links name both, so both namespaces are kept; the root URLconf includes this module once.
+"""
 
-app_name = "analysis"
+from django.urls import include, path
 
-urlpatterns = [
-    path("", views.leaderboard_list, name="list"),
-    path("manage/runs/", views.overview, name="overview"),
+from analysis.pages import (
+    dialogue_views,
+    leaderboard_views,
+    report_card_views,
+    results_views,
+    versus_views,
+)
+
+leaderboard_patterns = [
+    path("", leaderboard_views.leaderboard_list, name="list"),
+    path("manage/runs/", leaderboard_views.overview, name="overview"),
     path(
         "dialogues/<slug:scope>/<str:name>/",
         dialogue_views.dialogue_metrics,
@@ -17,7 +28,34 @@ urlpatterns = [
         report_card_views.behaviour_evidence,
         name="behaviour-evidence",
     ),
-    path("<slug:slug>/", views.leaderboard_detail, name="detail"),
-    path("<slug:slug>/analyze/", views.request_analysis, name="analyze"),
-    path("<slug:slug>/plots/<int:run_id>/<slug:name>.svg", views.plot, name="plot"),
+    path("<slug:slug>/", leaderboard_views.leaderboard_detail, name="detail"),
+    path("<slug:slug>/analyze/", leaderboard_views.request_analysis, name="analyze"),
+    path("<slug:slug>/plots/<int:run_id>/<slug:name>.svg", leaderboard_views.plot, name="plot"),
+]
+
+results_patterns = [
+    path("studies/<slug:slug>/", results_views.study_detail, name="study"),
+    path("studies/<slug:slug>/analyze/", results_views.analyze_study_view, name="analyze-study"),
+    path("results/campaigns/<slug:slug>/", results_views.campaign_results, name="campaign"),
+    path(
+        "results/campaigns/<slug:slug>/analyze/",
+        results_views.analyze_campaign_view,
+        name="analyze-campaign",
+    ),
+    path(
+        "results/campaigns/<slug:slug>/human-vs-automatic/",
+        versus_views.campaign_versus,
+        name="versus",
+    ),
+    path(
+        "results/campaigns/<slug:slug>/human-vs-automatic/compare/",
+        versus_views.compare_view,
+        name="versus-compare",
+    ),
+    path("results/runs/<int:run_id>/plots/<slug:name>.svg", results_views.run_plot, name="plot"),
+]
+
+urlpatterns = [
+    path("leaderboards/", include((leaderboard_patterns, "analysis"))),
+    path("", include((results_patterns, "results"))),
 ]

@@ -383,7 +383,7 @@ def is_complete(campaign: Campaign) -> bool:
 
 def finish_if_complete(campaign: Campaign) -> bool:
     """Finish a live or paused campaign once it is complete (its tournament follows, and its
-    analysis runs: tournaments.signals, analysis.signals). True if this call finished it.
+    analysis runs: tournaments.signals, analysis.runs.signals). True if this call finished it.
 
     The crowd platform's finish hook may refuse (it is down): the campaign then stays as it
     was, logged, and the next submission or platform sync tries again."""

@@ -1,5 +1,5 @@
 """Memory of the analysis inputs (issue #15): an A/B study of ``--rows`` judgments as
-``ABData``, built as ``analysis.inputs`` builds it from the database.
+``ABData``, built as ``analysis.inputs.judgments`` builds it from the database.
 
 The rows come from JSON text, one payload and one item meta per judgment, so that every
 slug and choice is its own ``str`` object and every id its own ``int``, as the database

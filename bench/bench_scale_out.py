@@ -4,7 +4,7 @@ Run: ``.venv/bin/python bench/bench_scale_out.py`` (``--runs``, ``--repeats``; n
 PostgreSQL and Redis: ``EVALHUB_BENCH_PG`` names the PostgreSQL server, ``EVALHUB_BENCH_REDIS``
 the broker, default redis://127.0.0.1:6379/9, a database this benchmark empties).
 
-Builds a fresh database holding one simulated Spot The Bot tournament (``analysis.demo``'s
+Builds a fresh database holding one simulated Spot The Bot tournament (``demo.leaderboards``'s
 builder, a known model judged by simulated workers), then ``--repeats`` times, alternately
 with 1 and with 2 real ``celery -A evalhub worker -Q analysis --concurrency=1`` processes
 (alternating, so that a change in the machine's load falls on both alike):
@@ -13,7 +13,7 @@ with 1 and with 2 real ``celery -A evalhub worker -Q analysis --concurrency=1`` 
 2. the first time only, asserts equal results: the run of seed 0, computed by the workers,
    equals the same run computed in this process before any worker started;
 3. requests ``--runs`` analysis runs of the tournament through
-   ``analysis.tasks.analyze_tournament`` (the path the staff page and the signal take: the
+   ``analysis.runs.tasks.analyze_tournament`` (the path the staff page and the signal take: the
    run row, then the message on the ``analysis`` queue), each with its own bootstrap seed so
    that none is reused and all do the same work, and times until every run has succeeded;
 4. stops the workers.
@@ -165,8 +165,8 @@ def configure_django(env: dict[str, str]) -> None:
 
 
 def build_tournament():
-    from analysis.demo import DEMO_HAZARDS, build_spot_the_bot_tournament
-    from analysis.simulation import SpotTheBotModel
+    from demo.leaderboards import DEMO_HAZARDS, build_spot_the_bot_tournament
+    from demo.simulation import SpotTheBotModel
 
     model = SpotTheBotModel(DEMO_HAZARDS, conversations_per_pair=8, human_conversations=10)
     # Not finished: finishing would queue an analysis before any worker is measured.
@@ -174,7 +174,7 @@ def build_tournament():
 
 
 def request_runs(tournament, seeds) -> list[int]:
-    from analysis.tasks import analyze_tournament
+    from analysis.runs.tasks import analyze_tournament
 
     return [analyze_tournament(tournament, {**PARAMETERS, "seed": s}).pk for s in seeds]
 
@@ -244,7 +244,7 @@ def throughputs(tournament, args, env, log_dir, reference) -> dict[int, dict]:
 
 
 def run(args, env, log_dir) -> dict:
-    from analysis.tasks import analyze_tournament
+    from analysis.runs.tasks import analyze_tournament
     from annotation.models import Judgment
 
     tournament = build_tournament()

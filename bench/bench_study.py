@@ -12,7 +12,7 @@ section of the Spot The Bot report (win rates, TrueSkill clusters, Bradley-Terry
 agreement, stability) and the ten SVG plots - after deleting the stored run each time so it is
 recomputed; the first run (imports, URL resolver) is not counted. The report ranks the
 stability analysis's subsamples in a forked process on the second core while it computes the
-rest (``analysis.background``); the time the report then still waits for them and the
+rest (``analysis.runs.background``); the time the report then still waits for them and the
 plots are timed on their own inside those runs, and the subsamples are ranked once more in
 this process to time them alone.
 
@@ -232,7 +232,7 @@ def run(args, load: float, workdir: Path) -> None:
 
     import analysis.reports.common as common_module
     import analysis.reports.spot_the_bot as report_module
-    import analysis.tasks as tasks_module
+    import analysis.runs.tasks as tasks_module
     from tournaments.models import Tournament
 
     sources = {}

@@ -6,9 +6,9 @@ app has to reach up to a higher one to build the demo.
 
 from django.db import transaction
 
-from analysis.demo import load_analysis_demo
-from analysis.versus_demo import load_versus_demo
 from annotation.demo import load_annotation_demo
+from demo.leaderboards import load_analysis_demo
+from demo.versus import load_versus_demo
 from evalhub.demo import demo_accounts, load_catalog_demo
 
 

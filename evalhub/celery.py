@@ -1,4 +1,5 @@
-"""The Celery application; tasks are discovered in each app's tasks.py.
+"""The Celery application; tasks are discovered in each app's tasks.py (analysis keeps them
+in analysis/runs/tasks.py, named as they were when it was analysis/tasks.py).
 
 Two queues: ``collection`` (talking to bots: I/O bound, many slots) and ``analysis``
 (statistics and plots: CPU bound, one slot per core), each consumed by its own worker
@@ -15,6 +16,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
 app = Celery("evalhub")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+app.autodiscover_tasks(["analysis.runs"])
 
 COLLECTION_QUEUE = "collection"
 ANALYSIS_QUEUE = "analysis"

@@ -8,7 +8,7 @@ transaction commits, so a rolled-back event sends nothing.
 
 Events wired: a submission scored or failed (evalhub.tasks), a campaign complete
 (annotation: its last batch submitted, or finished by staff), a tournament's results ready
-(analysis.tasks). Launch requests call `notify(staff, "launch_requested", ...)` for every
+(analysis.runs.tasks). Launch requests call `notify(staff, "launch_requested", ...)` for every
 staff user (`notify_staff`) and `notify(owner, "launch_decided", ...)` with the decision.
 """
 

@@ -41,8 +41,8 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("tournaments/", include("tournaments.urls")),
     path("judges/", include("judging.urls")),
-    path("leaderboards/", include("analysis.urls")),
-    path("", include("analysis.results_urls")),
+    # /leaderboards/ (namespace "analysis") and the result pages (namespace "results").
+    path("", include("analysis.urls")),
     path("admin/", admin.site.urls),
     # The REST API: each app's api/urls.py, all under /api/.
     path("api/", include("analysis.api.urls")),

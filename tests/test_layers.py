@@ -119,9 +119,9 @@ FAKE_BACK_DOORS = [
     ("evalhub.fake", "import tournaments.models\n", False),
     ("evalhub.fake", "from demo.loader import load_demo\n", False),
     ("annotation.fake", "from tournaments.models import Tournament\n", False),
-    ("annotation.templatetags.fake", "from analysis.leaderboards import plot_url\n", False),
+    ("annotation.templatetags.fake", "from analysis.pages.leaderboards import plot_url\n", False),
     ("tournaments.fake", "from analysis import tasks\n", False),
-    ("tournaments.fake", "x = 1\n\n\ndef f():\n    import analysis.tasks\n", False),
+    ("tournaments.fake", "x = 1\n\n\ndef f():\n    import analysis.runs.tasks\n", False),
     ("evalstats.fake", "from django.db import models\n", False),
     ("evalstats", "from evalhub.models import System\n", True),
     ("evalstats.fake", "from analysis.models import AnalysisRun\n", False),
@@ -154,7 +154,7 @@ ALLOWED = [
     ("evalstats.fake", "from .pairwise import A_WINS\nimport numpy\n", False),
     ("annotation.crowd.mturk", "import boto3\nfrom botocore.stub import Stubber\n", False),
     ("annotation.crowd.fake", "from ..models import Campaign\n", False),
-    ("demo.loader", "from analysis.demo import load_analysis_demo\n", False),
+    ("demo.loader", "from demo.leaderboards import load_analysis_demo\n", False),
 ]
 
 

@@ -1,7 +1,7 @@
 """A tournament follows its campaign: being annotated once it is live (whoever launched
 it), finished when the campaign finishes (by itself once
 every batch is judged, annotation.campaigns.finish_if_complete, or by staff). The analysis
-then runs from analysis.signals, on the same transition.
+then runs from analysis.runs.signals, on the same transition.
 
 A partner set a tournament used is frozen (tournaments/partner_sets.py): saving a change
 to its composition or identity, or to its systems, is refused here, whoever tries.

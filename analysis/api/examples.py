@@ -7,7 +7,7 @@ from pathlib import Path
 
 from drf_spectacular.utils import OpenApiExample
 
-from ..parameters import (
+from analysis.runs.parameters import (
     PRESET_DESCRIPTIONS,
     normalize_parameters,
     parameter_rows,

@@ -9,7 +9,7 @@ Numbers a statistic may not have (too few judgments) are nullable.
 
 from rest_framework import serializers
 
-from ..models import AnalysisRun
+from analysis.models import AnalysisRun
 
 
 def _float(**kwargs):
@@ -261,7 +261,7 @@ class ReportSerializer(serializers.Serializer):
 class ProvenanceSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     finished_at = serializers.DateTimeField(allow_null=True)
-    parameters = serializers.DictField(help_text="analysis/parameters.py, defaults filled in.")
+    parameters = serializers.DictField(help_text="analysis/runs/parameters.py, defaults filled in.")
     inputs_digest = serializers.CharField()
     versions = serializers.DictField(child=serializers.CharField())
 

@@ -3,7 +3,7 @@
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
-from .runs import AnalysisRunViewSet
+from .analysis_runs import AnalysisRunViewSet
 from .versus import HumanVsAutomatic
 from .views import TournamentAnalyses, TournamentResults
 

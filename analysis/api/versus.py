@@ -18,22 +18,21 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from analysis.api import examples
+from analysis.api.serializers import HumanVsAutomaticResultSerializer
+from analysis.models import AnalysisRun
+from analysis.pages.comparisons import latest_comparison, may_compare
+from analysis.runs.tasks import analyze_judge_run
 from evalhub.declared import DeclaredInvalid
 from evalhub.errors import UserInputError
 from judging.models import JudgeRun
-
-from ..models import AnalysisRun
-from ..tasks import analyze_judge_run
-from ..versus import latest_comparison, may_compare
-from . import examples
-from .serializers import HumanVsAutomaticResultSerializer
 
 
 class ComparisonRequestSerializer(serializers.Serializer):
     parameters = serializers.DictField(
         required=False,
         default=dict,
-        help_text="Analysis parameters (analysis/parameters.py); left out: the defaults.",
+        help_text="Analysis parameters (analysis/runs/parameters.py); left out: the defaults.",
     )
 
 

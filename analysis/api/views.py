@@ -17,19 +17,18 @@ from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from analysis.api import examples
+from analysis.api.serializers import ResultContractSerializer
+from analysis.inputs.judgments import NoCampaign
+from analysis.models import AnalysisRun
+from analysis.pages.leaderboards import contract, latest_succeeded_run
+from analysis.reports import NothingToAnalyse
+from analysis.runs.parameters import PRESET_DESCRIPTIONS, PRESETS, parameter_rows, preset_parameters
+from analysis.runs.tasks import analyze_tournament
 from evalhub.declared import DeclaredInvalid
 from evalhub.errors import UserInputError
 from evalhub.permissions import manageable_or_403, visible_or_404
 from tournaments.models import Tournament
-
-from ..inputs import NoCampaign
-from ..leaderboards import contract, latest_succeeded_run
-from ..models import AnalysisRun
-from ..parameters import PRESET_DESCRIPTIONS, PRESETS, parameter_rows, preset_parameters
-from ..reports import NothingToAnalyse
-from ..tasks import analyze_tournament
-from . import examples
-from .serializers import ResultContractSerializer
 
 
 class TournamentResults(APIView):
@@ -53,7 +52,7 @@ class TournamentAnalysisRequestSerializer(serializers.Serializer):
     parameters = serializers.DictField(
         required=False,
         default=dict,
-        help_text="Parameters of analysis.parameters that differ from the preset's.",
+        help_text="Parameters of analysis.runs.parameters that differ from the preset's.",
     )
 
 

@@ -1,7 +1,7 @@
 """The analysis of one tournament: plain arrays in, the result contract (JSON) out.
 
 Pure: numpy and ``evalstats`` only, no Django and no I/O, so the same function serves
-the Celery task, the ``analyze`` command and the tests. ``analysis.inputs`` turns the
+the Celery task, the ``analyze`` command and the tests. ``analysis.inputs.judgments`` turns the
 database into the dataclasses of ``analysis.reports.data``; ``build_report`` does the rest,
 with one module per report kind (``spot_the_bot``, ``ab``) over the shared ``common`` parts
 and the ``parameters`` every run is given.
@@ -67,12 +67,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..parameters import DEFAULT_PARAMETERS, normalize_parameters
-from .ab import ab_report
-from .abc_eval import abc_eval_report
-from .common import Progress, canonical_digest, json_safe
-from .comparative import comparative_report
-from .data import (
+from analysis.reports.ab import ab_report
+from analysis.reports.abc_eval import abc_eval_report
+from analysis.reports.common import Progress, canonical_digest, json_safe
+from analysis.reports.comparative import comparative_report
+from analysis.reports.data import (
     HUMAN,
     ABData,
     BehaviourData,
@@ -83,10 +82,11 @@ from .data import (
     SpotTheBotData,
     StudyData,
 )
-from .human_vs_automatic import human_vs_automatic_report
-from .likert import likert_report
-from .spot_the_bot import spot_the_bot_report
-from .study import study_report
+from analysis.reports.human_vs_automatic import human_vs_automatic_report
+from analysis.reports.likert import likert_report
+from analysis.reports.spot_the_bot import spot_the_bot_report
+from analysis.reports.study import study_report
+from analysis.runs.parameters import DEFAULT_PARAMETERS, normalize_parameters
 
 # Each kind of input and the module that reports on it.
 REPORTS = {

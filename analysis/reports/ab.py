@@ -8,8 +8,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from .chateval import chateval_section
-from .common import (
+from analysis.reports.chateval import chateval_section
+from analysis.reports.common import (
     AB_OUTCOME,
     Matches,
     Progress,
@@ -18,7 +18,7 @@ from .common import (
     ranking_section,
     report_progress,
 )
-from .data import ABData, NothingToAnalyse
+from analysis.reports.data import ABData, NothingToAnalyse
 
 
 def ab_report(data: ABData, params: dict, progress: Progress | None) -> dict:

@@ -26,13 +26,12 @@ from collections import defaultdict
 
 import numpy as np
 
+from analysis.reports.common import category_codes
+from analysis.reports.data import ABData, plain_rows
 from evalstats.agreement import cohen_kappa
 from evalstats.judges import kappa_with_majority
 from evalstats.pairwise import adjust_pvalues
 from evalstats.proportions import sign_test_from_counts, wilson_interval
-
-from .common import category_codes
-from .data import ABData, plain_rows
 
 ORDER = ("b", "tie", "a")
 

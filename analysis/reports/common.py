@@ -238,7 +238,7 @@ class StabilityPart:
 def stability_subsamples(matches: Matches, params: dict) -> StabilityPart:
     """The costly part of the stability section: every subsample ranked, and the leave-one-out
     analyses when asked for. It needs no reference ranking, so it can be computed beside the
-    rest of a report (``analysis.background``)."""
+    rest of a report (``analysis.runs.background``)."""
     # Integer codes, not a Python object per judgment: the unordered pair of each match, and
     # the distinct (pair, conversation) combinations counted per pair.
     n_systems = len(matches.names)

@@ -19,12 +19,11 @@ import math
 
 import numpy as np
 
+from analysis.reports.common import Progress, report_progress
+from analysis.reports.data import ComparativeData, NothingToAnalyse, plain_rows
+from analysis.reports.sensitivity import sensitivity_rows
 from evalstats.agreement import krippendorff_alpha_bca
 from evalstats.comparative import ComparativeJudgment, comparative_results
-
-from .common import Progress, report_progress
-from .data import ComparativeData, NothingToAnalyse, plain_rows
-from .dimensional import sensitivity_rows
 
 OUTCOME = {"a": "a", "b": "b", "neither": "tie"}
 # A verdict from the side of the pair's a: ordered b better < neither < a better.

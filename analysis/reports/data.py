@@ -1,5 +1,5 @@
-"""What a report analyses: plain arrays of one tournament's judgments (``analysis.inputs``
-fills them from the database, ``analysis.simulation`` from a known model).
+"""What a report analyses: plain arrays of one tournament's judgments (``analysis.inputs.judgments``
+fills them from the database, ``demo.simulation`` from a known model).
 
 The per-entry fields are read-only numpy arrays over the whole dataset, not one Python
 object per judgment: ids and counts are int64, flags bool, strings (system slugs, labels,
@@ -276,7 +276,7 @@ class StudyData:
 @dataclass(frozen=True)
 class HumanVsAutomaticData:
     """One campaign's human judgments beside one automatic judge run's, as comparable
-    labels and scores (``analysis.comparable``).
+    labels and scores (``analysis.inputs.comparable``).
 
     ``human_labels``: (dimension, unit, worker, value), one per human label;
     ``judge_labels``: (dimension, unit, value); ``human_scores``/``judge_scores``:

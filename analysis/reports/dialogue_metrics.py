@@ -6,7 +6,7 @@ breadth and domain coverage; section 4.8 and Table 2: stack ranking, the winners
 confidence bands, each a per-system table of 0/1 (or rank) scores per metric with a total.
 
 Pure: :mod:`evalstats.dialogue_metrics` does the statistics; this module chooses what
-to rank and writes the result contract. ``analysis.dialogue_inputs`` reads the database.
+to rank and writes the result contract. ``analysis.inputs.dialogue`` reads the database.
 
 Result contract (every number a JSON number or ``null``)::
 
@@ -46,6 +46,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 
+from analysis.reports.common import json_safe
+from analysis.reports.data import NothingToAnalyse
 from evalstats.conversation_text import conversation_text_metrics
 from evalstats.dialogue_metrics import (
     ALEXA_DIRECTIONS,
@@ -60,9 +62,6 @@ from evalstats.dialogue_metrics import (
     winners_circle,
 )
 from evalstats.topics import KeywordTopicClassifier
-
-from .common import json_safe
-from .data import NothingToAnalyse
 
 # Table 2's metric names, for the page and the JSON (same order as ALEXA_DIRECTIONS).
 METRIC_LABELS = {

@@ -1,7 +1,7 @@
 """Human versus automatic: one automatic judge run measured against a campaign's humans.
 
-Pure, like every report: ``HumanVsAutomaticData`` (``analysis.automatic_inputs`` fills it
-from the database; ``analysis.comparable`` says what a payload of each kind yields) in, the
+Pure, like every report: ``HumanVsAutomaticData`` (``analysis.inputs.automatic`` fills it
+from the database; ``analysis.inputs.comparable`` says what a payload of each kind yields) in, the
 result contract out, computed by ``evalstats.judges``. For every dimension of the
 campaign's kind (Likert dimensions, ABC-Eval behaviours, comparative dimensions, Spot The
 Bot's label and features, A/B's choice):
@@ -67,16 +67,15 @@ from collections.abc import Mapping
 import numpy as np
 from scipy import stats
 
-from analysis.comparable import LIKERT_SCALE
+from analysis.inputs.comparable import LIKERT_SCALE
+from analysis.reports.common import Progress, report_progress
+from analysis.reports.data import HumanVsAutomaticData, NothingToAnalyse
 from evalstats.judges import (
     alpha_with_judge,
     convergence,
     kappa_with_majority,
     ranking_correlation,
 )
-
-from .common import Progress, report_progress
-from .data import HumanVsAutomaticData, NothingToAnalyse
 
 __all__ = ["convergence_sizes", "human_vs_automatic_report"]
 

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from analysis.reports.common import Progress, report_progress
+from analysis.reports.data import LikertData, NothingToAnalyse, plain_rows
+from analysis.reports.sensitivity import sensitivity_rows
 from evalstats.likert import LikertScore, likert_agreement, likert_comparisons, likert_means
-
-from .common import Progress, report_progress
-from .data import LikertData, NothingToAnalyse, plain_rows
-from .dimensional import sensitivity_rows
 
 
 def likert_scores(data: LikertData) -> list[LikertScore]:

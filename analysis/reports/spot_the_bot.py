@@ -17,17 +17,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from analysis import background
-from evalstats import pairwise as pw
-from evalstats.agreement import EntityJudgment, label_cooccurrence_agreement
-from evalstats.bradley_terry import ranks_from_intervals
-from evalstats.interval_cox import interval_cox_ph
-from evalstats.interval_logrank import interval_logrank_test, pairwise_interval_logrank
-from evalstats.intervals import spot_the_bot_intervals
-from evalstats.proportions import wilson_interval
-from evalstats.turnbull import turnbull_by_group
-
-from .common import (
+from analysis.reports.common import (
     LABEL_CODE,
     Matches,
     Progress,
@@ -38,7 +28,16 @@ from .common import (
     stability_section,
     stability_subsamples,
 )
-from .data import HUMAN, NothingToAnalyse, SpotTheBotData, plain_rows
+from analysis.reports.data import HUMAN, NothingToAnalyse, SpotTheBotData, plain_rows
+from analysis.runs import background
+from evalstats import pairwise as pw
+from evalstats.agreement import EntityJudgment, label_cooccurrence_agreement
+from evalstats.bradley_terry import ranks_from_intervals
+from evalstats.interval_cox import interval_cox_ph
+from evalstats.interval_logrank import interval_logrank_test, pairwise_interval_logrank
+from evalstats.intervals import spot_the_bot_intervals
+from evalstats.proportions import wilson_interval
+from evalstats.turnbull import turnbull_by_group
 
 
 def spot_the_bot_report(data: SpotTheBotData, params: dict, progress: Progress | None) -> dict:

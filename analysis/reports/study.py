@@ -35,12 +35,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from evalstats.validity import backward_elimination, predictive_validity
-
-from .abc_eval import behaviour_section
-from .common import Progress, report_progress
-from .comparative import comparative_section
-from .data import (
+from analysis.reports.abc_eval import behaviour_section
+from analysis.reports.common import Progress, report_progress
+from analysis.reports.comparative import comparative_section
+from analysis.reports.data import (
     BehaviourData,
     ComparativeData,
     LikertData,
@@ -48,7 +46,8 @@ from .data import (
     StudyData,
     plain_rows,
 )
-from .likert import likert_section
+from analysis.reports.likert import likert_section
+from evalstats.validity import backward_elimination, predictive_validity
 
 QUALITY = "quality"
 NOTE = (

@@ -19,15 +19,15 @@
 from django import template
 from django.urls import reverse
 
-from analysis.leaderboards import (
+from analysis.pages.comparisons import may_compare, tournament_comparison
+from analysis.pages.leaderboards import (
     latest_succeeded_run,
     plot_url,
     results_context,
     results_for_system,
 )
-from analysis.report_card import evaluations
-from analysis.results import RESULT_KINDS
-from analysis.versus import may_compare, tournament_comparison
+from analysis.pages.report_card import evaluations
+from analysis.pages.results import RESULT_KINDS
 from evalhub.permissions import may_manage
 
 register = template.Library()

@@ -5,11 +5,11 @@ import itertools
 
 from django.utils import timezone
 
-from analysis.demo import build_ab_tournament, build_spot_the_bot_tournament
 from analysis.models import AnalysisRun
-from analysis.plots import render_plots
+from analysis.pages.plots import render_plots
 from analysis.reports import build_report, canonical_digest, normalize_parameters
-from analysis.simulation import ABModel, SpotTheBotModel, simulate_spot_the_bot
+from demo.leaderboards import build_ab_tournament, build_spot_the_bot_tournament
+from demo.simulation import ABModel, SpotTheBotModel, simulate_spot_the_bot
 from tournaments.models import Tournament
 
 _counter = itertools.count(1)

@@ -52,11 +52,10 @@ PARTNERS = {"partner-one": 0.3, "partner-two": 0.7}
 def bipartite_tournament(owner=None, slug="bp-cup"):
     """A judged Spot The Bot tournament of three targets whose partner set is two fixed
     partners (the simulation pairs every system; only the ranking's rule matters here)."""
-    from analysis.simulation import SpotTheBotModel
+    from demo.simulation import SpotTheBotModel
     from evalhub.models import System
+    from tests.analysis.builders import spot_the_bot_tournament
     from tournaments.models import PartnerSet, Tournament
-
-    from .builders import spot_the_bot_tournament
 
     model = SpotTheBotModel(
         hazards={**TARGETS, **PARTNERS},

@@ -10,11 +10,10 @@ from django.urls import reverse
 from analysis.models import AnalysisRun
 from judging import execution, runs
 from tests import factories
+from tests.analysis.judge_builders import bipartite_tournament
 from tests.judging import builders as judging_builders
 from tests.judging import fake_judges
 from tests.tournaments import openai_fake
-
-from .judge_builders import bipartite_tournament
 
 pytestmark = pytest.mark.django_db
 

@@ -7,16 +7,15 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from analysis.inputs import load_inputs
+from analysis.inputs.judgments import load_inputs
 from analysis.models import AnalysisRun
-from analysis.tasks import analyze_campaign
+from analysis.runs.tasks import analyze_campaign
 from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Campaign, Judgment, Worker
 from annotation.services import add_items
 from tests import factories
+from tests.analysis.dimensional_builders import FAST
 from tests.annotation.builders import campaign
-
-from .dimensional_builders import FAST
 
 pytestmark = pytest.mark.django_db
 RATINGS = {"good-bot": [5, 4, 5, 4], "poor-bot": [2, 1, 2, 2]}

@@ -60,7 +60,7 @@ def test_a_failed_analysis_is_an_error(tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise ArithmeticError("diverged")
 
-    monkeypatch.setattr("analysis.tasks.build_report", broken)
+    monkeypatch.setattr("analysis.runs.tasks.build_report", broken)
     with pytest.raises(CommandError, match="ArithmeticError: diverged"):
         analyze(tournament.slug, tmp_path / "out.json")
 

@@ -6,14 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from analysis.leaderboards import contract
+from analysis.pages.leaderboards import contract
 from analysis.reports import build_report
-from analysis.simulation import ABModel, simulate_ab
-from analysis.tasks import analyze_campaign, analyze_study
+from analysis.runs.tasks import analyze_campaign, analyze_study
 from annotation.models import Campaign
+from demo.simulation import ABModel, simulate_ab
 from tests.analysis import builders
-
-from .dimensional_builders import FAST, imported_study
+from tests.analysis.dimensional_builders import FAST, imported_study
 
 pytestmark = pytest.mark.django_db
 

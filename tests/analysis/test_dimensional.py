@@ -8,10 +8,9 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from analysis.models import AnalysisRun
-from analysis.tasks import analyze_campaign, analyze_study
+from analysis.runs.tasks import analyze_campaign, analyze_study
 from annotation.models import Campaign
-
-from .dimensional_builders import FAST, imported_study
+from tests.analysis.dimensional_builders import FAST, imported_study
 
 pytestmark = pytest.mark.django_db
 

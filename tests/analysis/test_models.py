@@ -2,7 +2,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from analysis.models import AnalysisRun, RunIsFinal
-from analysis.tasks import analyze_tournament
+from analysis.runs.tasks import analyze_tournament
 from tests.analysis import builders
 
 pytestmark = pytest.mark.django_db

@@ -6,9 +6,8 @@ import re
 from pathlib import Path
 
 from analysis.reports import build_report
-
-from .reports.test_human_vs_automatic import FAST, likert_world
-from .test_contracts import resolve
+from tests.analysis.reports.test_human_vs_automatic import FAST, likert_world
+from tests.analysis.test_contracts import resolve
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "human-vs-automatic.md"
 

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from analysis.models import AnalysisRun
-from analysis.tasks import analyze_judge_run
+from analysis.runs.tasks import analyze_judge_run
 from annotation.models import Campaign, Judgment
 from tests import factories
 from tests.analysis.dimensional_builders import imported_study

@@ -4,7 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from analysis.models import AnalysisRun
-from analysis.tasks import analyze_tournament
+from analysis.runs.tasks import analyze_tournament
 from tests import factories
 from tests.analysis import builders
 from tournaments.models import Tournament

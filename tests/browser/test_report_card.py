@@ -5,7 +5,7 @@ from playwright.sync_api import expect
 
 from tests import factories
 from tests.analysis.dialogue_world import build_world
-from tests.analysis.test_report_card import BEHAVIOURS, succeeded_run
+from tests.analysis.pages.test_report_card_views import BEHAVIOURS, succeeded_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

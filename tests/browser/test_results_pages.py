@@ -5,7 +5,7 @@ import pytest
 from playwright.sync_api import expect
 
 from analysis.models import AnalysisRun
-from analysis.tasks import analyze_campaign, analyze_study
+from analysis.runs.tasks import analyze_campaign, analyze_study
 from annotation.models import Campaign
 from tests import factories
 from tests.analysis.dimensional_builders import FAST, imported_study

@@ -93,7 +93,7 @@ USER_ERRORS = [
     "tournaments.collection.CollectionError",
     "tournaments.collection.NoSeedConversations",
     "analysis.reports.NothingToAnalyse",
-    "analysis.inputs.NoCampaign",
+    "analysis.inputs.judgments.NoCampaign",
 ]
 # Callers catch these as ValueError; they stay ValueErrors.
 VALUE_ERRORS = {

@@ -12,7 +12,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from analysis.models import AnalysisRun
-from analysis.tasks import requeue_pending_analyses
+from analysis.runs.tasks import requeue_pending_analyses
 from evalhub.celery import app as celery_app
 from evalhub.models import Submission
 from evalhub.queueing import QUEUE_UNREACHABLE
@@ -59,7 +59,7 @@ def test_an_analysis_request_says_queued_when_the_broker_is_unreachable(client):
 @pytest.mark.django_db(transaction=True)
 def test_beat_requeues_an_analysis_left_pending_and_it_completes():
     tournament = builders.spot_the_bot_tournament()
-    from analysis.tasks import analyze_tournament
+    from analysis.runs.tasks import analyze_tournament
 
     with broker_down():
         run = analyze_tournament(tournament)

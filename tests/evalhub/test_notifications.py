@@ -5,7 +5,7 @@ import pytest
 from django.core import mail
 from django.urls import reverse
 
-from analysis.tasks import analyze_tournament
+from analysis.runs.tasks import analyze_tournament
 from annotation.models import Assignment
 from annotation.services import submit_if_complete
 from evalhub import tasks

@@ -7,7 +7,7 @@ from django.apps import apps
 from django.core.management import CommandError, call_command
 
 from analysis.models import AnalysisRun
-from analysis.tasks import analyze_tournament
+from analysis.runs.tasks import analyze_tournament
 from annotation.models import Judgment
 from evalhub.models import Submission
 from portability.study_dump import study_models

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.inputs import NoCampaign
-from analysis.leaderboards import contract
+from analysis.inputs.judgments import NoCampaign
 from analysis.models import AnalysisRun
-from analysis.parameters import PRESETS, preset_parameters
+from analysis.pages.leaderboards import contract
 from analysis.reports import NothingToAnalyse
-from analysis.tasks import analyze_campaign, analyze_study, analyze_tournament
+from analysis.runs.parameters import PRESETS, preset_parameters
+from analysis.runs.tasks import analyze_campaign, analyze_study, analyze_tournament
 from annotation.models import Campaign, Study
 from tournaments.models import Tournament
 
@@ -77,7 +77,7 @@ class Command(BaseCommand):
             action="append",
             default=[],
             metavar="NAME=VALUE",
-            help="Any other analysis parameter (analysis.parameters.AnalysisParameters), "
+            help="Any other analysis parameter (analysis.runs.parameters.AnalysisParameters), "
             "e.g. --param correction=bonferroni --param leave_one_out=true.",
         )
 

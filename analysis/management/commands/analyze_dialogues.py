@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.dialogue_inputs import ERROR_LABELS, SCOPES, UnknownScope, load_dialogues
+from analysis.inputs.dialogue import ERROR_LABELS, SCOPES, UnknownScope, load_dialogues
 from analysis.reports import NothingToAnalyse
 from analysis.reports.dialogue_metrics import TOPIC_SOURCES, dialogue_metrics_report
 

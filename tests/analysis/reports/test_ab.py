@@ -3,7 +3,7 @@
 import json
 
 from analysis.reports import ABData, build_report
-from analysis.simulation import ABModel, simulate_ab
+from demo.simulation import ABModel, simulate_ab
 from tests.analysis import builders
 
 

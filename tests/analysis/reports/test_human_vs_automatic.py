@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
-from analysis.comparable import compare_payload
+from analysis.inputs.comparable import compare_payload
 from analysis.reports import build_report
 from analysis.reports.data import HumanVsAutomaticData, NothingToAnalyse
 from analysis.reports.human_vs_automatic import convergence_sizes

@@ -7,14 +7,14 @@ import math
 import pytest
 from scipy import stats
 
-from analysis.parameters import PRESETS
 from analysis.reports import (
     NothingToAnalyse,
     SpotTheBotData,
     build_report,
     json_safe,
 )
-from analysis.simulation import simulate_spot_the_bot
+from analysis.runs.parameters import PRESETS
+from demo.simulation import simulate_spot_the_bot
 from tests.analysis import builders
 
 FEATURES = ("sensibleness", "specificity", "fluency")
@@ -313,8 +313,8 @@ def test_bipartite_play_partners_are_reported_apart_and_never_ranked():
 
 
 def test_the_stability_ranked_in_another_process_gives_the_same_report(monkeypatch):
-    from analysis import background
     from analysis.reports import spot_the_bot
+    from analysis.runs import background
 
     data = simulate_spot_the_bot(builders.small_spot_the_bot_model(), seed=5)
     here = build_report(data, builders.FAST)
@@ -335,7 +335,7 @@ def test_the_stability_ranked_in_another_process_gives_the_same_report(monkeypat
 
 
 def test_a_small_tournament_s_stability_is_ranked_here(monkeypatch):
-    from analysis import background
+    from analysis.runs import background
 
     parts = []
     start = background.start

@@ -1,0 +1,120 @@
+"""`/api/analysis-runs/`: analysis runs and their typed results.
+
+- `GET /api/analysis-runs/` lists the runs of tournaments the user may see and campaigns
+  they manage (filter `?tournament=`, `?campaign=`, `?status=`; newest first), without
+  results; `GET /api/analysis-runs/<id>/` adds the result (`ReportSerializer`).
+- `POST /api/analysis-runs/` (staff, as the page's "Analyse" button) asks for the run of a
+  tournament's current judgments with the given parameters: the existing one when it
+  matches, else a new one queued (201). Bad parameters and a tournament with nothing to
+  analyse answer 400 in the one error shape.
+"""
+
+import django_filters
+from django.db.models import Q
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.response import Response
+
+from analysis.api import examples
+from analysis.api.serializers import AnalysisRunDetailSerializer, AnalysisRunSerializer
+from analysis.models import AnalysisRun
+from analysis.runs.tasks import analyze_tournament
+from annotation.models import Campaign
+from evalhub.api.serializers import InputErrorsSerializer
+from evalhub.declared import DeclaredInvalid
+from evalhub.errors import UserInputError, field_problems
+from evalhub.permissions import IsStaff, managed_by
+from tournaments.models import Tournament
+
+
+class AnalysisRunFilter(django_filters.FilterSet):
+    tournament = django_filters.CharFilter(field_name="tournament__slug")
+    campaign = django_filters.CharFilter(field_name="campaign__slug")
+
+    class Meta:
+        model = AnalysisRun
+        fields = ["tournament", "campaign", "status"]
+
+
+class AnalysisRequestSerializer(serializers.Serializer):
+    tournament = serializers.CharField(help_text="The tournament's slug.")
+    parameters = serializers.DictField(
+        required=False,
+        default=dict,
+        help_text="Analysis parameters (analysis/runs/parameters.py); left out: the defaults.",
+    )
+
+
+@extend_schema_view(
+    list=extend_schema(summary="Analysis runs you may see", examples=examples.RUN_LIST),
+    retrieve=extend_schema(
+        summary="One analysis run with its typed result", examples=examples.RUN_DETAIL
+    ),
+)
+class AnalysisRunViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    viewsets.GenericViewSet,
+):
+    filterset_class = AnalysisRunFilter
+    ordering_fields = ["created", "finished_at"]
+    ordering = ["-created"]
+
+    def get_queryset(self):
+        user = self.request.user
+        tournaments = Tournament.objects.visible_to(user)
+        campaigns = managed_by(Campaign.objects.all(), user)
+        runs = AnalysisRun.objects.filter(
+            Q(tournament__in=tournaments) | Q(tournament__isnull=True, campaign__in=campaigns)
+        ).select_related("tournament", "campaign")
+        if self.action != "retrieve":
+            runs = runs.defer("result", "plots")
+        return runs.defer("plots").order_by("-created", "-pk")
+
+    def get_serializer_class(self):
+        if self.action == "create":
+            return AnalysisRequestSerializer
+        if self.action == "retrieve":
+            return AnalysisRunDetailSerializer
+        return AnalysisRunSerializer
+
+    def get_permissions(self):
+        if self.action == "create":
+            return [IsStaff()]
+        return super().get_permissions()
+
+    @extend_schema(
+        summary="Analyse a tournament (staff)",
+        request=AnalysisRequestSerializer,
+        responses={
+            200: AnalysisRunSerializer,
+            201: AnalysisRunSerializer,
+            400: InputErrorsSerializer,
+        },
+        examples=[
+            OpenApiExample(
+                "Excluding blocked workers",
+                request_only=True,
+                value={"tournament": "spring-2026", "parameters": {"exclude_blocked": True}},
+            ),
+            *examples.RUN_CREATED,
+        ],
+    )
+    def create(self, request):
+        serializer = AnalysisRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        tournament = get_object_or_404(Tournament, slug=data["tournament"])
+        before = set(AnalysisRun.objects.filter(tournament=tournament).values_list("pk", flat=True))
+        try:
+            # NoCampaign and NothingToAnalyse are UserInputErrors: answered as 400.
+            run = analyze_tournament(tournament, data["parameters"], user=request.user)
+        except DeclaredInvalid as invalid:
+            problems = {
+                f"parameters.{k}" if k else "parameters": [v] for k, v in invalid.errors.items()
+            }
+            raise UserInputError(field_problems(problems)) from None
+        code = status.HTTP_200_OK if run.pk in before else status.HTTP_201_CREATED
+        return Response(AnalysisRunSerializer(run).data, status=code)

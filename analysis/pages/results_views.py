@@ -1,0 +1,129 @@
+"""Result pages of campaigns and imported studies. They read stored runs only.
+
+- ``/studies/<slug>/``: a study's campaigns and the results of its latest analysis;
+- ``/results/campaigns/<slug>/``: an abc_eval, likert or comparative campaign's results;
+- ``.../analyze/`` (POST, staff): request an analysis of the study or campaign;
+- ``/results/runs/<run>/plots/<name>.svg``: a stored plot of any run the viewer may see.
+"""
+
+from django.contrib import messages
+from django.db.models.fields.json import KeyTextTransform
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.cache import patch_cache_control
+from django.views.decorators.http import require_GET, require_POST
+
+from analysis.models import AnalysisRun
+from analysis.pages.comparisons import campaign_comparisons
+from analysis.pages.results import RESULT_KINDS, dimensional_context, latest_run, may_see_run
+from analysis.reports import NothingToAnalyse
+from analysis.runs.tasks import analyze_campaign, analyze_study
+from annotation.models import Campaign, Study
+from evalhub.permissions import is_staff, may_manage, staff_required
+from evalhub.queueing import QUEUE_UNREACHABLE
+
+REFRESH_SECONDS = 3
+
+
+def _managed_or_404(request, model, slug, **filters):
+    subject = get_object_or_404(model, slug=slug, **filters)
+    if not may_manage(request.user, subject):
+        raise Http404("Not found.")
+    return subject
+
+
+def _page(request, template: str, subject, extra: dict):
+    run = latest_run(subject)
+    latest = latest_run(subject, succeeded=False) if may_manage(request.user, subject) else None
+    active = latest if latest is not None and latest.in_progress else None
+    failed = latest if latest is not None and latest.status == AnalysisRun.Status.FAILED else None
+    return render(
+        request,
+        template,
+        {
+            **dimensional_context(run),
+            **extra,
+            "active_run": active,
+            "failed_run": failed,
+            "refresh": REFRESH_SECONDS if active else None,
+            "can_run": is_staff(request.user),
+        },
+    )
+
+
+@require_GET
+def study_detail(request, slug):
+    study = _managed_or_404(request, Study, slug)
+    campaigns = list(study.campaigns.order_by("task_kind", "slug"))
+    return _page(
+        request, "analysis/study_detail.html", study, {"study": study, "campaigns": campaigns}
+    )
+
+
+@require_GET
+def campaign_results(request, slug):
+    campaign = _managed_or_404(request, Campaign, slug, task_kind__in=RESULT_KINDS)
+    extra = {"campaign": campaign, "comparisons": campaign_comparisons(campaign)}
+    return _page(request, "analysis/campaign_results.html", campaign, extra)
+
+
+def _request(request, subject, analyze, target: str):
+    exclude_blocked = request.POST.get("exclude_blocked") in ("on", "1", "true")
+    name = str(subject)
+    try:
+        run = analyze(subject, {"exclude_blocked": exclude_blocked}, user=request.user)
+    except NothingToAnalyse as reason:
+        messages.error(request, f"{name}: {reason}")
+    else:
+        if run.status == AnalysisRun.Status.SUCCEEDED:
+            messages.success(request, f"{name}: the results are up to date (analysis {run.pk}).")
+        elif run.status == AnalysisRun.Status.FAILED:
+            messages.error(request, f"{name}: the analysis failed: {run.error}")
+        else:
+            run.refresh_from_db(fields=["progress"])
+            if run.progress == QUEUE_UNREACHABLE:
+                messages.warning(request, f"{name}: analysis {run.pk} {run.progress}.")
+            else:
+                messages.info(request, f"{name}: analysis {run.pk} is under way.")
+    return redirect(target, slug=subject.slug)
+
+
+@require_POST
+@staff_required
+def analyze_study_view(request, slug):
+    study = get_object_or_404(Study, slug=slug)
+    return _request(request, study, analyze_study, "results:study")
+
+
+@require_POST
+@staff_required
+def analyze_campaign_view(request, slug):
+    campaign = get_object_or_404(Campaign, slug=slug, task_kind__in=RESULT_KINDS)
+    return _request(request, campaign, analyze_campaign, "results:campaign")
+
+
+@require_GET
+def run_plot(request, run_id, name):
+    run = get_object_or_404(
+        AnalysisRun.objects.select_related("tournament", "campaign", "study").defer(
+            "result", "plots"
+        ),
+        pk=run_id,
+        status=AnalysisRun.Status.SUCCEEDED,
+    )
+    if not may_see_run(request.user, run):
+        raise Http404("No such plot.")
+    svg = (
+        AnalysisRun.objects.filter(pk=run.pk)
+        .annotate(svg=KeyTextTransform(name, "plots"))
+        .values_list("svg", flat=True)
+        .first()
+    )
+    if not svg:
+        raise Http404("No such plot.")
+    response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
+    # The plots are matplotlib's; no script belongs in them, so none may run.
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+    public = run.tournament_id is not None and run.tournament.published
+    patch_cache_control(response, public=public, private=not public, max_age=3600)
+    return response

@@ -1,0 +1,346 @@
+"""Analysis runs: create or reuse one (``analyze_tournament``) and compute it (``run_analysis``).
+
+Reuse. The inputs are loaded and digested when a run is requested; a run of the same
+subject with the same inputs digest and parameters digest is returned instead of a new one
+(a database constraint makes that true under concurrency too). A succeeded run is final; a
+failed one is queued again, which is how an admin retries.
+
+The task is idempotent and retryable: it claims the run atomically (pending, failed, or
+running for longer than ``settings.EVALHUB_ANALYSIS_STALE_SECONDS``, i.e. a worker died), does nothing for a run that
+has succeeded or that another worker is computing, and records every failure with its
+message on the run instead of raising, so that in embedded mode (eager Celery) a failing
+analysis shows its message on the page rather than a server error. Database errors are
+the exception: the claim is handed back and Celery retries with backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+import tomllib
+from datetime import timedelta
+from functools import cache, partial
+from importlib import metadata
+
+from celery import shared_task
+from django.conf import settings
+from django.db import OperationalError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from analysis.inputs.automatic import judge_run_inputs
+from analysis.inputs.judgments import load_inputs
+from analysis.models import AnalysisRun
+from analysis.pages.plots import render_plots
+from analysis.reports import NothingToAnalyse, build_report, canonical_digest
+from analysis.runs.parameters import normalize_parameters
+from annotation.models import Campaign, Study
+from evalhub.models import NoticeKind
+from evalhub.notifications import notify
+from evalhub.queueing import QUEUE_UNREACHABLE, enqueue
+from tournaments.models import Tournament
+
+__all__ = [
+    "InputsChanged",
+    "analyze_campaign",
+    "analyze_judge_run",
+    "analyze_study",
+    "analyze_tournament",
+    "library_versions",
+    "queue_run",
+    "requeue_pending_analyses",
+    "run_analysis",
+]
+
+logger = logging.getLogger(__name__)
+
+_LIBRARIES = ("numpy", "scipy", "lifelines", "trueskill", "matplotlib")
+
+
+class InputsChanged(RuntimeError):
+    """The judgments changed between the request and the computation of a run."""
+
+
+def _evalhub_version() -> str:
+    try:
+        return metadata.version("evalhub")
+    except metadata.PackageNotFoundError:
+        pass
+    try:
+        with open(settings.BASE_DIR / "pyproject.toml", "rb") as file:
+            return str(tomllib.load(file)["project"]["version"])
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return "unknown"
+
+
+def library_versions() -> dict[str, str | None]:
+    """Versions of the libraries whose numbers a run depends on, and EvalHub's own."""
+    return dict(_installed_versions())
+
+
+@cache
+def _installed_versions() -> dict[str, str | None]:
+    """Read once per process (each lookup scans the installed distributions): the code a
+    process runs is the code it imported, whatever is installed later."""
+    versions: dict[str, str | None] = {}
+    for name in _LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    versions["evalhub"] = _evalhub_version()
+    return versions
+
+
+def _has_judgments(inputs) -> bool:
+    if hasattr(inputs, "is_empty"):
+        return not inputs.is_empty()
+    rows = inputs.judgment if hasattr(inputs, "judgment") else inputs.choice
+    return len(rows) > 0
+
+
+def _inputs(tournament, campaign, study, judge_run, *, exclude_blocked: bool):
+    """A run's inputs: a judge run beside its campaign's humans, or human judgments only."""
+    if judge_run is not None:
+        return judge_run_inputs(judge_run, exclude_blocked=exclude_blocked)
+    return load_inputs(tournament, campaign=campaign, study=study, exclude_blocked=exclude_blocked)
+
+
+def _request(subject: dict, parameters, user, synchronous: bool) -> AnalysisRun:
+    params = normalize_parameters(parameters)
+    inputs = _inputs(
+        subject.get("tournament"),
+        subject.get("campaign"),
+        subject.get("study"),
+        subject.get("judge_run"),
+        exclude_blocked=params["exclude_blocked"],
+    )
+    if not _has_judgments(inputs):
+        raise NothingToAnalyse("There are no judgments to analyse yet.")
+    run, created = AnalysisRun.objects.get_or_create(
+        **subject,
+        inputs_digest=canonical_digest(inputs),
+        parameters_digest=canonical_digest(params),
+        defaults={
+            "parameters": params,
+            "versions": library_versions(),
+            "requested_by": user if user is not None and user.is_authenticated else None,
+        },
+    )
+    if run.status == AnalysisRun.Status.SUCCEEDED:
+        return run
+    if synchronous:
+        _compute(run.pk, inputs=inputs)
+        run.refresh_from_db()
+    else:
+        # After commit: a worker must find the row. Outside a transaction this runs now.
+        transaction.on_commit(partial(queue_run, run.pk))
+    return run
+
+
+def queue_run(run_id: int) -> bool:
+    """Queue the run; with the broker down, say so on the run (beat re-queues it)."""
+    if enqueue(run_analysis, run_id):
+        return True
+    AnalysisRun.objects.filter(pk=run_id, status=AnalysisRun.Status.PENDING).update(
+        progress=QUEUE_UNREACHABLE
+    )
+    return False
+
+
+# Task names are those of the old analysis/tasks.py: queued messages and beat name them.
+@shared_task(name="analysis.tasks.requeue_pending_analyses")
+def requeue_pending_analyses() -> int:
+    """Queue again the runs left pending (their message was never sent) or running for
+    longer than the stale time (their worker died); how many were queued."""
+    now = timezone.now()
+    waiting = Q(
+        status=AnalysisRun.Status.PENDING,
+        created__lt=now - timedelta(seconds=settings.EVALHUB_MAINTENANCE_INTERVAL_SECONDS),
+    ) | Q(status=AnalysisRun.Status.RUNNING, started_at__lt=now - stale_after())
+    ids = AnalysisRun.objects.filter(waiting).values_list("pk", flat=True)
+    return sum(queue_run(pk) for pk in ids)
+
+
+def analyze_tournament(
+    tournament: Tournament,
+    parameters: dict | None = None,
+    *,
+    user=None,
+    synchronous: bool = False,
+) -> AnalysisRun:
+    """The run of ``tournament`` for its current judgments and ``parameters``.
+
+    Returns the existing run when one matches (succeeded, pending or running); otherwise
+    creates one, or re-queues a failed one, and queues ``run_analysis`` (or, with
+    ``synchronous``, computes it before returning). Raises NoCampaign or NothingToAnalyse
+    when there is nothing to analyse, ValueError for bad parameters.
+    """
+    subject = {"tournament": tournament, "campaign": tournament.campaign}
+    return _request(subject, parameters, user, synchronous)
+
+
+def analyze_campaign(
+    campaign: Campaign,
+    parameters: dict | None = None,
+    *,
+    user=None,
+    synchronous: bool = False,
+) -> AnalysisRun:
+    """The run of one campaign (abc_eval, likert, comparative, or a tournament's campaign
+    analysed on its own); as ``analyze_tournament`` otherwise."""
+    return _request({"tournament": None, "campaign": campaign}, parameters, user, synchronous)
+
+
+def analyze_study(
+    study: Study,
+    parameters: dict | None = None,
+    *,
+    user=None,
+    synchronous: bool = False,
+) -> AnalysisRun:
+    """The run of an imported study, its campaigns analysed together; as
+    ``analyze_tournament`` otherwise."""
+    subject = {"tournament": None, "campaign": None, "study": study}
+    return _request(subject, parameters, user, synchronous)
+
+
+def analyze_judge_run(
+    judge_run,
+    parameters: dict | None = None,
+    *,
+    user=None,
+    synchronous: bool = False,
+) -> AnalysisRun:
+    """The human-versus-automatic run of a judge run (``judging.models.JudgeRun``) against
+    its campaign's human judgments; as ``analyze_tournament`` otherwise. The run's subject
+    is the campaign alone (never its tournament), so human results never show it."""
+    subject = {"tournament": None, "campaign": judge_run.campaign, "judge_run": judge_run}
+    return _request(subject, parameters, user, synchronous)
+
+
+def _update(run_id: int, only_if: str, **fields) -> int:
+    """Update the run if it is still in status ``only_if`` (never a run finished meanwhile)."""
+    return AnalysisRun.objects.filter(pk=run_id, status=only_if).update(**fields)
+
+
+def stale_after() -> timedelta:
+    """A run "running" for longer than this lost its worker (acks_late redelivers the message)."""
+    return timedelta(seconds=settings.EVALHUB_ANALYSIS_STALE_SECONDS)
+
+
+def _start_run_if_claimable(run_id: int, *, take_over: bool = False) -> bool:
+    """Claim the run: pending, failed, or running for too long; with ``take_over`` (the
+    message was redelivered because its worker died) any running one."""
+    now = timezone.now()
+    running = Q(status=AnalysisRun.Status.RUNNING)
+    if not take_over:
+        running &= Q(started_at__lt=now - stale_after())
+    claimable = Q(status__in=[AnalysisRun.Status.PENDING, AnalysisRun.Status.FAILED]) | running
+    return bool(
+        AnalysisRun.objects.filter(claimable, pk=run_id).update(
+            status=AnalysisRun.Status.RUNNING,
+            started_at=now,
+            finished_at=None,
+            progress="Loading judgments",
+            error="",
+            attempts=F("attempts") + 1,
+        )
+    )
+
+
+def _write_progress(run_id: int, text: str) -> None:
+    _update(run_id, AnalysisRun.Status.RUNNING, progress=text[:200])
+
+
+@shared_task(
+    name="analysis.tasks.run_analysis",
+    bind=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=5,
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
+def run_analysis(self, run_id: int) -> str:
+    """Compute one run: "succeeded", "failed", "skipped" (done or being done) or "missing"."""
+    # A redelivered message means the worker computing the run died: its claim is void.
+    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+    return _compute(run_id, take_over=redelivered)
+
+
+def _compute(run_id: int, *, take_over: bool = False, inputs=None) -> str:
+    """``run_analysis``'s work. ``inputs`` are the run's inputs when the caller has just
+    loaded and digested them (a synchronous request); otherwise they are loaded again and
+    must still have the digest the run was requested with."""
+    run = (
+        AnalysisRun.objects.select_related(
+            "tournament", "campaign", "study", "judge_run__judge", "judge_run__rubric"
+        )
+        .filter(pk=run_id)
+        .first()
+    )
+    if run is None:
+        logger.warning("Analysis run %s vanished before it ran", run_id)
+        return "missing"
+    if run.status == AnalysisRun.Status.SUCCEEDED or not _start_run_if_claimable(
+        run_id, take_over=take_over
+    ):
+        return "skipped"
+    running = AnalysisRun.Status.RUNNING
+    try:
+        if inputs is None:
+            inputs = _inputs(
+                run.tournament,
+                None if run.tournament_id else run.campaign,
+                run.study,
+                run.judge_run,
+                exclude_blocked=run.parameters["exclude_blocked"],
+            )
+            if canonical_digest(inputs) != run.inputs_digest:
+                raise InputsChanged(
+                    "The judgments changed after this analysis was requested; run a new analysis."
+                )
+        result = build_report(inputs, run.parameters, progress=partial(_write_progress, run_id))
+        _write_progress(run_id, "Drawing plots")
+        plots = render_plots(result)
+    except OperationalError:
+        # Hand the claim back so that Celery's retry can take it again.
+        _update(run_id, running, status=AnalysisRun.Status.PENDING, progress="Retrying")
+        raise
+    except Exception as error:
+        logger.exception("Analysis run %s failed", run_id)
+        _update(
+            run_id,
+            running,
+            status=AnalysisRun.Status.FAILED,
+            finished_at=timezone.now(),
+            progress="",
+            error=f"{type(error).__name__}: {error}"[:2000],
+        )
+        return "failed"
+    _update(
+        run_id,
+        running,
+        status=AnalysisRun.Status.SUCCEEDED,
+        result=result,
+        plots=plots,
+        versions=library_versions(),
+        finished_at=timezone.now(),
+        progress="Done",
+    )
+    _tell_results_ready(run)
+    return "succeeded"
+
+
+def _tell_results_ready(run: AnalysisRun) -> None:
+    """The tournament's owner hears that its results are ready (once per run)."""
+    tournament = run.tournament
+    if tournament is None:
+        return
+    notify(
+        tournament.owner,
+        NoticeKind.TOURNAMENT_RESULTS,
+        f"The results of the tournament {tournament.name} are ready.",
+        tournament.get_absolute_url(),
+        once_key=f"tournament_results:{run.pk}",
+    )

@@ -1,0 +1,142 @@
+"""/api/analysis-runs/ and the typed result contract: every key of a Spot The Bot and an
+A/B report is described by the schema's serializers (a report goes through unchanged)."""
+
+import json
+
+import pytest
+from rest_framework.test import APIClient
+
+from analysis.api.serializers import ReportSerializer, ResultContractSerializer
+from analysis.models import AnalysisRun
+from analysis.pages.leaderboards import contract
+from analysis.runs.tasks import analyze_tournament
+from tests import factories
+from tests.analysis import builders
+
+pytestmark = pytest.mark.django_db
+
+
+def api(user=None):
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client
+
+
+def test_a_spot_the_bot_report_is_described_key_for_key():
+    result, _ = builders.canned_result()
+    assert ReportSerializer(result).data == result
+    assert ReportSerializer(data=result).is_valid(), ReportSerializer(data=result).errors
+
+
+def test_an_ab_report_is_described_key_for_key():
+    tournament = builders.ab_tournament()
+    run = analyze_tournament(tournament, builders.FAST, synchronous=True)
+    assert run.status == AnalysisRun.Status.SUCCEEDED, run.error
+    assert ReportSerializer(run.result).data == run.result
+    assert "automatic_ties" in run.result and run.result["stability"] == {}
+
+
+def test_the_results_endpoint_answers_what_its_schema_says():
+    tournament = builders.bare_tournament()
+    run = builders.stored_run(tournament)
+    body = api().get(f"/api/tournaments/{tournament.slug}/results/").json()
+    described = ResultContractSerializer(contract(run)).data
+    assert body == {
+        **described,
+        "run": {**described["run"], "finished_at": body["run"]["finished_at"]},
+    }
+
+
+def test_the_schema_types_the_result_instead_of_a_free_object():
+    schema = api().get("/api/schema/?format=json").json()
+    results = schema["paths"]["/api/tournaments/{slug}/results/"]["get"]["responses"]["200"]
+    ref = results["content"]["application/json"]["schema"]["$ref"]
+    component = schema["components"]["schemas"][ref.rsplit("/", 1)[1]]
+    assert {"ranking", "survival", "agreement", "run"} <= set(component["properties"])
+    assert "/api/analysis-runs/{id}/" in schema["paths"]
+
+
+def test_runs_are_listed_only_where_their_tournament_is_visible():
+    owner = factories.user()
+    public = builders.stored_run(builders.bare_tournament(published=True))
+    hidden = builders.stored_run(builders.bare_tournament(published=False))
+    mine = builders.stored_run(builders.bare_tournament(owner, published=False))
+    ids = {r["id"] for r in api(owner).get("/api/analysis-runs/").json()["results"]}
+    assert ids == {public.pk, mine.pk}
+    assert hidden.pk not in ids
+    assert api(owner).get(f"/api/analysis-runs/{hidden.pk}/").status_code == 404
+
+
+def test_a_run_is_read_with_its_result_and_filtered_by_tournament():
+    tournament = builders.bare_tournament(slug="spring")
+    run = builders.stored_run(tournament)
+    builders.stored_run(builders.bare_tournament())
+    rows = api().get("/api/analysis-runs/?tournament=spring").json()["results"]
+    assert [r["id"] for r in rows] == [run.pk] and "result" not in rows[0]
+    body = api().get(f"/api/analysis-runs/{run.pk}/").json()
+    assert body["result"]["ranking"] == run.result["ranking"]
+
+
+def test_staff_request_an_analysis_and_get_the_same_run_again():
+    tournament = builders.spot_the_bot_tournament()
+    staff = api(factories.user(staff=True))
+    first = staff.post(
+        "/api/analysis-runs/",
+        {"tournament": tournament.slug, "parameters": builders.FAST},
+        format="json",
+    )
+    assert first.status_code == 201, first.json()
+    again = staff.post(
+        "/api/analysis-runs/",
+        {"tournament": tournament.slug, "parameters": builders.FAST},
+        format="json",
+    )
+    assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
+    assert AnalysisRun.objects.filter(tournament=tournament).count() == 1
+
+
+def test_bad_parameters_are_named():
+    tournament = builders.spot_the_bot_tournament()
+    response = api(factories.user(staff=True)).post(
+        "/api/analysis-runs/",
+        {"tournament": tournament.slug, "parameters": {"replicates": -1}},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == "parameters.replicates"
+    assert not AnalysisRun.objects.exists()
+
+
+def test_researchers_may_not_request_analyses():
+    tournament = builders.spot_the_bot_tournament()
+    response = api(factories.user()).post(
+        "/api/analysis-runs/", {"tournament": tournament.slug}, format="json"
+    )
+    assert response.status_code == 403
+    assert not AnalysisRun.objects.exists()
+
+
+def test_a_bipartite_report_with_partners_is_described_key_for_key():
+    from analysis.reports import SpotTheBotData, build_report
+    from tests.analysis.reports.test_spot_the_bot import spot_the_bot_data
+
+    data = spot_the_bot_data(
+        [
+            (
+                f"{t}-{p}-{n}",
+                n,
+                [t, p],
+                2,
+                ["human", "bot"] if t == "good" else ["bot", "human"],
+                {},
+            )
+            for t in ("good", "poor")
+            for p in ("alpha", "beta")
+            for n in range(4)
+        ]
+    )
+    data = SpotTheBotData(**{**data.__dict__, "partners": ("alpha", "beta")})
+    result = json.loads(json.dumps(build_report(data, builders.FAST)))
+    assert {row["system"] for row in result["partners"]} == {"alpha", "beta"}
+    assert ReportSerializer(result).data == result

@@ -1,0 +1,101 @@
+"""Result pages of studies and campaigns: who sees them, running an analysis, plots, links."""
+
+import pytest
+from django.urls import reverse
+
+from analysis.models import AnalysisRun
+from analysis.runs.tasks import analyze_campaign, analyze_study
+from annotation.models import Campaign
+from tests import factories
+from tests.analysis.dimensional_builders import FAST, imported_study
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff_client(client):
+    client.force_login(factories.user(staff=True))
+    return client
+
+
+def test_staff_read_a_studys_campaigns_and_results(staff_client):
+    study = imported_study()
+    run = analyze_study(study, FAST, synchronous=True)
+    response = staff_client.get(reverse("results:study", args=[study.slug]))
+    assert response.status_code == 200
+    page = response.content.decode()
+    for campaign in Campaign.objects.filter(study=study):
+        assert campaign.title in page
+    assert reverse("results:plot", args=[run.pk, "behaviours-undesirable"]) in page
+    assert 'class="behaviour-rates"' in page and 'class="predictive-validity"' in page
+
+
+def test_a_study_is_not_shown_to_others(client):
+    study = imported_study()
+    analyze_study(study, FAST, synchronous=True)
+    assert client.get(reverse("results:study", args=[study.slug])).status_code == 404
+    client.force_login(factories.user())
+    assert client.get(reverse("results:study", args=[study.slug])).status_code == 404
+    run = AnalysisRun.objects.get(study=study)
+    assert client.get(reverse("results:plot", args=[run.pk, "agreement"])).status_code == 404
+
+
+def test_staff_run_a_campaigns_analysis_from_its_page(
+    staff_client, django_capture_on_commit_callbacks
+):
+    study = imported_study()
+    campaign = Campaign.objects.get(study=study, task_kind="comparative")
+    url = reverse("results:analyze-campaign", args=[campaign.slug])
+    with django_capture_on_commit_callbacks(execute=True):  # the queued task runs (eager)
+        response = staff_client.post(url)
+    assert response.status_code == 302
+    assert response.url == reverse("results:campaign", args=[campaign.slug])
+    run = AnalysisRun.objects.get(campaign=campaign, tournament=None)
+    assert run.status == AnalysisRun.Status.SUCCEEDED, run.error
+    page = staff_client.get(response.url).content.decode()
+    assert 'class="comparative-results"' in page
+    assert reverse("results:plot", args=[run.pk, "comparative"]) in page
+
+
+def test_running_an_analysis_needs_staff(client):
+    study = imported_study()
+    client.force_login(factories.user())
+    response = client.post(reverse("results:analyze-study", args=[study.slug]))
+    assert response.status_code == 403
+    assert not AnalysisRun.objects.filter(study=study).exists()
+
+
+def test_a_plot_is_served_as_svg_without_scripts(staff_client):
+    study = imported_study()
+    campaign = Campaign.objects.get(study=study, task_kind="likert")
+    run = analyze_campaign(campaign, FAST, synchronous=True)
+    response = staff_client.get(reverse("results:plot", args=[run.pk, "likert-dialogue"]))
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("image/svg+xml")
+    assert response["Content-Security-Policy"].startswith("default-src 'none'")
+    assert b"<script" not in response.content
+
+
+def test_the_campaign_page_and_the_leaderboard_list_link_to_results(staff_client):
+    study = imported_study()
+    campaign = Campaign.objects.get(study=study, task_kind="likert")
+    page = staff_client.get(reverse("annotation:manage-campaign", args=[campaign.slug]))
+    text = page.content.decode()
+    assert reverse("results:campaign", args=[campaign.slug]) in text
+    assert reverse("results:study", args=[study.slug]) in text
+    listing = staff_client.get(reverse("analysis:list")).content.decode()
+    assert reverse("results:study", args=[study.slug]) in listing
+
+
+def test_an_ab_leaderboard_shows_the_chateval_reading(client):
+    from analysis.runs.tasks import analyze_tournament
+    from tests.analysis import builders
+    from tournaments.models import Tournament
+
+    tournament = builders.ab_tournament()
+    Tournament.objects.filter(pk=tournament.pk).update(published=True)
+    run = analyze_tournament(tournament, builders.FAST, synchronous=True)
+    page = client.get(reverse("analysis:detail", args=[tournament.slug])).content.decode()
+    assert 'class="chateval"' in page
+    for row in run.result["chateval"]["baselines"]:
+        assert f"<td>{row['baseline']}</td>" in page
