@@ -33,7 +33,7 @@ from .crowd.base import CrowdError
 from .kinds import KIND_CHOICES
 from .kinds.base import ConfigInvalid, ItemSpec, TaskKind
 from .models import Assignment, Campaign, LaunchRequest
-from .services import TooMuchWork, add_items
+from .items import TooMuchWork, add_items
 
 Status = Campaign.Status
 logger = logging.getLogger(__name__)

@@ -3,7 +3,7 @@
 annotation never imports tournaments, where the bot endpoints and their client live; the
 tournaments app registers, in its AppConfig.ready, the function that asks a system's
 endpoint for a reply and the one that lists the systems a user may chat with (the same
-pattern as annotation.visibility.register_private_rule).
+pattern as annotation.models.register_private_rule).
 
 `reply(campaign, system, conversation_id, turns) -> str` returns the bot's next turn
 after `turns` ([{"speaker": 0 | 1, "text"}], the worker is speaker 0, the bot 1) or raises

@@ -19,7 +19,7 @@ from evalhub.services import import_conversations
 from .kinds import get_kind
 from .kinds.abc_eval import with_gold
 from .models import Campaign
-from .services import add_items
+from .items import add_items
 
 DEMO_CAMPAIGNS = [
     {

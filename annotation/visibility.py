@@ -3,7 +3,9 @@
 A campaign is *private* when one of its items shows the output of a system that is not
 public (private, or embargoed now), or when a layer above annotation says so: a
 tournament registers "my campaign is private until I am published" with
-`register_private_rule` (annotation never imports tournaments). A private campaign is
+`annotation.models.register_private_rule` (annotation never imports tournaments). That
+definition, `private_q`, lives with the model, whose `Campaign.is_public()` the permission
+vocabulary asks (evalhub.permissions.may_see); this module applies it. A private campaign is
 never listed publicly (home page, lists, API) and serves items only to workers who arrive
 through its crowd platform (MTurk naming one of its HITs, Prolific naming its study) or
 through an invitation link, and to workers already holding one of its batches (they came
@@ -14,60 +16,11 @@ lists: public ones, the user's own, all for staff) are the one place this is dec
 `may_serve(campaign, arrival, worker)` is the one check the start page makes.
 """
 
-from collections.abc import Callable
-
-from django.db.models import Exists, OuterRef, Q, QuerySet
-from django.utils import timezone
+from django.db.models import QuerySet
 
 from evalhub import permissions
-from evalhub.models import System
 
-from .models import Assignment, Campaign, Invitation, Item
-
-# Each returns a Q over Campaign selecting the campaigns it makes private.
-_PRIVATE_RULES: list[Callable[[], Q]] = []
-
-
-def register_private_rule(rule: Callable[[], Q]) -> None:
-    """Let a higher layer mark campaigns private (e.g. an unpublished tournament's)."""
-    if rule not in _PRIVATE_RULES:
-        _PRIVATE_RULES.append(rule)
-
-
-def _hidden_systems(now):
-    return System.objects.filter(
-        Q(visibility=System.Visibility.PRIVATE) | Q(embargo_until__gt=now)
-    ).values("pk")
-
-
-# How an item shows a system's output.
-_OUTPUT_PATHS = (
-    "response_a__submission__system__in",
-    "response_b__submission__system__in",
-    "conversation__speakers__system__in",
-    "conversation_b__speakers__system__in",
-)
-
-
-def _shows_hidden_output(now) -> Q:
-    # The hidden systems are read first (the catalog's systems, a small table): with none,
-    # nothing is private for this reason and no item is read. The EXISTS over every item of
-    # a campaign cost 0.2 s at 50,000 items on each start link.
-    hidden = list(_hidden_systems(now).values_list("pk", flat=True))
-    if not hidden:
-        return Q(pk__in=[])
-    condition = Q()
-    for path in _OUTPUT_PATHS:
-        condition |= Q(Exists(Item.objects.filter(campaign=OuterRef("pk"), **{path: hidden})))
-    return condition
-
-
-def private_q(now=None) -> Q:
-    """Campaigns that are private now, as a filter."""
-    condition = _shows_hidden_output(now or timezone.now())
-    for rule in _PRIVATE_RULES:
-        condition |= rule()
-    return condition
+from .models import Assignment, Campaign, Invitation, private_q
 
 
 def public_campaigns(queryset: QuerySet | None = None, now=None) -> QuerySet:
@@ -82,7 +35,7 @@ def visible_campaigns(user, queryset: QuerySet | None = None, now=None) -> Query
 
 
 def is_public(campaign: Campaign, now=None) -> bool:
-    return not Campaign.objects.filter(pk=campaign.pk).filter(private_q(now)).exists()
+    return campaign.is_public(now)
 
 
 def arrives_through_platform(campaign: Campaign, arrival) -> bool:

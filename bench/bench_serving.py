@@ -180,7 +180,7 @@ def build_campaign(slug: str, n_items: int, clients: int):
 
     from annotation.kinds.base import ItemSpec
     from annotation.models import Campaign
-    from annotation.services import add_items
+    from annotation.items import add_items
 
     redundancy = 3 if n_items >= 20000 else 50
     c = Campaign.objects.create(

@@ -1,7 +1,7 @@
 """The analysis demo: simulated studies (``demo.simulation``) written through the models.
 
 ``load_analysis_demo`` creates catalog conversations, a campaign with its items packed by
-``annotation.services.add_items``, workers, submitted assignments and judgments, finishes
+``annotation.items.add_items``, workers, submitted assignments and judgments, finishes
 and publishes the tournaments and analyses them synchronously; it is idempotent.
 ``demo.loader`` calls it after the catalog and annotation demos.
 """
@@ -18,7 +18,7 @@ from django.utils import timezone
 from annotation.kinds import get_kind
 from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Campaign, Item, Judgment, Worker, completion_code
-from annotation.services import add_items
+from annotation.items import add_items
 from demo.simulation import (
     FEATURES,
     ABModel,

@@ -10,6 +10,9 @@
     evalstats     (pure statistics: numpy and scipy only; any layer may import it)
 
 Every import is read with ``ast``: top-level and inside functions, absolute and relative.
+The same imports make a graph of the project's modules, which must have no circle: a
+function-local import that closes one is still a circle (the architecture's "a function-local
+import is an import"), only a circle that waits for run time to bite.
 Names in strings are not imports: the project's wiring (``INSTALLED_APPS`` in
 evalhub/settings.py, ``include("annotation.urls")`` in the root URLconf evalhub/urls.py,
 ``{% load analysis_tags %}`` in a template) names the apps Django assembles at start-up,
@@ -24,6 +27,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ("evalhub", "annotation", "tournaments", "judging", "analysis", "demo")
+# Where circles are looked for: the layered apps, the apps outside the layers that exist on
+# this branch (endpoints: calling a model; portability: export and import of every table)
+# and the pure statistics.
+CIRCLE_SCOPE = (*APPS, "endpoints", "portability", "evalstats")
 STATS = "evalstats"
 CLOUD_SDKS = ("boto3", "botocore")
 MTURK_PROVIDER = "annotation.crowd.mturk"
@@ -94,8 +101,8 @@ def check_module(source: str, module: str, is_package: bool = False) -> list[str
     return list(problems.values())
 
 
-def project_modules():
-    for app in (*APPS, STATS):
+def project_modules(apps=(*APPS, STATS)):
+    for app in apps:
         for path in sorted((ROOT / app).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
             is_package = parts[-1] == "__init__"
@@ -161,3 +168,167 @@ ALLOWED = [
 @pytest.mark.parametrize(("module", "source", "is_package"), ALLOWED)
 def test_the_checker_allows_imports_downwards(module, source, is_package):
     assert check_module(source, module, is_package) == []
+
+
+def module_imports(source: str, module: str, is_package: bool, known: set[str]) -> set[str]:
+    """The modules of ``known`` that ``module`` imports, anywhere in its body.
+
+    ``from pkg import name`` is an edge to the submodule ``pkg.name`` when there is one, and
+    to ``pkg`` itself (its ``__init__``) otherwise; ``import a.b`` is an edge to ``a.b``.
+    The packages above an imported module are not edges: an ``__init__`` that imports its
+    submodules (``from . import signals``) closes a circle only if one of them imports a
+    name from the package itself.
+    """
+    package = module if is_package else module.rpartition(".")[0]
+    edges = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            edges.update(alias.name for alias in node.names if alias.name in known)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                anchor = ".".join(parts[: len(parts) - (node.level - 1)])
+                base = f"{anchor}.{base}" if base else anchor
+            for alias in node.names:
+                if f"{base}.{alias.name}" in known:
+                    edges.add(f"{base}.{alias.name}")
+                elif base in known:
+                    edges.add(base)
+    edges.discard(module)
+    return edges
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[str]:
+    """One circle per strongly connected group of modules, ``a -> b -> c -> a``.
+
+    The groups are Tarjan's; each is reported by the shortest circle through its first
+    module (in name order), so that fixing it shows the next one, if any.
+    """
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(start: str) -> None:
+        # Iterative, so that a long import chain cannot reach the recursion limit.
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, successors = work[-1]
+            for successor in successors:
+                if successor not in index:
+                    index[successor] = low[successor] = len(index)
+                    stack.append(successor)
+                    on_stack.add(successor)
+                    work.append((successor, iter(sorted(graph.get(successor, ())))))
+                    break
+                if successor in on_stack:
+                    low[node] = min(low[node], index[successor])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        groups.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(_shortest_circle(graph, group) for group in groups)
+
+
+def _shortest_circle(graph: dict[str, set[str]], group: list[str]) -> str:
+    members, first = set(group), group[0]
+    came_from = {first: None}
+    frontier = [first]
+    while frontier:
+        following = []
+        for node in frontier:
+            for successor in sorted(graph[node] & members):
+                if successor == first:
+                    path = [first]
+                    while node is not None:
+                        path.append(node)
+                        node = came_from[node]
+                    return " -> ".join(reversed(path))
+                if successor not in came_from:
+                    came_from[successor] = node
+                    following.append(successor)
+        frontier = following
+    raise AssertionError(f"{group} is strongly connected but has no circle")
+
+
+def project_import_graph() -> dict[str, set[str]]:
+    apps = [app for app in CIRCLE_SCOPE if (ROOT / app).is_dir()]
+    modules = [
+        (path.read_text(), module, is_package) for path, module, is_package in project_modules(apps)
+    ]
+    known = {module for _, module, _ in modules}
+    return {module: module_imports(source, module, pkg, known) for source, module, pkg in modules}
+
+
+def test_no_import_circles():
+    graph = project_import_graph()
+    assert len(graph) > 100
+    assert import_circles(graph) == []
+
+
+def graph_of(sources: dict[str, str]) -> dict[str, set[str]]:
+    """The import graph of made-up modules: names ending in ``/`` are packages."""
+    known = {name.rstrip("/") for name in sources}
+    return {
+        name.rstrip("/"): module_imports(source, name.rstrip("/"), name.endswith("/"), known)
+        for name, source in sources.items()
+    }
+
+
+FAKE_CIRCLES = [
+    (
+        {"a.one": "from a.two import f\n", "a.two": "def f():\n    from a.one import g\n"},
+        "a.one -> a.two -> a.one",
+    ),
+    (
+        {
+            "a.campaigns": "from a import services\n",
+            "a.services": "from .tasks import run\n",
+            "a.tasks": "def run():\n    import a.campaigns\n",
+            "a/": "",
+        },
+        "a.campaigns -> a.services -> a.tasks -> a.campaigns",
+    ),
+    (
+        {"a/": "from . import x\n", "a.x": "from a import CONSTANT\n"},
+        "a -> a.x -> a",
+    ),
+]
+
+
+@pytest.mark.parametrize(("sources", "circle"), FAKE_CIRCLES)
+def test_the_checker_finds_a_circle(sources, circle):
+    assert import_circles(graph_of(sources)) == [circle]
+
+
+NOT_CIRCLES = [
+    # A chain, however long, and one module imported from two sides.
+    {"a.one": "from a.two import f\n", "a.two": "from a.three import g\n", "a.three": "x = 1\n"},
+    {"a.one": "import a.three\n", "a.two": "from a.three import g\n", "a.three": "import os\n"},
+    # A package that gathers its submodules, which import one another, not the package.
+    {"a/": "from . import x, y\n", "a.x": "from a.y import f\n", "a.y": "import numpy\n"},
+]
+
+
+@pytest.mark.parametrize("sources", NOT_CIRCLES)
+def test_the_checker_allows_imports_without_circles(sources):
+    assert import_circles(graph_of(sources)) == []

@@ -12,7 +12,7 @@ from decimal import Decimal
 
 from annotation.kinds import get_kind
 from annotation.models import Campaign
-from annotation.services import TooMuchWork, add_items, check_assignments
+from annotation.items import TooMuchWork, add_items, check_assignments
 from evalhub.comparison import latest_submission
 from evalhub.errors import UserInputError
 from evalhub.models import Response

@@ -11,9 +11,9 @@ class TournamentsConfig(AppConfig):
 
     def ready(self):
         # Connects the receiver that finishes a tournament when its campaign finishes.
-        # An unpublished tournament's campaign stays private (annotation/visibility.py).
+        # An unpublished tournament's campaign stays private (annotation.models.private_q).
         from annotation import chat_replies
-        from annotation.visibility import register_private_rule
+        from annotation.models import register_private_rule
 
         from . import chat_bridge, signals  # noqa: F401
 

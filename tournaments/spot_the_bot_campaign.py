@@ -38,7 +38,7 @@ from annotation.kinds import get_kind
 from annotation.kinds.base import ConfigInvalid, ItemSpec
 from annotation.kinds.spot_the_bot import HUMAN, build_items, gold_explanation
 from annotation.models import Campaign
-from annotation.services import add_items
+from annotation.items import add_items
 from evalhub.errors import UserInputError
 from evalhub.models import Conversation
 from evalhub.queueing import enqueue

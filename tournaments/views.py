@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import progress
 from annotation.campaigns import TransitionRefused
-from annotation.services import TooMuchWork
+from annotation.items import TooMuchWork
 from evalhub.errors import UserInputError, show_on_page
 from evalhub.listing import list_page
 from evalhub.permissions import manageable_or_403, may_manage

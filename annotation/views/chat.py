@@ -18,7 +18,7 @@ from evalhub.ratelimit import allow_key
 from .. import chat
 from ..chat import ChatRefused, chat_ended, chat_state
 from ..models import Item
-from .worker import _usable, framed_by_provider, own_assignment
+from .access import framed_by_provider, own_assignment, why_unusable
 
 RATE_LIMITED = "You are sending messages too fast; wait a minute and send again."
 
@@ -94,7 +94,7 @@ def chat_action(request, public_id, item_id, action, fmt):
             request, assignment, item, position, total, error=message, text=text, status=status
         )
 
-    problem = _usable(assignment)
+    problem = why_unusable(assignment)
     if problem:
         return refuse("This batch is finished." if problem == "done" else problem, 409)
     found = _chat_item(assignment, item_id)

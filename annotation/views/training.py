@@ -18,7 +18,7 @@ from ..training import (
     shown_feedback,
     training_state,
 )
-from .worker import framed_by_provider
+from .access import framed_by_provider
 
 
 def _state_or_response(request, slug):

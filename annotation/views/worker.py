@@ -1,14 +1,12 @@
 """The pages a crowdworker sees: start link, one item at a time, completion code."""
 
 from datetime import UTC, datetime
-from functools import wraps
 
 from django.core import signing
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ..allocation import NoWork, next_assignment
@@ -26,43 +24,17 @@ from ..entry import (
     platform_submit_to,
     remember,
 )
-from ..hot_queries import assignment_with_campaign_and_worker
 from ..invitations import redeem
 from ..kinds.base import PayloadInvalid
 from ..models import Assignment, Campaign
 from ..services import batch_items, record_judgment, submit_if_complete
 from ..training import needs_training
 from ..visibility import PRIVATE_REFUSAL, is_public, may_serve
+from .access import framed_by_provider, own_assignment, why_unusable
+from .chat import chat_page
 from .in_place import answers_in_place, shown_in_place, wants_in_place
 
 STARTED_SALT = "annotation.item-started"
-
-
-def framed_by_provider(view):
-    """Task pages may be framed by the campaign's crowd platform, and by nobody else."""
-
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        response = view(request, *args, **kwargs)
-        campaign = getattr(request, "annotation_campaign", None)
-        provider = get_provider(campaign.provider if campaign else "local")
-        # Replace only frame-ancestors: the site's whole policy (django-csp's middleware)
-        # still applies to the task page.
-        response._csp_replace = {"frame-ancestors": list(provider.frame_ancestors)}
-        return response
-
-    return xframe_options_exempt(wrapper)
-
-
-def own_assignment(request, public_id) -> Assignment:
-    """The assignment, if it belongs to the worker of this browser session; 404 otherwise."""
-    assignment = assignment_with_campaign_and_worker(public_id)
-    if assignment is None or assignment.worker is None:
-        raise Http404("No such assignment.")
-    if not is_current_worker(request, assignment.worker):
-        raise Http404("No such assignment.")
-    request.annotation_campaign = assignment.campaign
-    return assignment
 
 
 @framed_by_provider
@@ -202,24 +174,12 @@ def _item_page(request, assignment, item, position, total, *, values=None, error
 
 def _unusable_response(request, assignment, status=200):
     """A redirect or a message when the assignment can no longer take answers, else None."""
-    problem = _usable(assignment)
+    problem = why_unusable(assignment)
     if problem == "done":
         return redirect("annotation:done", public_id=assignment.public_id)
     if problem:
         context = {"campaign": assignment.campaign, "reason": problem}
         return render(request, "annotation/no_work.html", context, status=status)
-    return None
-
-
-def _usable(assignment) -> str | None:
-    if assignment.status in Assignment.DONE:
-        return "done"
-    if assignment.status != Assignment.Status.STARTED:
-        return (
-            "This batch is no longer yours: it expired or was returned. Start again from your link."
-        )
-    if assignment.expires_at and assignment.expires_at < timezone.now():
-        return "The time for this batch ran out. Start again from your link for a new one."
     return None
 
 
@@ -237,9 +197,7 @@ def assignment_page(request, public_id):
     position, entry = pending[0]
     item = entry.item
     if assignment.campaign.kind.live and not chat_ended(assignment, item):
-        # A live item starts with its conversation; views/chat.py imports this module.
-        from .chat import chat_page
-
+        # A live item starts with its conversation.
         return chat_page(request, assignment, item, position, len(items))
     return _item_page(request, assignment, item, position, len(items))
 

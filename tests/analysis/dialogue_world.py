@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from annotation.kinds import abc_eval
 from annotation.models import Assignment, Judgment, Study, Worker
-from annotation.services import add_items
+from annotation.items import add_items
 from evalhub.models import Conversation
 from tests import factories
 from tests.annotation.builders import campaign

@@ -12,7 +12,7 @@ from analysis.models import AnalysisRun
 from analysis.runs.tasks import analyze_campaign
 from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Campaign, Judgment, Worker
-from annotation.services import add_items
+from annotation.items import add_items
 from tests import factories
 from tests.analysis.dimensional_builders import FAST
 from tests.annotation.builders import campaign

@@ -4,7 +4,7 @@ import itertools
 
 from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Campaign, Item
-from annotation.services import add_items
+from annotation.items import add_items
 
 _counter = itertools.count(1)
 

@@ -28,7 +28,7 @@ from django.test import Client
 
 from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Judgment
-from annotation.services import add_items
+from annotation.items import add_items
 from tests.annotation.builders import campaign
 
 pytestmark = [

@@ -19,7 +19,8 @@ from annotation.quality import (
     sort_figures,
     worker_figures,
 )
-from annotation.services import add_items, submit_if_complete
+from annotation.services import submit_if_complete
+from annotation.items import add_items
 from tests import factories
 from tests.annotation.builders import ab_campaign, batch_items, campaign
 

@@ -12,7 +12,7 @@ from django.urls import reverse
 from annotation.kinds import get_kind
 from annotation.kinds.abc_eval import TASKS, with_gold
 from annotation.models import Assignment, Qualification, TrainingAnswer, Worker
-from annotation.services import add_items
+from annotation.items import add_items
 from annotation.training import (
     TrainingClosed,
     begin_attempt,

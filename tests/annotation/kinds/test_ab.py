@@ -8,7 +8,7 @@ from django.http import QueryDict
 from annotation.kinds import get_kind
 from annotation.kinds.base import PayloadInvalid
 from annotation.models import Item, Judgment
-from annotation.services import add_items
+from annotation.items import add_items
 from tests import factories
 from tests.annotation.builders import campaign
 
