@@ -4,8 +4,8 @@ A run names what it analysed (a tournament; a campaign; or an imported study, wh
 campaigns are analysed together), how (``parameters``), exactly which
 data (``inputs_digest``, the sha256 of the canonical input rows) and with which code
 (``versions``). The same inputs with the same parameters give the same run: the pair of
-digests is unique per subject, and ``analysis.tasks.analyze_tournament`` looks it up before
-creating a new one. A run with a ``judge_run`` compares that automatic judge run with its
+digests is unique per subject, and ``analysis.runs.tasks.analyze_tournament`` looks it up
+before creating a new one. A run with a ``judge_run`` compares that automatic judge run with its
 campaign's human judgments (``analysis.reports.human_vs_automatic``): its subject is the
 campaign, never the tournament, so that no leaderboard or human result page reads it.
 Once a run has succeeded it is never changed again; a failed run keeps

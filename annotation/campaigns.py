@@ -30,10 +30,10 @@ from evalhub.uniqueness import SlugTaken, unique_slug
 
 from .crowd import get_provider
 from .crowd.base import CrowdError
+from .items import TooMuchWork, add_items
 from .kinds import KIND_CHOICES
 from .kinds.base import ConfigInvalid, ItemSpec, TaskKind
 from .models import Assignment, Campaign, LaunchRequest
-from .items import TooMuchWork, add_items
 
 Status = Campaign.Status
 logger = logging.getLogger(__name__)

@@ -16,10 +16,10 @@ from evalhub.demo_conversations import BOT_BOT, HUMAN_BOT, HUMAN_HUMAN
 from evalhub.models import Conversation, PromptSet, System
 from evalhub.services import import_conversations
 
+from .items import add_items
 from .kinds import get_kind
 from .kinds.abc_eval import with_gold
 from .models import Campaign
-from .items import add_items
 
 DEMO_CAMPAIGNS = [
     {

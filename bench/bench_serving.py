@@ -178,9 +178,9 @@ def build_campaign(slug: str, n_items: int, clients: int):
     from django.contrib.auth import get_user_model
     from django.test import Client
 
+    from annotation.items import add_items
     from annotation.kinds.base import ItemSpec
     from annotation.models import Campaign
-    from annotation.items import add_items
 
     redundancy = 3 if n_items >= 20000 else 50
     c = Campaign.objects.create(

@@ -15,10 +15,10 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.items import add_items
 from annotation.kinds import get_kind
 from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Campaign, Item, Judgment, Worker, completion_code
-from annotation.items import add_items
 from demo.simulation import (
     FEATURES,
     ABModel,

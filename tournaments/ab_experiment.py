@@ -10,9 +10,9 @@ import random
 from dataclasses import dataclass
 from decimal import Decimal
 
+from annotation.items import TooMuchWork, add_items, check_assignments
 from annotation.kinds import get_kind
 from annotation.models import Campaign
-from annotation.items import TooMuchWork, add_items, check_assignments
 from evalhub.comparison import latest_submission
 from evalhub.errors import UserInputError
 from evalhub.models import Response

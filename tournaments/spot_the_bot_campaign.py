@@ -34,11 +34,11 @@ from dataclasses import dataclass, replace
 from django.db import transaction
 from django.db.models import Count, Q
 
+from annotation.items import add_items
 from annotation.kinds import get_kind
 from annotation.kinds.base import ConfigInvalid, ItemSpec
 from annotation.kinds.spot_the_bot import HUMAN, build_items, gold_explanation
 from annotation.models import Campaign
-from annotation.items import add_items
 from evalhub.errors import UserInputError
 from evalhub.models import Conversation
 from evalhub.queueing import enqueue

@@ -5,9 +5,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from annotation.items import add_items
 from annotation.kinds import abc_eval
 from annotation.models import Assignment, Judgment, Study, Worker
-from annotation.items import add_items
 from evalhub.models import Conversation
 from tests import factories
 from tests.annotation.builders import campaign

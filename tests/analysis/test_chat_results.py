@@ -10,9 +10,9 @@ from django.utils import timezone
 from analysis.inputs.judgments import load_inputs
 from analysis.models import AnalysisRun
 from analysis.runs.tasks import analyze_campaign
+from annotation.items import add_items
 from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Campaign, Judgment, Worker
-from annotation.items import add_items
 from tests import factories
 from tests.analysis.dimensional_builders import FAST
 from tests.annotation.builders import campaign

@@ -2,9 +2,9 @@
 
 import itertools
 
+from annotation.items import add_items
 from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Campaign, Item
-from annotation.items import add_items
 
 _counter = itertools.count(1)
 

@@ -12,10 +12,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.allocation import NoWork, next_assignment
+from annotation.items import add_items
 from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Item, Judgment, Worker
 from annotation.services import record_judgment, submit_if_complete
-from annotation.items import add_items
 from tests.annotation.builders import ab_campaign, ab_spec, batch_items, campaign
 
 pytestmark = pytest.mark.django_db

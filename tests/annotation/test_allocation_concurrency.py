@@ -13,10 +13,10 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.allocation import NoWork, next_assignment
+from annotation.items import add_items
 from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Campaign, Item, Judgment, Worker
 from annotation.services import record_judgment, submit_if_complete
-from annotation.items import add_items
 from tests.annotation.builders import batch_items, campaign
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

@@ -11,8 +11,8 @@ from django.urls import reverse
 
 from annotation.entry import SESSION_KEY
 from annotation.invitations import create_invitations
-from annotation.models import Assignment, Campaign, Invitation, Worker
 from annotation.items import add_items
+from annotation.models import Assignment, Campaign, Invitation, Worker
 from tests import factories
 from tests.annotation.builders import ab_campaign, ab_spec, campaign
 

@@ -26,9 +26,9 @@ from django.db import connection
 from django.db.models import Count
 from django.test import Client
 
+from annotation.items import add_items
 from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Judgment
-from annotation.items import add_items
 from tests.annotation.builders import campaign
 
 pytestmark = [

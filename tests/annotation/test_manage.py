@@ -19,9 +19,9 @@ from annotation.campaigns import (
     change_status,
 )
 from annotation.crowd.local import LocalProvider
+from annotation.items import add_items
 from annotation.kinds import get_kind
 from annotation.models import Assignment, Campaign, Item, Judgment
-from annotation.items import add_items
 from evalhub.models import Conversation
 from tests import factories
 from tests.annotation.builders import ab_campaign, ab_spec, campaign

@@ -10,10 +10,10 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from annotation.items import add_items
 from annotation.models import Assignment, Campaign, CrowdAction, Item
 from annotation.oversight import expected_finish, oversight, preview_nav, spent
 from annotation.progress import progress
-from annotation.items import add_items
 from tests import factories
 from tests.annotation.builders import ab_campaign, ab_spec, campaign
 from tests.annotation.test_manage import ab_setup, form_data  # noqa: F401

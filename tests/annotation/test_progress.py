@@ -7,9 +7,9 @@ import pytest
 from django.utils import timezone
 
 from annotation import progress
+from annotation.items import add_items
 from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Campaign, Item, Judgment, Worker
-from annotation.items import add_items
 from tests.annotation.builders import ab_campaign, ab_spec, campaign
 
 pytestmark = pytest.mark.django_db

@@ -8,6 +8,7 @@ from django.contrib.admin.models import LogEntry
 from django.utils import timezone
 
 from annotation.allocation import NoWork, next_assignment
+from annotation.items import add_items
 from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Judgment, Worker
 from annotation.quality import (
@@ -20,7 +21,6 @@ from annotation.quality import (
     worker_figures,
 )
 from annotation.services import submit_if_complete
-from annotation.items import add_items
 from tests import factories
 from tests.annotation.builders import ab_campaign, batch_items, campaign
 

@@ -9,10 +9,10 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from annotation.items import add_items
 from annotation.kinds import get_kind
 from annotation.kinds.abc_eval import TASKS, with_gold
 from annotation.models import Assignment, Qualification, TrainingAnswer, Worker
-from annotation.items import add_items
 from annotation.training import (
     TrainingClosed,
     begin_attempt,

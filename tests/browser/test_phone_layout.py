@@ -9,8 +9,8 @@ import random
 import pytest
 from playwright.sync_api import expect
 
-from annotation.kinds import get_kind
 from annotation.items import add_items
+from annotation.kinds import get_kind
 from tests import factories
 from tests.annotation.builders import ab_campaign, campaign
 from tests.annotation.kinds.test_abc_eval import conversation, loaded

@@ -5,9 +5,9 @@ import random
 import pytest
 from playwright.sync_api import expect
 
+from annotation.items import add_items
 from annotation.kinds import get_kind
 from annotation.models import Assignment, Judgment
-from annotation.items import add_items
 from tests.annotation.builders import campaign
 from tests.annotation.kinds.test_abc_eval import conversation, loaded
 

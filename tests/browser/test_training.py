@@ -5,10 +5,10 @@ import random
 import pytest
 from playwright.sync_api import expect
 
+from annotation.items import add_items
 from annotation.kinds import get_kind
 from annotation.kinds.abc_eval import with_gold
 from annotation.models import Qualification
-from annotation.items import add_items
 from tests.annotation.builders import campaign
 from tests.annotation.kinds.test_abc_eval import (
     CONSISTENCY_GOLD,

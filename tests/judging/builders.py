@@ -3,8 +3,8 @@
 import itertools
 import random
 
-from annotation.kinds import get_kind
 from annotation.items import add_items
+from annotation.kinds import get_kind
 from judging.defaults import DEFAULT_NAME, install_default_rubrics
 from judging.models import Judge, Rubric
 from tests import factories

@@ -5,10 +5,10 @@ import random
 import pytest
 from django.http import QueryDict
 
+from annotation.items import add_items
 from annotation.kinds import get_kind
 from annotation.kinds.base import PayloadInvalid
 from annotation.models import Item, Judgment
-from annotation.items import add_items
 from tests import factories
 from tests.annotation.builders import campaign
 

@@ -8,11 +8,11 @@ import pytest
 from django.http import QueryDict
 from django.urls import reverse
 
+from annotation.items import add_items
 from annotation.kinds import get_kind
 from annotation.kinds.abc_eval import LABELS, TASKS, build_items, check_labels, with_gold
 from annotation.kinds.base import ConfigInvalid, PayloadInvalid
 from annotation.models import Assignment, Item, Judgment
-from annotation.items import add_items
 from evalhub.models import Conversation, Speaker, System, Turn
 from tests.annotation.builders import campaign
 

@@ -11,12 +11,12 @@ from django.http import QueryDict
 from django.test.utils import CaptureQueriesContext
 from django.utils.html import escape
 
+from annotation.items import add_items
 from annotation.kinds import get_kind
 from annotation.kinds.base import ConfigInvalid, PayloadInvalid
 from annotation.kinds.comparative import DIMENSION_DEFINITIONS, build_items, clean_config, pair_key
 from annotation.kinds.dimensions import shown_order
 from annotation.models import Item, Judgment
-from annotation.items import add_items
 from evalhub.models import Conversation
 from tests import factories
 from tests.annotation.builders import campaign

@@ -8,12 +8,12 @@ import pytest
 from django.http import QueryDict
 from django.urls import reverse
 
+from annotation.items import add_items
 from annotation.kinds import get_kind
 from annotation.kinds.base import ConfigInvalid, PayloadInvalid
 from annotation.kinds.dimensions import shown_order
 from annotation.kinds.likert import DIMENSIONS, build_items, check_ratings
 from annotation.models import Assignment, Item, Judgment
-from annotation.items import add_items
 from tests.annotation.builders import campaign
 from tests.annotation.kinds.test_abc_eval import HIKING, conversation, loaded
 

@@ -8,11 +8,11 @@ from django.db import connection
 from django.http import QueryDict
 from django.test.utils import CaptureQueriesContext
 
+from annotation.items import add_items
 from annotation.kinds import get_kind
 from annotation.kinds.base import ConfigInvalid, PayloadInvalid
 from annotation.kinds.spot_the_bot import AnalysisRow, analysis_rows, build_items, clean_config
 from annotation.models import Assignment, Item, Judgment
-from annotation.items import add_items
 from evalhub.models import Conversation, Speaker
 from tests import factories
 from tests.annotation.builders import campaign
