@@ -1,7 +1,7 @@
 """The layers of docs/architecture.md: each app imports only what stands below it.
 
     demo          (the demo loader: may import everything, nothing imports it)
-    analysis      (runs, reports, leaderboards)
+    analysis      (inputs, runs, reports, pages, api)
     judging       (automatic judges: judge runs over campaigns)
     tournaments   (plans, collection, campaign generation)
     annotation    (campaigns, kinds, allocation, quality, crowd providers)
