@@ -214,3 +214,16 @@ def test_library_versions_are_read_once_per_process(monkeypatch):
         tasks._installed_versions.cache_clear()
     assert sorted(looked_up) == sorted([*tasks._LIBRARIES, "evalhub"])
     assert second == {**dict.fromkeys(tasks._LIBRARIES, "1.0"), "evalhub": "1.0"}
+
+
+def test_the_tasks_keep_the_names_queued_messages_and_beat_use():
+    # The module moved from analysis/tasks.py; a message queued before the move names the
+    # task as it was, and so do evalhub/celery.py's routes, limits and beat schedule.
+    from evalhub.celery import app
+
+    assert run_analysis.name == "analysis.tasks.run_analysis"
+    assert tasks.requeue_pending_analyses.name == "analysis.tasks.requeue_pending_analyses"
+    app.loader.import_default_modules()
+    scheduled = {entry["task"] for entry in app.conf.beat_schedule.values()}
+    named = set(app.conf.task_routes) | set(app.conf.task_annotations) | scheduled
+    assert {name for name in named if name.startswith("analysis.")} <= set(app.tasks)
