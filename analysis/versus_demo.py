@@ -15,10 +15,11 @@ import random
 from django.db import transaction
 
 from annotation.models import Item
+from endpoints.models import BotEndpoint
 from evalhub.models import System
 from judging.defaults import DEFAULT_NAME, install_default_rubrics
 from judging.models import AutomaticJudgment, Judge, JudgeRun, Rubric
-from tournaments.models import BotEndpoint, Tournament
+from tournaments.models import Tournament
 
 from .demo import DEMO_HAZARDS, SPOT_THE_BOT_DEMO_SLUG
 from .models import AnalysisRun

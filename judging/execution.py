@@ -38,7 +38,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Item
-from tournaments.bot_client import BotClient, BotError, BudgetExhausted, Endpoint, database_budget
+from endpoints.client import BotClient, BotError, BudgetExhausted, Endpoint, database_budget
 
 from .answering import Answer, Question, answer
 from .models import AutomaticJudgment, JudgeRun

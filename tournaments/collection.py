@@ -34,11 +34,12 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from endpoints.client import BotClient, BotError, Endpoint
+from endpoints.models import BotEndpoint
 from evalhub.errors import UserInputError
 from evalhub.models import Conversation, Speaker, System, Turn
 
-from .bot_client import BotClient, BotError, Endpoint
-from .models import BotEndpoint, PlannedDialogue, Tournament
+from .models import PlannedDialogue, Tournament
 
 logger = logging.getLogger(__name__)
 

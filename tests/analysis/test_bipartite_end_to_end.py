@@ -10,9 +10,9 @@ from django.urls import reverse
 from analysis.models import AnalysisRun
 from judging import execution, runs
 from tests import factories
+from tests.endpoints import openai_fake
 from tests.judging import builders as judging_builders
 from tests.judging import fake_judges
-from tests.tournaments import openai_fake
 
 from .judge_builders import bipartite_tournament
 

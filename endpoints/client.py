@@ -1,13 +1,13 @@
 """The client side of the bot endpoint protocols.
 
 An endpoint (BotEndpoint) speaks EvalHub's protocol or the OpenAI-compatible chat
-completions protocol (tournaments/bot_protocols.py says what is sent and read). EvalHub
+completions protocol (endpoints/protocols.py says what is sent and read). EvalHub
 POSTs JSON with `Content-Type: application/json` and, when the endpoint has a token,
 `Authorization: Bearer <token>`, and expects `200` with a non-empty text of at most
 `max_reply_chars` characters. The whole history is sent every time, so a bot can be
 stateless; a retried conversation starts again from the seed under the same conversation
 id. Redirects are not followed: register the final URL. Where requests may go, and their
-total deadline (`timeout`, from connecting to the last byte), is tournaments/outbound.py's
+total deadline (`timeout`, from connecting to the last byte), is endpoints/outbound.py's
 job: connections are reused (one httpx client per process).
 
 Errors are typed (BotTimeout, BotUnreachable, BotRefused, BotHTTPError, BotBadJSON,
@@ -18,7 +18,7 @@ EVALHUB_BOT_RETRY_AFTER_MAX_SECONDS; the request is repeated with the same histo
 turns already collected are kept.
 
 Budget. An endpoint with a daily budget is charged one request per HTTP request, retries
-included, before it is sent (tournaments/endpoint_budget.py); a spent budget is
+included, before it is sent (endpoints/budget.py); a spent budget is
 BudgetExhausted and nothing is sent.
 
 Concurrency. An endpoint sees at most `max_concurrency` requests in flight from EvalHub.
@@ -53,7 +53,7 @@ import tenacity
 from django.conf import settings
 
 from . import outbound
-from .bot_protocols import (
+from .protocols import (
     PROTOCOLS,
     ReplyShapeError,
     Sampling,
@@ -99,7 +99,7 @@ class BotUnreachable(BotError):
 
 
 class BotRefused(BotError):
-    """The endpoint's address is refused by the address policy (tournaments/outbound.py)."""
+    """The endpoint's address is refused by the address policy (endpoints/outbound.py)."""
 
 
 class BotHTTPError(BotError):
@@ -365,7 +365,7 @@ def database_budget(endpoint: Endpoint) -> None:
     """Charge one request to a stored endpoint's budget (BudgetExhausted when spent)."""
     if endpoint.endpoint_id is None or endpoint.daily_budget is None:
         return
-    from .endpoint_budget import spend  # the ORM only when there is something to charge
+    from .budget import spend  # the ORM only when there is something to charge
 
     if not spend(endpoint.endpoint_id, endpoint.daily_budget):
         raise BudgetExhausted(

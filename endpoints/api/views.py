@@ -18,7 +18,7 @@ from rest_framework.response import Response
 
 from evalhub.models import System
 
-from ..endpoint_budget import used_today
+from ..budget import used_today
 from ..models import BotEndpoint
 
 

@@ -13,8 +13,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from evalhub.views.systems import visible_system_or_404
 
-from .endpoint_budget import used_today
-from .endpoint_forms import BotEndpointForm
+from .budget import used_today
+from .forms import BotEndpointForm
 from .models import BotEndpoint
 
 
@@ -43,7 +43,7 @@ def endpoint_edit(request, slug):
         "used_today": used_today(endpoint.pk) if endpoint else 0,
     }
     status = 400 if request.method == "POST" else 200
-    return render(request, "tournaments/endpoint_form.html", context, status=status)
+    return render(request, "endpoints/endpoint_form.html", context, status=status)
 
 
 @login_required
