@@ -1,4 +1,4 @@
-"""Admin pages for bot endpoints and their daily usage.
+"""Admin pages for bot endpoints, their daily usage and their calls' outcomes.
 
 A bot endpoint's token is write-only: the admin never sends it back to a browser.
 """
@@ -9,7 +9,7 @@ from django.contrib import admin
 from evalhub.admin_tools import RecordAdmin
 
 from .forms import BotEndpointForm, url_field
-from .models import BotEndpoint, EndpointUsage
+from .models import BotEndpoint, EndpointCall, EndpointUsage
 
 
 class BotEndpointAdminForm(forms.ModelForm):
@@ -76,3 +76,16 @@ class EndpointUsageAdmin(RecordAdmin):
     search_fields = ["endpoint__system__slug"]
     list_select_related = ["endpoint__system"]
     date_hierarchy = "day"
+
+
+@admin.register(EndpointCall)
+class EndpointCallAdmin(RecordAdmin):
+    """Outcomes the client recorded, one per request. They are what an endpoint's owner
+    reads to see why calls fail; an edit would tell them something that did not happen.
+    The maintenance beat prunes them (endpoints/calls.py)."""
+
+    list_display = ["endpoint", "at", "purpose", "status", "http_status", "latency_ms"]
+    list_filter = ["status", "purpose", "streamed"]
+    search_fields = ["endpoint__system__slug", "error_class"]
+    list_select_related = ["endpoint__system"]
+    date_hierarchy = "at"

@@ -88,6 +88,7 @@ def reply(owner_id, system: System, conversation_id: str, turns: list[dict]) -> 
             attempts=2, base_delay=0.2, max_delay=0.1 * cap, max_retry_after=0.1 * cap
         ),
         slot_wait=0.1 * cap,
+        purpose="chat",
     )
     try:
         return client.reply(conversation_id, turns, BOT_SPEAKER)

@@ -1,7 +1,9 @@
-"""Where EvalHub reaches a model: a system's bot endpoint and the requests charged to it.
+"""Where EvalHub reaches a model: a system's bot endpoint, the requests charged to it and
+the outcome of each call.
 
 The client (endpoints/client.py) reads a BotEndpoint; the budget (endpoints/budget.py)
-counts EndpointUsage. The tables keep the names they had under tournaments
+counts EndpointUsage; every request the client makes leaves an EndpointCall
+(endpoints/calls.py). The tables keep the names they had under tournaments
 (`db_table`), so moving the models here moved no data.
 """
 
@@ -10,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, URLValidator
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from evalhub.models import System
 
@@ -179,3 +182,50 @@ class EndpointUsage(models.Model):
 
     def __str__(self):
         return f"{self.endpoint.system.slug} {self.day}: {self.requests}"
+
+
+class EndpointCall(models.Model):
+    """The outcome of one request to an endpoint (a retry is another request), so that its
+    owner can see why calls fail. `message` is EvalHub's own short account of the failure,
+    never the bot's reply: an upstream body may carry anything, even another user's data.
+    A bounded history: the maintenance beat keeps the newest EVALHUB_ENDPOINT_CALLS_KEPT
+    per endpoint, none older than EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS."""
+
+    class Status(models.TextChoices):
+        OK = "ok", "answered"
+        HTTP_ERROR = "http_error", "HTTP error"
+        TIMEOUT = "timeout", "timed out"
+        UNREACHABLE = "unreachable", "unreachable"
+        REFUSED = "refused", "address refused"
+        INVALID_JSON = "invalid_json", "not JSON"
+        INVALID_REPLY = "invalid_reply", "unusable reply"
+        BUSY = "busy", "no concurrency slot"
+        BUDGET_EXHAUSTED = "budget_exhausted", "daily budget spent"
+        LIMITER_UNAVAILABLE = "limiter_unavailable", "limiter unavailable"
+        CANCELLED = "cancelled", "cancelled by EvalHub"
+        ERROR = "error", "other error"
+
+    class Purpose(models.TextChoices):
+        COLLECTION = "collection", "tournament collection"
+        CHAT = "chat", "chat campaign"
+        JUDGE = "judge", "automatic judge"
+        OTHER = "other", "other"
+
+    MESSAGE_CHARS = 200
+
+    endpoint = models.ForeignKey(BotEndpoint, on_delete=models.CASCADE, related_name="calls")
+    at = models.DateTimeField(default=timezone.now)
+    purpose = models.CharField(max_length=12, choices=Purpose.choices, default=Purpose.OTHER)
+    status = models.CharField(max_length=20, choices=Status.choices)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField()
+    streamed = models.BooleanField(default=False)
+    error_class = models.CharField(max_length=40, blank=True)
+    message = models.CharField(max_length=MESSAGE_CHARS, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["endpoint", "-at"], name="endpoint_call_recent")]
+
+    def __str__(self):
+        return f"{self.endpoint_id} {self.at:%Y-%m-%d %H:%M:%S} {self.status}"

@@ -357,6 +357,12 @@ EVALHUB_BOT_LEASE_MARGIN_SECONDS = float(os.environ.get("EVALHUB_BOT_LEASE_MARGI
 # Outbound requests refuse loopback, private, link-local, multicast and reserved addresses
 # (after DNS resolution) unless this is set: tests and on-premises deployments.
 EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = env_bool("EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES", False)
+# Outcomes of calls kept per endpoint for its owner (endpoints/calls.py): the newest this
+# many, none older than this many days (pruned by the maintenance beat).
+EVALHUB_ENDPOINT_CALLS_KEPT = int(os.environ.get("EVALHUB_ENDPOINT_CALLS_KEPT", "500"))
+EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS = float(
+    os.environ.get("EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS", "14")
+)
 # Chat campaigns (annotation/chat.py, endpoints/chat.py): a worker waits at most
 # this long for one reply (the endpoint's own timeout is used when shorter; one retry of a
 # transient failure fits inside), and sends at most this many messages a minute.

@@ -166,7 +166,9 @@ def clients_for(tournament: Tournament, speakers: list[str]) -> list[BotClient]:
             f"the owners of {', '.join(refused)} do not let other owners' tournaments call "
             "their bot endpoints"
         )
-    return [BotClient(Endpoint.from_model(endpoints[slug])) for slug in speakers]
+    return [
+        BotClient(Endpoint.from_model(endpoints[slug]), purpose="collection") for slug in speakers
+    ]
 
 
 def collect_dialogue(planned: PlannedDialogue) -> Conversation | None:

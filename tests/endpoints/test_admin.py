@@ -1,5 +1,5 @@
 """Admin pages of the endpoints app: every model has one, list pages cost the same few
-queries whatever the size, usage is a record, and the token never reaches a browser."""
+queries whatever the size, usage and calls are records, and the token never reaches a browser."""
 
 from datetime import date
 
@@ -10,12 +10,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from endpoints.models import BotEndpoint, EndpointUsage
+from endpoints.models import BotEndpoint, EndpointCall, EndpointUsage
 from tests import factories
 
 pytestmark = pytest.mark.django_db
 
-MODELS = [BotEndpoint, EndpointUsage]
+MODELS = [BotEndpoint, EndpointUsage, EndpointCall]
 TOKEN = "sk-very-secret-token-4711"
 
 
@@ -24,7 +24,7 @@ def url(model, action="changelist", *args):
 
 
 def populate(n=2, prefix="t"):
-    """`n` systems, each with an endpoint holding a token and a day of usage."""
+    """`n` systems, each with an endpoint holding a token, a day of usage and a call."""
     owner = factories.user()
     for i in range(n):
         system = factories.system(owner, slug=f"{prefix}-bot-{i}")
@@ -32,6 +32,7 @@ def populate(n=2, prefix="t"):
             system=system, url=f"http://127.0.0.1:9/{i}", auth_token=TOKEN
         )
         EndpointUsage.objects.create(endpoint=endpoint, day=date(2026, 1, 1 + i), requests=i)
+        EndpointCall.objects.create(endpoint=endpoint, status="ok", latency_ms=10 + i)
 
 
 @pytest.fixture
