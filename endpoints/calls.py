@@ -12,6 +12,7 @@ a stack trace or somebody else's data, and never the token.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import timedelta
 
@@ -42,11 +43,16 @@ def record(
     http_status: int | None = None,
     error: BaseException | None = None,
     streamed: bool = False,
+    first_token_ms: float | None = None,
+    prompt_tokens: int | None = None,
+    completion_tokens: int | None = None,
 ) -> EndpointCall | None:
     """Store one request's outcome (nothing for an endpoint that is not stored)."""
     if endpoint_id is None:
         return None
     summary = getattr(error, "summary", "") if error is not None else ""
+    if isinstance(error, asyncio.CancelledError):
+        summary = "the caller stopped reading the stream"
     try:
         return EndpointCall.objects.create(
             endpoint_id=endpoint_id,
@@ -55,6 +61,9 @@ def record(
             http_status=http_status,
             latency_ms=max(0, round(latency_ms)),
             streamed=streamed,
+            first_token_ms=None if first_token_ms is None else max(0, round(first_token_ms)),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
             error_class=type(error).__name__ if error is not None else "",
             message=safe_message(summary),
         )

@@ -62,6 +62,7 @@ from .protocols import (
     ReplyShapeError,
     Sampling,
     Usage,
+    WireProtocol,
     openai_chat_body,
     openai_usage,
 )
@@ -536,9 +537,7 @@ class BotClient:
 
     def _post(self, body: bytes) -> bytes:
         url, timeout = self.url, self.timeout
-        headers = {"Content-Type": "application/json"}
-        if self.endpoint.auth_token:
-            headers["Authorization"] = f"Bearer {self.endpoint.auth_token}"
+        headers = request_headers(self.endpoint)
         try:
             with (
                 outbound.deadline(timeout),
@@ -582,28 +581,40 @@ class BotClient:
         return ChatReply(text, openai_usage(data))
 
     def _read(self, raw: bytes) -> tuple[str, object]:
-        """The reply's text and its whole JSON document."""
-        field_name = self.protocol.field
-        if len(raw) > MAX_REPLY_BYTES:
-            raise BotBadReply(f"the reply is larger than {MAX_REPLY_BYTES} bytes")
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise BotBadJSON(
-                f"the reply is not JSON: {_snippet(raw)!r}", summary="the reply is not JSON"
-            ) from None
-        try:
-            text = self.protocol.text(data)
-        except ReplyShapeError as error:
-            raise BotBadReply(f"{error}: {_snippet(raw)!r}", summary=str(error)) from None
-        text = text.strip()
-        if not text:
-            raise BotBadReply(f"{field_name} is empty")
-        if len(text) > self.max_reply_chars:
-            raise BotBadReply(
-                f"{field_name} has {len(text)} characters; the limit is {self.max_reply_chars}"
-            )
-        return text, data
+        return read_reply(self.protocol, raw, self.max_reply_chars)
+
+
+def request_headers(endpoint: Endpoint) -> dict[str, str]:
+    """What every request to `endpoint` carries, blocking or streamed."""
+    headers = {"Content-Type": "application/json"}
+    if endpoint.auth_token:
+        headers["Authorization"] = f"Bearer {endpoint.auth_token}"
+    return headers
+
+
+def read_reply(protocol: WireProtocol, raw: bytes, max_reply_chars: int) -> tuple[str, object]:
+    """A whole (not streamed) reply's text and its JSON document, or the typed error."""
+    field_name = protocol.field
+    if len(raw) > MAX_REPLY_BYTES:
+        raise BotBadReply(f"the reply is larger than {MAX_REPLY_BYTES} bytes")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BotBadJSON(
+            f"the reply is not JSON: {_snippet(raw)!r}", summary="the reply is not JSON"
+        ) from None
+    try:
+        text = protocol.text(data)
+    except ReplyShapeError as error:
+        raise BotBadReply(f"{error}: {_snippet(raw)!r}", summary=str(error)) from None
+    text = text.strip()
+    if not text:
+        raise BotBadReply(f"{field_name} is empty")
+    if len(text) > max_reply_chars:
+        raise BotBadReply(
+            f"{field_name} has {len(text)} characters; the limit is {max_reply_chars}"
+        )
+    return text, data
 
 
 CONNECTION_BROKEN = "the connection broke before the reply was complete"

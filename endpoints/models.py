@@ -220,6 +220,10 @@ class EndpointCall(models.Model):
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
     latency_ms = models.PositiveIntegerField()
     streamed = models.BooleanField(default=False)
+    # Streamed calls: when the first text arrived; any call: the tokens the server reported.
+    first_token_ms = models.PositiveIntegerField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     error_class = models.CharField(max_length=40, blank=True)
     message = models.CharField(max_length=MESSAGE_CHARS, blank=True)
 

@@ -192,6 +192,9 @@ class EndpointCallSerializer(serializers.ModelSerializer):
             "http_status",
             "latency_ms",
             "streamed",
+            "first_token_ms",
+            "prompt_tokens",
+            "completion_tokens",
             "error_class",
             "message",
         ]
@@ -205,6 +208,9 @@ CALL = {
     "http_status": 429,
     "latency_ms": 84,
     "streamed": False,
+    "first_token_ms": None,
+    "prompt_tokens": None,
+    "completion_tokens": None,
     "error_class": "BotHTTPError",
     "message": "answered HTTP 429 (Retry-After 3 s)",
 }
