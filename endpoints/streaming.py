@@ -59,6 +59,7 @@ from .client import (
     Limiter,
     connect_error,
     database_budget,
+    database_record,
     default_limiter,
     http_error,
     outcome_http_status,
@@ -98,14 +99,6 @@ def database_refund(endpoint: Endpoint, day) -> None:
     from .budget import refund
 
     refund(endpoint.endpoint_id, day)
-
-
-def database_record(endpoint_id: int | None, **outcome) -> None:
-    if endpoint_id is None:
-        return
-    from .calls import record
-
-    record(endpoint_id, **outcome)
 
 
 def _today():
@@ -199,7 +192,7 @@ class AsyncBotClient:
         outcome: BaseException | None = None
         try:
             if self.budget is not None:
-                day = await sync_to_async(_today)()
+                day = _today()
                 await sync_to_async(self.budget)(self.endpoint)
                 charged = day
             slot = await self._take_slot()

@@ -1,6 +1,6 @@
 """Automatic judges: a registered model answering a task kind's questions by a rubric.
 
-A `Judge` is an OpenAI-compatible endpoint (a tournaments.BotEndpoint) under a name; a
+A `Judge` is an OpenAI-compatible endpoint (an endpoints.BotEndpoint) under a name; a
 `Rubric` is the versioned prompt for one task kind, frozen once a run used it (editing
 makes version n + 1, as partner sets do: judging/rubric_versions.py); a `JudgeRun` judges
 a campaign's task items in the background (judging/tasks.py) and stores one
