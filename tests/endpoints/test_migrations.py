@@ -91,3 +91,21 @@ def test_the_content_types_follow_the_models(before_the_move):
     assert not CurrentContentType.objects.filter(
         app_label="tournaments", model="botendpoint"
     ).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_going_back_before_the_move_keeps_the_rows():
+    from endpoints.models import BotEndpoint, EndpointUsage
+    from tests import factories
+
+    endpoint = BotEndpoint.objects.create(
+        system=factories.system(None, slug="kept-bot"), url="https://bot.example/reply"
+    )
+    EndpointUsage.objects.create(endpoint=endpoint, day=datetime.date(2026, 11, 2), requests=4)
+    try:
+        apps = migrate(BEFORE, unapply=["endpoints"])
+        old = apps.get_model("tournaments", "BotEndpoint").objects.get(pk=endpoint.pk)
+        usage = apps.get_model("tournaments", "EndpointUsage").objects.get(endpoint=old)
+        assert (old.url, usage.requests) == ("https://bot.example/reply", 4)
+    finally:
+        migrate(executor_leaf_nodes())
