@@ -25,10 +25,10 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from endpoints import chat as endpoint_chat
 from evalhub.errors import UserInputError
 from evalhub.models import MAX_LATENCY_MS, Conversation, Speaker, System, Turn
 
-from . import chat_replies
 from .models import Assignment, Item
 
 logger = logging.getLogger(__name__)
@@ -304,10 +304,10 @@ def _ask(assignment: Assignment, item: Item, pk: int, position: int) -> ChatStat
     system = Speaker.objects.select_related("system").get(conversation=conversation, index=BOT)
     started = time.monotonic()
     try:
-        text = chat_replies.reply(
-            assignment.campaign, system.system, conversation.external_id, history
+        text = endpoint_chat.reply(
+            assignment.campaign.owner_id, system.system, conversation.external_id, history
         )
-    except chat_replies.ReplyFailed as failed:
+    except endpoint_chat.ReplyFailed as failed:
         logger.warning("Chat %s: no reply: %s", conversation.external_id, failed.detail)
         with transaction.atomic():
             conversation, turns = _locked(pk)

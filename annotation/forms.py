@@ -4,6 +4,7 @@ import json
 
 from django import forms
 
+from endpoints.chat import chat_systems
 from evalhub.declared import declare_fields, describe
 from evalhub.importers.problems import InvalidUpload
 from evalhub.models import PromptSet, System
@@ -20,7 +21,6 @@ from .campaigns import (
     builds_from_responses,
     builds_from_systems,
 )
-from .chat_replies import chat_systems
 from .crowd import PROVIDERS
 from .kinds import get_kind
 from .kinds.base import ConfigInvalid

@@ -19,10 +19,11 @@ from analysis.runs.tasks import analyze_judge_run
 from annotation.models import Item
 from demo.leaderboards import DEMO_HAZARDS, SPOT_THE_BOT_DEMO_SLUG
 from demo.simulation import SpotTheBotModel, spot_the_bot_payload
+from endpoints.models import BotEndpoint
 from evalhub.models import System
 from judging.defaults import DEFAULT_NAME, install_default_rubrics
 from judging.models import AutomaticJudgment, Judge, JudgeRun, Rubric
-from tournaments.models import BotEndpoint, Tournament
+from tournaments.models import Tournament
 
 __all__ = ["VERSUS_DEMO_JUDGE", "load_versus_demo"]
 

@@ -70,6 +70,10 @@ app.conf.beat_schedule = {
         "task": "judging.tasks.reclaim_stale_judge_runs",
         "schedule": _every_interval(),
     },
+    "prune-endpoint-calls": {
+        "task": "endpoints.tasks.prune_endpoint_calls",
+        "schedule": 3600.0,
+    },
     "clear-expired-sessions": {
         "task": "evalhub.tasks.clear_expired_sessions",
         "schedule": 24 * 3600.0,

@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "axes",
     "csp",
     "evalhub",
+    "endpoints",  # model calls: below annotation, tournaments and judging
     "annotation",
     "tournaments",
     "judging",  # automatic judges: above tournaments, below analysis
@@ -337,7 +338,7 @@ EVALHUB_MAX_ASSIGNMENTS_PER_CAMPAIGN = int(
 # Training attempts a worker may begin per qualification key (annotation/training.py).
 EVALHUB_TRAINING_MAX_ATTEMPTS = int(os.environ.get("EVALHUB_TRAINING_MAX_ATTEMPTS", "2"))
 
-# Bot endpoints and live dialogue collection (tournaments/bot_client.py, collection.py).
+# Bot endpoints and live dialogue collection (endpoints/client.py, collection.py).
 # Defaults for new endpoints: total seconds per request, requests in flight, requests a day.
 EVALHUB_BOT_TIMEOUT_SECONDS = float(os.environ.get("EVALHUB_BOT_TIMEOUT_SECONDS", "30"))
 EVALHUB_BOT_MAX_CONCURRENCY = int(os.environ.get("EVALHUB_BOT_MAX_CONCURRENCY", "2"))
@@ -356,7 +357,13 @@ EVALHUB_BOT_LEASE_MARGIN_SECONDS = float(os.environ.get("EVALHUB_BOT_LEASE_MARGI
 # Outbound requests refuse loopback, private, link-local, multicast and reserved addresses
 # (after DNS resolution) unless this is set: tests and on-premises deployments.
 EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = env_bool("EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES", False)
-# Chat campaigns (annotation/chat.py, tournaments/chat_bridge.py): a worker waits at most
+# Outcomes of calls kept per endpoint for its owner (endpoints/calls.py): the newest this
+# many, none older than this many days (pruned by the maintenance beat).
+EVALHUB_ENDPOINT_CALLS_KEPT = int(os.environ.get("EVALHUB_ENDPOINT_CALLS_KEPT", "500"))
+EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS = float(
+    os.environ.get("EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS", "14")
+)
+# Chat campaigns (annotation/chat.py, endpoints/chat.py): a worker waits at most
 # this long for one reply (the endpoint's own timeout is used when shorter; one retry of a
 # transient failure fits inside), and sends at most this many messages a minute.
 EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS = float(

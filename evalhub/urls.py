@@ -25,7 +25,7 @@ urlpatterns = [
     path("systems/<slug:slug>/", systems.system_detail, name="system-detail"),
     path("systems/<slug:slug>/edit/", systems.system_edit, name="system-edit"),
     path("systems/<slug:slug>/submit/", systems.system_submit, name="system-submit"),
-    path("systems/<slug:slug>/endpoint/", include("tournaments.endpoint_urls")),
+    path("systems/<slug:slug>/endpoint/", include("endpoints.urls")),
     # Uploaded files are served only here, under their system's visibility; MEDIA_ROOT
     # has no URL in any mode.
     path("submissions/<uuid:public_id>/file/", systems.submission_file, name="submission-file"),
@@ -47,6 +47,7 @@ urlpatterns = [
     # The REST API: each app's api/urls.py, all under /api/.
     path("api/", include("analysis.api.urls")),
     path("api/", include("evalhub.api.urls")),
+    path("api/", include("endpoints.api.urls")),
     path("api/", include("annotation.api.urls")),
     path("api/", include("tournaments.api.urls")),
     path("api/", include("judging.api.urls")),

@@ -11,7 +11,7 @@ and, when it gives up, are raised: the item stays unjudged and a resumed run ask
 
 from dataclasses import dataclass
 
-from tournaments.bot_client import BotBadReply
+from endpoints.client import BotBadReply
 
 from .rubrics.common import AnswerInvalid, parse_reply, prompt, retry_messages
 

@@ -30,6 +30,7 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -38,7 +39,14 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Item
-from tournaments.bot_client import BotClient, BotError, BudgetExhausted, Endpoint, database_budget
+from endpoints.client import (
+    BotClient,
+    BotError,
+    BudgetExhausted,
+    Endpoint,
+    database_budget,
+    database_record,
+)
 
 from .answering import Answer, Question, answer
 from .models import AutomaticJudgment, JudgeRun
@@ -137,8 +145,8 @@ def _items(queryset, chunk: int = 200):
 
 
 class _Inbox:
-    """Where the item threads post finished answers and the budget charges they need done
-    on the worker's thread (which holds the database connection)."""
+    """Where the item threads post finished answers, and the budget charges and call
+    outcomes they need done on the worker's thread (which holds the database connection)."""
 
     def __init__(self):
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
@@ -160,6 +168,10 @@ def make_client(run: JudgeRun, inbox: _Inbox) -> BotClient:
         Endpoint.from_model(run.judge.endpoint),
         max_reply_chars=settings.EVALHUB_JUDGE_MAX_REPLY_CHARS,
         budget=lambda endpoint: inbox.on_worker_thread(database_budget, endpoint),
+        purpose="judge",
+        record=lambda endpoint_id, **outcome: inbox.on_worker_thread(
+            partial(database_record, endpoint_id, **outcome)
+        ),
     )
 
 

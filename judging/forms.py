@@ -3,10 +3,10 @@
 from django import forms
 
 from annotation.models import Campaign
+from endpoints.models import BotEndpoint
 from evalhub import permissions
 from evalhub.declared import declare_fields
 from evalhub.errors import UserInputError
-from tournaments.models import BotEndpoint
 
 from . import rubric_versions
 from .models import Judge, JudgeRun, Rubric

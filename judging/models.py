@@ -1,6 +1,6 @@
 """Automatic judges: a registered model answering a task kind's questions by a rubric.
 
-A `Judge` is an OpenAI-compatible endpoint (a tournaments.BotEndpoint) under a name; a
+A `Judge` is an OpenAI-compatible endpoint (an endpoints.BotEndpoint) under a name; a
 `Rubric` is the versioned prompt for one task kind, frozen once a run used it (editing
 makes version n + 1, as partner sets do: judging/rubric_versions.py); a `JudgeRun` judges
 a campaign's task items in the background (judging/tasks.py) and stores one
@@ -17,10 +17,10 @@ from django.db.models import Q
 from django.urls import reverse
 
 from annotation.models import Campaign, Item
+from endpoints.models import BotEndpoint
 from evalhub import permissions
 from evalhub.declared import range_constraint, range_validators
 from evalhub.slugs import validate_slug
-from tournaments.models import BotEndpoint
 
 from .rubrics import RUBRIC_KIND_CHOICES
 from .run_settings import JudgeRunSettings
@@ -127,7 +127,7 @@ class JudgeRun(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judge_runs")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     # Ranges come from JudgeRunSettings (judging/run_settings.py): one source. The daily
-    # budget is the endpoint's (tournaments/endpoint_budget.py), shared with tournaments.
+    # budget is the endpoint's (endpoints/budget.py), shared with tournaments.
     concurrency = models.PositiveSmallIntegerField(
         default=2, validators=range_validators(JudgeRunSettings, "concurrency")
     )

@@ -10,12 +10,12 @@ from django.db import transaction
 from django.db.models import Q
 
 from annotation.models import Campaign, Item
+from endpoints.budget import used_today
+from endpoints.models import BotEndpoint
 from evalhub import permissions
 from evalhub.declared import bounds
 from evalhub.errors import UserInputError
 from evalhub.queueing import enqueue
-from tournaments.endpoint_budget import used_today
-from tournaments.models import BotEndpoint
 
 from .models import Judge, JudgeRun, Rubric
 from .rubrics import judgeable_kinds

@@ -10,7 +10,8 @@ Layout of the directory:
   as primary keys (so the restored rows keep their ids, and links between them hold);
 - ``media/``: the uploaded files the rows refer to (submissions' original files).
 
-Every model of the study apps (catalog, annotation, tournaments, analysis) is written, and
+Every model of the study apps (catalog, endpoints, annotation, tournaments, analysis) is
+written (but for the endpoints' recent call outcomes, which belong to the site), and
 the user accounts they point at (username, e-mail, staff flags and password hashes: keep a
 dump as private as the database). Sessions, login attempts and API tokens are not: they
 belong to the running site, not to the study.
@@ -30,7 +31,9 @@ from django.db import connection, models, transaction
 
 FORMAT = "evalhub-study"
 VERSION = 1
-STUDY_APPS = ("evalhub", "annotation", "tournaments", "analysis")
+STUDY_APPS = ("evalhub", "endpoints", "annotation", "tournaments", "analysis")
+# Rows of the running site, not of the study: how its calls to endpoints went lately.
+SITE_MODELS = {"endpoints.endpointcall"}
 USER_FIELDS = [
     "password",
     "last_login",
@@ -57,7 +60,10 @@ def study_models() -> list[type[models.Model]]:
     """The tables of a study, each after the tables its rows point at."""
     user_model = apps.get_model("auth", "User")
     chosen = [user_model] + [
-        model for label in STUDY_APPS for model in apps.get_app_config(label).get_models()
+        model
+        for label in STUDY_APPS
+        for model in apps.get_app_config(label).get_models()
+        if model._meta.label_lower not in SITE_MODELS
     ]
     by_app: dict = {}
     for model in chosen:

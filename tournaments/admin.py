@@ -1,19 +1,16 @@
-"""Admin pages for tournaments, partner sets, bot endpoints and collection plans.
+"""Admin pages for tournaments, partner sets and collection plans.
 
 A tournament's settings may be changed until what they decide exists: the plan's rows
 (keys and seeds come from the schedule) once collection started, the campaign's items
-once it was generated. A bot endpoint's token is write-only: the admin never sends it
-back to a browser.
+once it was generated.
 """
 
-from django import forms
 from django.contrib import admin, messages
 
 from evalhub.admin_tools import RecordAdmin
 
 from . import partner_sets
-from .endpoint_forms import BotEndpointForm, url_field
-from .models import BotEndpoint, EndpointUsage, PartnerSet, PlannedDialogue, Tournament
+from .models import PartnerSet, PlannedDialogue, Tournament
 
 PLANNING = Tournament.Status.PLANNING
 
@@ -112,59 +109,6 @@ class PartnerSetAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
 
 
-class BotEndpointAdminForm(forms.ModelForm):
-    """The token is write-only here too: never rendered, kept when left blank."""
-
-    url = url_field()
-
-    auth_token = forms.CharField(
-        label="Token or API key",
-        required=False,
-        max_length=500,
-        widget=forms.PasswordInput(render_value=False),
-        help_text="Leave blank to keep the stored token.",
-    )
-    clear_token = forms.BooleanField(label="Remove the stored token", required=False)
-
-    class Meta:
-        model = BotEndpoint
-        fields = ["system", *BotEndpointForm.Meta.fields]
-
-    def clean_auth_token(self):
-        if self.cleaned_data.get("auth_token"):
-            return self.cleaned_data["auth_token"]
-        return self.instance.auth_token if self.instance.pk else ""
-
-    def clean(self):
-        data = super().clean()
-        if data.get("clear_token"):
-            data["auth_token"] = ""
-        return data
-
-
-@admin.register(BotEndpoint)
-class BotEndpointAdmin(admin.ModelAdmin):
-    form = BotEndpointAdminForm
-    list_display = [
-        "system",
-        "protocol",
-        "url",
-        "has_token",
-        "model_name",
-        "daily_budget",
-        "allow_other_owners",
-        "max_concurrency",
-    ]
-    list_filter = ["protocol", "allow_other_owners"]
-    search_fields = ["system__slug", "url", "model_name"]
-    list_select_related = ["system"]
-    raw_id_fields = ["system"]
-
-    @admin.display(boolean=True, description="Token")
-    def has_token(self, obj):
-        return bool(obj.auth_token)
-
-
 @admin.register(PlannedDialogue)
 class PlannedDialogueAdmin(RecordAdmin):
     """One conversation of a plan. Collection claims a row by its status and attempt count
@@ -186,16 +130,3 @@ class PlannedDialogueAdmin(RecordAdmin):
         actions = super().get_actions(request)
         actions.pop("delete_selected", None)
         return actions
-
-
-@admin.register(EndpointUsage)
-class EndpointUsageAdmin(RecordAdmin):
-    """Requests an endpoint was charged per UTC day. The bot client counts them with one
-    conditional update per request; an edit here would hand out budget the owner never
-    granted, or refuse requests the budget still allows."""
-
-    list_display = ["endpoint", "day", "requests"]
-    list_filter = ["day"]
-    search_fields = ["endpoint__system__slug"]
-    list_select_related = ["endpoint__system"]
-    date_hierarchy = "day"

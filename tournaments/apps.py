@@ -12,11 +12,8 @@ class TournamentsConfig(AppConfig):
     def ready(self):
         # Connects the receiver that finishes a tournament when its campaign finishes.
         # An unpublished tournament's campaign stays private (annotation.models.private_q).
-        from annotation import chat_replies
         from annotation.models import register_private_rule
 
-        from . import chat_bridge, signals  # noqa: F401
+        from . import signals  # noqa: F401
 
         register_private_rule(_unpublished_tournament_campaigns)
-        # Chat campaigns talk to systems through their endpoints (annotation/chat_replies.py).
-        chat_replies.register(reply=chat_bridge.reply, systems=chat_bridge.chat_systems)

@@ -34,11 +34,12 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from endpoints.client import BotClient, BotError, Endpoint
+from endpoints.models import BotEndpoint
 from evalhub.errors import UserInputError
 from evalhub.models import Conversation, Speaker, System, Turn
 
-from .bot_client import BotClient, BotError, Endpoint
-from .models import BotEndpoint, PlannedDialogue, Tournament
+from .models import PlannedDialogue, Tournament
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +166,9 @@ def clients_for(tournament: Tournament, speakers: list[str]) -> list[BotClient]:
             f"the owners of {', '.join(refused)} do not let other owners' tournaments call "
             "their bot endpoints"
         )
-    return [BotClient(Endpoint.from_model(endpoints[slug])) for slug in speakers]
+    return [
+        BotClient(Endpoint.from_model(endpoints[slug]), purpose="collection") for slug in speakers
+    ]
 
 
 def collect_dialogue(planned: PlannedDialogue) -> Conversation | None:

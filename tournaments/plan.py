@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import transaction
 
+from endpoints.models import BotEndpoint
 from evalhub.errors import UserInputError
 
 from . import schedule
-from .models import BotEndpoint, PlannedDialogue, Tournament
+from .models import PlannedDialogue, Tournament
 
 
 class PlanInvalid(UserInputError, ValueError):

@@ -2,9 +2,9 @@
 endpoint is ever called: the judgments are written as the judge run would write them)."""
 
 from annotation.models import Item
+from endpoints.models import BotEndpoint
 from judging.models import AutomaticJudgment, Judge, JudgeRun, Rubric
 from tests import factories
-from tournaments.models import BotEndpoint
 
 
 def judge(owner, slug="llm-judge"):

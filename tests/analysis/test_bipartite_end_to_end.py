@@ -11,9 +11,9 @@ from analysis.models import AnalysisRun
 from judging import execution, runs
 from tests import factories
 from tests.analysis.judge_builders import bipartite_tournament
+from tests.endpoints import openai_fake
 from tests.judging import builders as judging_builders
 from tests.judging import fake_judges
-from tests.tournaments import openai_fake
 
 pytestmark = pytest.mark.django_db
 

@@ -1,5 +1,5 @@
 """Chat campaigns for the tests: systems whose endpoints are OpenAI-compatible fake servers
-on 127.0.0.1 (tests/tournaments/openai_fake.py), and a worker's way through the pages."""
+on 127.0.0.1 (tests/endpoints/openai_fake.py), and a worker's way through the pages."""
 
 import random
 
@@ -7,8 +7,8 @@ from django.urls import reverse
 
 from annotation.campaigns import ChatSystems, create_campaign
 from annotation.models import Assignment, Campaign
+from endpoints.models import BotEndpoint
 from tests import factories
-from tournaments.models import BotEndpoint
 
 
 def bot_system(server, *, slug=None, owner=None, timeout=5.0, shared=True):

@@ -228,7 +228,7 @@ def test_every_campaign_endpoint_is_in_the_schema(api):
 
 def test_staff_create_a_chat_campaign_naming_systems_with_endpoints(api):
     from tests.annotation.chat_setup import bot_system
-    from tests.tournaments.openai_fake import FakePool, counting
+    from tests.endpoints.openai_fake import FakePool, counting
 
     with FakePool() as pool:
         server = pool.start(counting)

@@ -11,12 +11,13 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from annotation import chat, chat_replies
+from annotation import chat
 from annotation.chat import usable_chats
+from endpoints import chat as endpoint_chat
 from evalhub.models import Conversation, Turn
 from tests.annotation.chat_setup import bot_system, chat_campaign, items, say, start, url
-from tests.tournaments import openai_fake
-from tests.tournaments.openai_fake import FakePool
+from tests.endpoints import openai_fake
+from tests.endpoints.openai_fake import FakePool
 
 pytestmark = pytest.mark.django_db
 
@@ -272,21 +273,17 @@ def test_the_item_form_cannot_be_submitted_before_the_conversation_ends(client, 
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_bot_is_asked_with_no_transaction_open(client, one_bot):
+def test_the_bot_is_asked_with_no_transaction_open(client, one_bot, monkeypatch):
     _, _, campaign = one_bot
     seen = []
-    previous = chat_replies.replier()
 
-    def reply(campaign, system, conversation_id, turns):
+    def reply(owner_id, system, conversation_id, turns):
         seen.append(connection.in_atomic_block)
         return "fine"
 
-    chat_replies.register(reply=reply, systems=chat_replies._REGISTRY.systems)
-    try:
-        assignment = start(client, campaign)
-        say(client, assignment, items(assignment)[0], "Hello", 0)
-    finally:
-        chat_replies.register(reply=previous, systems=chat_replies._REGISTRY.systems)
+    monkeypatch.setattr(endpoint_chat, "reply", reply)
+    assignment = start(client, campaign)
+    say(client, assignment, items(assignment)[0], "Hello", 0)
     assert seen == [False]
     assert Turn.objects.get(position=1).text == "fine"
 

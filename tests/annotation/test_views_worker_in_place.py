@@ -11,8 +11,8 @@ from tests.annotation.chat_setup import items as chat_items
 from tests.annotation.chat_setup import start as start_chat
 from tests.annotation.chat_setup import url as chat_url
 from tests.annotation.test_views_worker import assignment_of, items_of, start
-from tests.tournaments import openai_fake
-from tests.tournaments.openai_fake import FakePool
+from tests.endpoints import openai_fake
+from tests.endpoints.openai_fake import FakePool
 
 pytestmark = pytest.mark.django_db
 

@@ -3,10 +3,11 @@
 
 import pytest
 
+from endpoints.models import BotEndpoint
 from evalhub.models import Conversation, Speaker, Turn
 from tests import factories
-from tests.tournaments import openai_fake
-from tournaments.models import BotEndpoint, Tournament
+from tests.endpoints import openai_fake
+from tournaments.models import Tournament
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

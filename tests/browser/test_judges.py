@@ -7,8 +7,8 @@ import pytest
 from judging import execution, runs
 from judging.models import JudgeRun
 from tests import factories
+from tests.endpoints import openai_fake
 from tests.judging import builders, fake_judges
-from tests.tournaments import openai_fake
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

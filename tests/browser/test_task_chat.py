@@ -9,8 +9,8 @@ from playwright.sync_api import expect
 from annotation.models import Assignment, Judgment
 from evalhub.models import Conversation, Turn
 from tests.annotation.chat_setup import bot_system, chat_campaign
-from tests.tournaments import openai_fake
-from tests.tournaments.openai_fake import FakePool
+from tests.endpoints import openai_fake
+from tests.endpoints.openai_fake import FakePool
 
 pytestmark = pytest.mark.django_db(transaction=True)
 DIMENSIONS = ["engagingness", "quality"]

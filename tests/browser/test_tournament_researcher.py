@@ -12,11 +12,12 @@ from playwright.sync_api import expect
 from annotation.crowd import PROVIDERS
 from annotation.crowd.prolific import ProlificProvider
 from annotation.models import Campaign, Item, LaunchRequest
+from endpoints.models import BotEndpoint
 from evalhub.models import Conversation, Speaker, Turn
 from tests import factories
 from tests.annotation.crowd.fake_prolific import FakeProlific
-from tests.tournaments import openai_fake
-from tournaments.models import BotEndpoint, PartnerSet, Tournament
+from tests.endpoints import openai_fake
+from tournaments.models import PartnerSet, Tournament
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

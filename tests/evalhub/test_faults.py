@@ -107,6 +107,7 @@ def test_beat_schedules_every_maintenance_task_and_each_is_registered():
         "judging.tasks.reclaim_stale_judge_runs",
         "evalhub.tasks.clear_expired_sessions",
         "annotation.tasks.sync_crowd_campaigns",
+        "endpoints.tasks.prune_endpoint_calls",
     }
     celery_app.loader.import_default_modules()
     assert tasks <= set(celery_app.tasks)

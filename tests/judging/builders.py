@@ -5,11 +5,11 @@ import random
 
 from annotation.items import add_items
 from annotation.kinds import get_kind
+from endpoints.models import BotEndpoint
 from judging.defaults import DEFAULT_NAME, install_default_rubrics
 from judging.models import Judge, Rubric
 from tests import factories
 from tests.annotation.builders import MIDDLE, ab_campaign, campaign
-from tournaments.models import BotEndpoint
 
 _counter = itertools.count(1)
 

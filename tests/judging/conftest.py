@@ -1,6 +1,6 @@
 import pytest
 
-from tests.tournaments import openai_fake
+from tests.endpoints import openai_fake
 
 
 @pytest.fixture

@@ -1,11 +1,11 @@
-"""Scripts for the OpenAI-compatible fake server (tests/tournaments/openai_fake.py) that
+"""Scripts for the OpenAI-compatible fake server (tests/endpoints/openai_fake.py) that
 play a judge: scripted JSON answers, malformed text then good, refusals, slow replies."""
 
 import json
 import threading
 import time
 
-from tests.tournaments import openai_fake
+from tests.endpoints import openai_fake
 
 
 def prompt_of(payload: dict) -> str:

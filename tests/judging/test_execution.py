@@ -9,12 +9,12 @@ from django.http import QueryDict
 from django.utils import timezone
 
 from annotation.models import Item
+from endpoints.client import BotClient, Endpoint, RetryPolicy, database_budget
+from endpoints.models import EndpointUsage
 from judging import execution, runs
 from judging.models import AutomaticJudgment, JudgeRun
+from tests.endpoints import openai_fake
 from tests.judging import builders, fake_judges
-from tests.tournaments import openai_fake
-from tournaments.bot_client import BotClient, Endpoint, RetryPolicy, database_budget
-from tournaments.models import EndpointUsage
 
 pytestmark = pytest.mark.django_db
 

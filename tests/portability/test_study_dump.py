@@ -1,6 +1,7 @@
 """export_all / import_all: a study leaves and comes back whole."""
 
 import json
+from datetime import date
 
 import pytest
 from django.apps import apps
@@ -9,6 +10,7 @@ from django.core.management import CommandError, call_command
 from analysis.models import AnalysisRun
 from analysis.runs.tasks import analyze_tournament
 from annotation.models import Judgment
+from endpoints.models import BotEndpoint, EndpointCall, EndpointUsage
 from evalhub.models import Submission
 from portability.study_dump import study_models
 from tests import factories
@@ -88,3 +90,15 @@ def test_import_refuses_a_directory_that_is_not_a_dump(tmp_path):
     empty_the_database()
     with pytest.raises(CommandError, match="manifest.json is missing"):
         call_command("import_all", str(tmp_path))
+
+
+def test_endpoints_go_with_the_study_but_not_their_call_outcomes(tmp_path):
+    system = factories.system(factories.user("owner"), slug="live-bot")
+    endpoint = BotEndpoint.objects.create(system=system, url="https://bot.example/reply")
+    EndpointUsage.objects.create(endpoint=endpoint, day=date(2026, 11, 1), requests=3)
+    EndpointCall.objects.create(endpoint=endpoint, status="ok", latency_ms=12)
+    call_command("export_all", str(tmp_path))
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    rows = {table["model"]: table["rows"] for table in manifest["tables"]}
+    assert (rows["endpoints.botendpoint"], rows["endpoints.endpointusage"]) == (1, 1)
+    assert "endpoints.endpointcall" not in rows

@@ -1,7 +1,5 @@
 """Admin pages of the tournaments app: every model has one, list pages cost the same few
-queries whatever the size, plans are records, settings freeze once used, tokens stay hidden."""
-
-from datetime import date
+queries whatever the size, plans are records, settings freeze once used."""
 
 import pytest
 from django.apps import apps
@@ -12,12 +10,11 @@ from django.urls import reverse
 
 from tests import factories
 from tests.annotation.builders import ab_campaign
-from tournaments.models import BotEndpoint, EndpointUsage, PartnerSet, PlannedDialogue, Tournament
+from tournaments.models import PartnerSet, PlannedDialogue, Tournament
 
 pytestmark = pytest.mark.django_db
 
-MODELS = [Tournament, PartnerSet, BotEndpoint, EndpointUsage, PlannedDialogue]
-TOKEN = "sk-very-secret-token-4711"
+MODELS = [Tournament, PartnerSet, PlannedDialogue]
 
 
 def url(model, action="changelist", *args):
@@ -25,16 +22,12 @@ def url(model, action="changelist", *args):
 
 
 def populate(n=2, prefix="t"):
-    """`n` of everything: tournaments with a plan, endpoints with a token, a partner set."""
+    """`n` of everything: tournaments with a plan, a partner set."""
     owner = factories.user()
     systems = [factories.system(owner, slug=f"{prefix}-bot-{i}") for i in range(n)]
     partners = PartnerSet.objects.create(slug=f"{prefix}-partners", name="Partners")
     partners.systems.set(systems)
     for i, system in enumerate(systems):
-        endpoint = BotEndpoint.objects.create(
-            system=system, url=f"http://127.0.0.1:9/{i}", auth_token=TOKEN
-        )
-        EndpointUsage.objects.create(endpoint=endpoint, day=date(2026, 1, 1 + i), requests=i)
         tournament = Tournament.objects.create(
             slug=f"{prefix}-{i}",
             name=f"Tournament {prefix} {i}",
@@ -170,60 +163,3 @@ def test_editing_an_unused_partner_set_changes_it_in_place(client, superuser):
         {"slug": "spare", "version": 1, "name": "Spare", "description": "", "systems": [bot.pk]},
     )
     assert PartnerSet.objects.get().systems.get() == bot
-
-
-@pytest.mark.parametrize("page", ["changelist", "change", "history"])
-def test_the_bot_token_never_appears(client, superuser, page):
-    populate(1)
-    endpoint = BotEndpoint.objects.get()
-    args = () if page == "changelist" else (endpoint.pk,)
-    response = client.get(url(BotEndpoint, page, *args))
-    assert response.status_code == 200
-    assert TOKEN not in response.content.decode()
-
-
-def test_saving_an_endpoint_without_typing_a_token_keeps_it(client, superuser):
-    populate(1)
-    endpoint = BotEndpoint.objects.get()
-    response = client.post(
-        url(BotEndpoint, "change", endpoint.pk),
-        {
-            "system": endpoint.system_id,
-            "url": "http://127.0.0.1:9/new",
-            "auth_token": "",
-            "timeout_seconds": 5,
-            "max_concurrency": 1,
-            "protocol": endpoint.protocol,
-            "daily_budget": endpoint.daily_budget,
-        },
-    )
-    endpoint.refresh_from_db()
-    assert response.status_code == 302
-    assert (endpoint.url, endpoint.auth_token) == ("http://127.0.0.1:9/new", TOKEN)
-    assert TOKEN not in client.get(url(BotEndpoint, "history", endpoint.pk)).content.decode()
-
-
-def test_a_typed_token_replaces_the_stored_one_and_can_be_removed(client, superuser):
-    populate(1)
-    endpoint = BotEndpoint.objects.get()
-    fields = {"system": endpoint.system_id, "url": endpoint.url, "timeout_seconds": 5}
-    fields.update(max_concurrency=1, protocol=endpoint.protocol, daily_budget=endpoint.daily_budget)
-    client.post(url(BotEndpoint, "change", endpoint.pk), {**fields, "auth_token": "new-token"})
-    endpoint.refresh_from_db()
-    assert endpoint.auth_token == "new-token"
-    client.post(url(BotEndpoint, "change", endpoint.pk), {**fields, "clear_token": "on"})
-    endpoint.refresh_from_db()
-    assert endpoint.auth_token == ""
-
-
-def test_a_token_typed_on_a_failed_form_is_not_sent_back(client, superuser):
-    populate(1)
-    endpoint = BotEndpoint.objects.get()
-    response = client.post(
-        url(BotEndpoint, "change", endpoint.pk),
-        {"system": endpoint.system_id, "url": "not a url", "auth_token": "typed-secret-99"},
-    )
-    assert response.status_code == 200
-    assert "typed-secret-99" not in response.content.decode()
-    endpoint.refresh_from_db()
-    assert endpoint.auth_token == TOKEN

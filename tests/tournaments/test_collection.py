@@ -11,23 +11,19 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import Campaign
+from endpoints import budget as endpoint_budget
+from endpoints.models import BotEndpoint, EndpointUsage
 from evalhub.models import Conversation, Speaker, Turn
 from tests import factories
-from tests.tournaments import bots, openai_fake
-from tournaments import collection, endpoint_budget, tasks
+from tests.endpoints import bots, openai_fake
+from tournaments import collection, tasks
 from tournaments.collection import (
     CollectionError,
     DialogueFailed,
     NoSeedConversations,
     collect_dialogue,
 )
-from tournaments.models import (
-    BotEndpoint,
-    EndpointUsage,
-    PartnerSet,
-    PlannedDialogue,
-    Tournament,
-)
+from tournaments.models import PartnerSet, PlannedDialogue, Tournament
 from tournaments.plan import PlanInvalid, make_plan
 
 DOMAIN = "chitchat"

@@ -4,9 +4,10 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from endpoints.models import BotEndpoint
 from tests import factories
 from tournaments import schedule
-from tournaments.models import BotEndpoint, PartnerSet, PlannedDialogue, Tournament
+from tournaments.models import PartnerSet, PlannedDialogue, Tournament
 from tournaments.plan import PlanInvalid, make_plan
 
 pytestmark = pytest.mark.django_db

@@ -5,12 +5,13 @@ import pytest
 from django.urls import reverse
 
 from annotation.crowd.local import LocalProvider
+from endpoints.models import BotEndpoint
 from evalhub.errors import UserInputError
 from evalhub.models import System
 from tests import factories
 from tests.tournaments.test_api import client_for
 from tests.tournaments.test_views import conversation, load, spot
-from tournaments.models import BotEndpoint, PartnerSet
+from tournaments.models import PartnerSet
 from tournaments.researcher_flow import (
     create_partner_set,
     request_tournament_launch,

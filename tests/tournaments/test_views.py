@@ -213,8 +213,8 @@ def test_launch_before_generating_is_refused(client, owner):
 
 
 def test_collect_queues_the_task(client, owner, monkeypatch):
+    from endpoints.models import BotEndpoint
     from tournaments import tasks
-    from tournaments.models import BotEndpoint
 
     queued = []
     monkeypatch.setattr(tasks.collect_tournament, "delay", lambda pk: queued.append(pk))

@@ -3,7 +3,6 @@
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
-from .endpoint import BotEndpointView
 from .views import PartnerSetList, SeedDomainList, TournamentViewSet
 
 router = SimpleRouter()
@@ -11,7 +10,6 @@ router.register("tournaments", TournamentViewSet, basename="api-tournament")
 
 urlpatterns = [
     path("", include(router.urls)),
-    path("systems/<slug:slug>/endpoint/", BotEndpointView.as_view(), name="api-system-endpoint"),
     path("seed-domains/", SeedDomainList.as_view(), name="api-seed-domains"),
     path("partner-sets/", PartnerSetList.as_view(), name="api-partner-sets"),
 ]

@@ -2,7 +2,7 @@
 
 import django.core.validators
 import django.db.models.deletion
-import tournaments.models
+import endpoints.models
 from django.db import migrations, models
 
 
@@ -30,7 +30,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='botendpoint',
             name='daily_budget',
-            field=models.PositiveIntegerField(default=tournaments.models.default_bot_daily_budget, help_text='Requests per day (UTC) at most, retries included, from every tournament.', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(1000000)]),
+            field=models.PositiveIntegerField(default=endpoints.models.default_bot_daily_budget, help_text='Requests per day (UTC) at most, retries included, from every tournament.', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(1000000)]),
         ),
         migrations.AddField(
             model_name='botendpoint',
@@ -50,7 +50,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='botendpoint',
             name='stop',
-            field=models.JSONField(blank=True, default=list, validators=[tournaments.models.validate_stop_sequences], verbose_name='stop sequences'),
+            field=models.JSONField(blank=True, default=list, validators=[endpoints.models.validate_stop_sequences], verbose_name='stop sequences'),
         ),
         migrations.AddField(
             model_name='botendpoint',
@@ -80,12 +80,12 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='botendpoint',
             name='max_concurrency',
-            field=models.PositiveSmallIntegerField(default=tournaments.models.default_bot_concurrency, help_text='Requests in flight at once.', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(64)]),
+            field=models.PositiveSmallIntegerField(default=endpoints.models.default_bot_concurrency, help_text='Requests in flight at once.', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(64)]),
         ),
         migrations.AlterField(
             model_name='botendpoint',
             name='timeout_seconds',
-            field=models.FloatField(default=tournaments.models.default_bot_timeout, help_text='Total time allowed for one request, from connecting to the last byte.', validators=[django.core.validators.MinValueValidator(1.0), django.core.validators.MaxValueValidator(600.0)]),
+            field=models.FloatField(default=endpoints.models.default_bot_timeout, help_text='Total time allowed for one request, from connecting to the last byte.', validators=[django.core.validators.MinValueValidator(1.0), django.core.validators.MaxValueValidator(600.0)]),
         ),
         migrations.AlterField(
             model_name='botendpoint',

@@ -16,8 +16,8 @@ from annotation.kinds.chat import build_items
 from annotation.models import Campaign
 from tests import factories
 from tests.annotation.chat_setup import bot_system, chat_campaign, items, say, start, url
-from tests.tournaments import openai_fake
-from tests.tournaments.openai_fake import FakePool
+from tests.endpoints import openai_fake
+from tests.endpoints.openai_fake import FakePool
 
 pytestmark = pytest.mark.django_db
 KIND = get_kind("chat")

@@ -4,8 +4,8 @@ endpoint; the token is never shown again after saving."""
 import pytest
 from django.urls import reverse
 
+from endpoints.models import BotEndpoint
 from tests import factories
-from tournaments.models import BotEndpoint
 
 pytestmark = pytest.mark.django_db
 
@@ -179,6 +179,6 @@ def test_the_admin_never_renders_the_token(client, owner, system):
     register(client, system)
     client.force_login(factories.user("boss", staff=True))
     endpoint = BotEndpoint.objects.get(system=system)
-    page = client.get(reverse("admin:tournaments_botendpoint_change", args=[endpoint.pk]))
+    page = client.get(reverse("admin:endpoints_botendpoint_change", args=[endpoint.pk]))
     assert page.status_code == 200
     assert SECRET not in page.content.decode()

@@ -9,6 +9,10 @@ private, link-local, multicast, reserved and unspecified addresses are refused u
 `allow_private` (EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES) is on. Proxies from the environment
 are ignored and redirects are never followed.
 
+The async client (endpoints/streaming.py) connects through the same check
+(AsyncGuardedBackend: the name is resolved in a thread, every address checked, and the
+connection made to a checked address); its total deadline is kept by the event loop.
+
 Total deadline. httpx's timeouts bound each socket operation, so a bot that sends one byte
 every second never times out. Here every connect, read and write waits at most until the
 request's deadline (`deadline(seconds)` around the request), so the request ends in time
@@ -17,12 +21,14 @@ and cannot outlive its concurrency lease.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import ipaddress
 import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 
 import httpcore
 import httpx
@@ -174,4 +180,55 @@ def make_client(*, allow_private: bool) -> httpx.Client:
         follow_redirects=False,
         trust_env=False,
         headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+    )
+
+
+class AsyncGuardedBackend(httpcore.AsyncNetworkBackend):
+    """The async twin of GuardedBackend: connects only to checked addresses."""
+
+    def __init__(self, *, allow_private: bool):
+        self.allow_private = allow_private
+        self._backend = httpcore.AnyIOBackend()
+
+    async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        check = partial(resolve_checked, host, port, allow_private=self.allow_private)
+        infos = await asyncio.to_thread(check)  # getaddrinfo blocks
+        last_error: Exception | None = None
+        for info in infos:
+            try:
+                return await self._backend.connect_tcp(
+                    info[4][0], port, timeout, local_address, socket_options
+                )
+            except httpcore.ConnectError as error:
+                last_error = error
+        raise last_error or AddressRefused(f"cannot connect to {host}")
+
+    async def connect_unix_socket(self, path, timeout=None, socket_options=None):
+        raise AddressRefused("unix sockets are not allowed for bot endpoints")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+
+class AsyncGuardedTransport(httpx.AsyncHTTPTransport):
+    """httpx's async transport with the connection pool built on AsyncGuardedBackend."""
+
+    def __init__(self, *, allow_private: bool, max_connections: int = 100):
+        super().__init__(trust_env=False)
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=self._pool._ssl_context,
+            max_connections=max_connections,
+            max_keepalive_connections=20,
+            keepalive_expiry=5.0,
+            network_backend=AsyncGuardedBackend(allow_private=allow_private),
+        )
+
+
+def make_async_client(*, allow_private: bool) -> httpx.AsyncClient:
+    """The async client: the same policy, headers and no redirects as `make_client`."""
+    return httpx.AsyncClient(
+        transport=AsyncGuardedTransport(allow_private=allow_private),
+        follow_redirects=False,
+        trust_env=False,
+        headers={"User-Agent": USER_AGENT, "Accept": "application/json, text/event-stream"},
     )

@@ -6,7 +6,7 @@ from django import template
 register = template.Library()
 
 
-@register.inclusion_tag("tournaments/_system_endpoint.html", takes_context=True)
+@register.inclusion_tag("endpoints/_system_endpoint.html", takes_context=True)
 def system_endpoint(context, system):
     user = context["request"].user
     if not system.is_editable_by(user):

@@ -1,6 +1,5 @@
-"""Chat campaigns' bots: annotation asks for a reply through annotation.chat_replies, and
-this module answers it with the system's BotEndpoint and the bot client (registered in
-TournamentsConfig.ready, since annotation never imports tournaments).
+"""Chat campaigns' bots: annotation (annotation/chat.py) asks a system's BotEndpoint for the
+next turn of a live chat through this module, and lists the systems a campaign may chat with.
 
 A worker is waiting, so a live chat's request is shorter than a collection's: the
 endpoint's timeout capped at EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS, two attempts, a
@@ -14,10 +13,10 @@ from dataclasses import replace
 from django.conf import settings
 from django.db.models import Q
 
-from annotation.chat_replies import ReplyFailed
+from endpoints.models import BotEndpoint
 from evalhub.models import System
 
-from .bot_client import (
+from .client import (
     BotBusy,
     BotClient,
     BotError,
@@ -27,9 +26,18 @@ from .bot_client import (
     Endpoint,
     RetryPolicy,
 )
-from .models import BotEndpoint
 
 BOT_SPEAKER = 1
+
+
+class ReplyFailed(Exception):
+    """The bot gave no usable reply. `message` is for the worker; `detail` for the log."""
+
+    def __init__(self, message: str, *, detail: str = "", transient: bool = True):
+        super().__init__(message)
+        self.message = message
+        self.detail = detail or message
+        self.transient = transient
 
 
 def _may_use(endpoint: BotEndpoint, owner_id) -> bool:
@@ -56,11 +64,14 @@ def _message(error: BotError) -> str:
     return "The chatbot did not give a usable answer."
 
 
-def reply(campaign, system: System, conversation_id: str, turns: list[dict]) -> str:
+def reply(owner_id, system: System, conversation_id: str, turns: list[dict]) -> str:
+    """The bot's next turn after `turns` ([{"speaker": 0 | 1, "text"}], the worker is
+    speaker 0, the bot 1) for a campaign of `owner_id`, or ReplyFailed with a message a
+    worker can read."""
     endpoint = BotEndpoint.objects.select_related("system").filter(system=system).first()
     if endpoint is None:
         raise ReplyFailed("This chatbot can no longer be reached.", transient=False)
-    if not _may_use(endpoint, campaign.owner_id):
+    if not _may_use(endpoint, owner_id):
         raise ReplyFailed(
             "This chatbot can no longer be reached.",
             detail=f"{system.slug}'s endpoint does not allow other owners' campaigns",
@@ -77,6 +88,7 @@ def reply(campaign, system: System, conversation_id: str, turns: list[dict]) -> 
             attempts=2, base_delay=0.2, max_delay=0.1 * cap, max_retry_after=0.1 * cap
         ),
         slot_wait=0.1 * cap,
+        purpose="chat",
     )
     try:
         return client.reply(conversation_id, turns, BOT_SPEAKER)

@@ -6,8 +6,8 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from endpoints.models import BotEndpoint
 from tests import factories
-from tournaments.models import BotEndpoint
 
 pytestmark = pytest.mark.django_db
 

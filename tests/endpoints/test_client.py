@@ -16,9 +16,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings as django_settings
 
-from tests.services import required
-from tests.tournaments import bots, openai_fake
-from tournaments.bot_client import (
+from endpoints.client import (
     MAX_REPLY_BYTES,
     BotBadJSON,
     BotBadReply,
@@ -36,8 +34,10 @@ from tournaments.bot_client import (
     RetryPolicy,
     default_limiter,
 )
-from tournaments.bot_protocols import Sampling
-from tournaments.outbound import refused_reason
+from endpoints.outbound import refused_reason
+from endpoints.protocols import Sampling
+from tests.endpoints import bots, openai_fake
+from tests.services import required
 
 ROOT = Path(__file__).resolve().parents[2]
 TURNS = [{"speaker": 0, "text": "hello"}, {"speaker": 1, "text": "hi there"}]
@@ -301,7 +301,7 @@ def test_the_redis_limit_is_shared_by_separate_connections(serve, redis_url):
 def test_the_redis_limit_holds_across_processes(serve, redis_url):
     server = serve(bots.slow(bots.counting, 0.03))
     script = f"""
-from tournaments.bot_client import BotClient, Endpoint, RedisLimiter, RetryPolicy
+from endpoints.client import BotClient, Endpoint, RedisLimiter, RetryPolicy
 bot = BotClient(
     Endpoint("cross-process", {server.url!r}, "", 2.0, 1),
     retry=RetryPolicy(attempts=1, base_delay=0, max_delay=0), limiter=RedisLimiter.from_url({redis_url!r}),

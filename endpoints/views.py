@@ -1,4 +1,5 @@
-"""Pages of a system's bot endpoint: register or edit it, and remove it.
+"""Pages of a system's bot endpoint: register or edit it (with its latest calls' outcomes),
+and remove it.
 
 Only the system's owner and staff (`BotEndpoint.is_managed_by`, i.e. System.is_editable_by)
 see and change an endpoint; others who can see the system get 403, those who cannot see
@@ -13,8 +14,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from evalhub.views.systems import visible_system_or_404
 
-from .endpoint_budget import used_today
-from .endpoint_forms import BotEndpointForm
+from . import calls
+from .budget import used_today
+from .forms import BotEndpointForm
 from .models import BotEndpoint
 
 
@@ -41,9 +43,10 @@ def endpoint_edit(request, slug):
         "endpoint": endpoint,
         "form": form,
         "used_today": used_today(endpoint.pk) if endpoint else 0,
+        "calls": list(calls.recent(endpoint)) if endpoint else [],
     }
     status = 400 if request.method == "POST" else 200
-    return render(request, "tournaments/endpoint_form.html", context, status=status)
+    return render(request, "endpoints/endpoint_form.html", context, status=status)
 
 
 @login_required

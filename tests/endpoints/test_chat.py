@@ -3,13 +3,11 @@ protocols, the budget, and the messages a worker sees when a bot fails."""
 
 import pytest
 
-from annotation import chat_replies
-from annotation.chat_replies import ReplyFailed
-from annotation.models import Campaign
+from endpoints import chat
+from endpoints.chat import ReplyFailed
+from endpoints.models import BotEndpoint, EndpointUsage
 from tests import factories
-from tests.tournaments import bots, openai_fake
-from tournaments import chat_bridge
-from tournaments.models import BotEndpoint, EndpointUsage
+from tests.endpoints import bots, openai_fake
 
 pytestmark = pytest.mark.django_db
 TURNS = [{"speaker": 0, "text": "Hello bot"}]
@@ -27,18 +25,15 @@ def endpoint(server_url, owner=None, **fields):
     return system
 
 
-def campaign(owner=None):
-    return Campaign(slug="talks", title="Talks", task_kind="chat", owner=owner)
-
-
-def test_tournaments_registers_the_bridge_when_the_apps_are_ready():
-    assert chat_replies.replier() is chat_bridge.reply
+def owner_id(owner=None):
+    """The campaign owner a chat reply is asked for (None: a campaign nobody owns)."""
+    return owner.pk if owner else None
 
 
 def test_a_reply_comes_through_the_evalhub_protocol_as_speaker_1(evalhub_bot):
     owner = factories.user()
     system = endpoint(evalhub_bot.url, owner)
-    text = chat_bridge.reply(campaign(owner), system, "chat-1", TURNS)
+    text = chat.reply(owner_id(owner), system, "chat-1", TURNS)
     assert text == "echo: Hello bot"
     assert evalhub_bot.requests[0]["speaker"] == 1
     assert evalhub_bot.requests[0]["conversation_id"] == "chat-1"
@@ -49,14 +44,14 @@ def test_a_reply_comes_through_the_openai_protocol():
         server = pool.start(openai_fake.echo)
         owner = factories.user()
         system = endpoint(server.base_url, owner, protocol="openai", model_name="m")
-        assert chat_bridge.reply(campaign(owner), system, "chat-1", TURNS) == "echo: Hello bot"
+        assert chat.reply(owner_id(owner), system, "chat-1", TURNS) == "echo: Hello bot"
         assert server.requests[0]["messages"] == [{"role": "user", "content": "Hello bot"}]
 
 
 def test_another_owners_endpoint_is_not_called_without_their_consent(evalhub_bot):
     system = endpoint(evalhub_bot.url, factories.user())
     with pytest.raises(ReplyFailed) as failed:
-        chat_bridge.reply(campaign(factories.user()), system, "chat-1", TURNS)
+        chat.reply(owner_id(factories.user()), system, "chat-1", TURNS)
     assert "can no longer be reached" in failed.value.message
     assert failed.value.transient is False and evalhub_bot.requests == []
 
@@ -64,15 +59,15 @@ def test_another_owners_endpoint_is_not_called_without_their_consent(evalhub_bot
 def test_a_system_without_an_endpoint_fails_clearly():
     system = factories.system()
     with pytest.raises(ReplyFailed, match="can no longer be reached"):
-        chat_bridge.reply(campaign(), system, "chat-1", TURNS)
+        chat.reply(owner_id(), system, "chat-1", TURNS)
 
 
 def test_a_spent_budget_is_a_clear_message_and_nothing_is_sent(evalhub_bot):
     owner = factories.user()
     system = endpoint(evalhub_bot.url, owner, daily_budget=1)
-    chat_bridge.reply(campaign(owner), system, "chat-1", TURNS)
+    chat.reply(owner_id(owner), system, "chat-1", TURNS)
     with pytest.raises(ReplyFailed, match="cannot take more messages"):
-        chat_bridge.reply(campaign(owner), system, "chat-1", TURNS)
+        chat.reply(owner_id(owner), system, "chat-1", TURNS)
     assert len(evalhub_bot.requests) == 1
     assert EndpointUsage.objects.get().requests == 1
 
@@ -83,7 +78,7 @@ def test_a_server_error_is_retried_once_then_explained():
         owner = factories.user()
         system = endpoint(server.url, owner)
         with pytest.raises(ReplyFailed, match="did not give a usable answer") as failed:
-            chat_bridge.reply(campaign(owner), system, "chat-1", TURNS)
+            chat.reply(owner_id(owner), system, "chat-1", TURNS)
         assert len(server.requests) == 2 and "HTTP 500" in failed.value.detail
 
 
@@ -92,7 +87,7 @@ def test_staff_need_the_owners_consent_too(evalhub_bot):
     shared = endpoint(evalhub_bot.url, factories.user(), allow_other_owners=True)
     endpoint(evalhub_bot.url, factories.user())
     factories.system(staff)  # no endpoint
-    assert list(chat_bridge.chat_systems(staff)) == [shared]
+    assert list(chat.chat_systems(staff)) == [shared]
 
 
 def test_a_researcher_may_chat_with_their_own_and_shared_endpoints(evalhub_bot):
@@ -100,12 +95,12 @@ def test_a_researcher_may_chat_with_their_own_and_shared_endpoints(evalhub_bot):
     own = endpoint(evalhub_bot.url, researcher)
     shared = endpoint(evalhub_bot.url, factories.user(), allow_other_owners=True)
     endpoint(evalhub_bot.url, factories.user())
-    assert set(chat_bridge.chat_systems(researcher)) == {own, shared}
+    assert set(chat.chat_systems(researcher)) == {own, shared}
 
 
 def test_nobody_logged_in_may_chat_with_any(evalhub_bot):
     from django.contrib.auth.models import AnonymousUser
 
     endpoint(evalhub_bot.url, factories.user(), allow_other_owners=True)
-    assert not chat_bridge.chat_systems(AnonymousUser()).exists()
-    assert not chat_bridge.chat_systems(None).exists()
+    assert not chat.chat_systems(AnonymousUser()).exists()
+    assert not chat.chat_systems(None).exists()

@@ -3,9 +3,9 @@ URLconf (next to the system's other pages)."""
 
 from django.urls import path
 
-from . import endpoint_views
+from . import views
 
 urlpatterns = [
-    path("", endpoint_views.endpoint_edit, name="system-endpoint"),
-    path("delete/", endpoint_views.endpoint_delete, name="system-endpoint-delete"),
+    path("", views.endpoint_edit, name="system-endpoint"),
+    path("delete/", views.endpoint_delete, name="system-endpoint-delete"),
 ]

@@ -8,11 +8,11 @@ import pytest
 from django.db import connection
 from django.db.models import QuerySet
 
+from endpoints import budget as endpoint_budget
+from endpoints.client import BotClient, BudgetExhausted, Endpoint, LocalLimiter, RetryPolicy
+from endpoints.models import BotEndpoint, EndpointUsage
 from tests import factories
-from tests.tournaments import openai_fake
-from tournaments import endpoint_budget
-from tournaments.bot_client import BotClient, BudgetExhausted, Endpoint, LocalLimiter, RetryPolicy
-from tournaments.models import BotEndpoint, EndpointUsage
+from tests.endpoints import openai_fake
 
 TURNS = [{"speaker": 0, "text": "hello"}, {"speaker": 1, "text": "hi"}]
 FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.001, jitter=False)

@@ -1,14 +1,18 @@
 """The client side of the bot endpoint protocols.
 
 An endpoint (BotEndpoint) speaks EvalHub's protocol or the OpenAI-compatible chat
-completions protocol (tournaments/bot_protocols.py says what is sent and read). EvalHub
+completions protocol (endpoints/protocols.py says what is sent and read). EvalHub
 POSTs JSON with `Content-Type: application/json` and, when the endpoint has a token,
 `Authorization: Bearer <token>`, and expects `200` with a non-empty text of at most
 `max_reply_chars` characters. The whole history is sent every time, so a bot can be
 stateless; a retried conversation starts again from the seed under the same conversation
 id. Redirects are not followed: register the final URL. Where requests may go, and their
-total deadline (`timeout`, from connecting to the last byte), is tournaments/outbound.py's
+total deadline (`timeout`, from connecting to the last byte), is endpoints/outbound.py's
 job: connections are reused (one httpx client per process).
+
+Outcomes. Every request (retries included) leaves an EndpointCall for a stored endpoint
+(endpoints/calls.py): status, HTTP status, latency, error class and a short summary that
+never quotes the reply, so that the endpoint's owner can see why calls fail.
 
 Errors are typed (BotTimeout, BotUnreachable, BotRefused, BotHTTPError, BotBadJSON,
 BotBadReply, BotBusy, BudgetExhausted, LimiterUnavailable), each with `transient` saying
@@ -18,7 +22,7 @@ EVALHUB_BOT_RETRY_AFTER_MAX_SECONDS; the request is repeated with the same histo
 turns already collected are kept.
 
 Budget. An endpoint with a daily budget is charged one request per HTTP request, retries
-included, before it is sent (tournaments/endpoint_budget.py); a spent budget is
+included, before it is sent (endpoints/budget.py); a spent budget is
 BudgetExhausted and nothing is sent.
 
 Concurrency. An endpoint sees at most `max_concurrency` requests in flight from EvalHub.
@@ -53,11 +57,12 @@ import tenacity
 from django.conf import settings
 
 from . import outbound
-from .bot_protocols import (
+from .protocols import (
     PROTOCOLS,
     ReplyShapeError,
     Sampling,
     Usage,
+    WireProtocol,
     openai_chat_body,
     openai_usage,
 )
@@ -72,13 +77,17 @@ MAX_REPLY_BYTES = 256 * 1024
 
 
 class BotError(Exception):
-    """A bot endpoint did not give a usable reply."""
+    """A bot endpoint did not give a usable reply. `outcome` is the EndpointCall status it
+    is recorded as; `summary` the message recorded, which never quotes the bot's reply nor
+    names an address the policy refused (the message may, for the logs)."""
 
     transient = False
+    outcome = "error"
 
-    def __init__(self, message: str, *, url: str = ""):
+    def __init__(self, message: str, *, url: str = "", summary: str = ""):
         super().__init__(message)
         self.message = message
+        self.summary = summary or message
         self.url = url
         self.attempts = 1
 
@@ -90,21 +99,29 @@ class BotError(Exception):
 
 class BotTimeout(BotError):
     transient = True
+    outcome = "timeout"
 
 
 class BotUnreachable(BotError):
     """Connection refused, reset or broken, or the host name does not resolve."""
 
     transient = True
+    outcome = "unreachable"
 
 
 class BotRefused(BotError):
-    """The endpoint's address is refused by the address policy (tournaments/outbound.py)."""
+    """The endpoint's address is refused by the address policy (endpoints/outbound.py)."""
+
+    outcome = "refused"
 
 
 class BotHTTPError(BotError):
-    def __init__(self, message: str, *, url: str = "", status: int, retry_after=None):
-        super().__init__(message, url=url)
+    outcome = "http_error"
+
+    def __init__(
+        self, message: str, *, url: str = "", status: int, retry_after=None, summary: str = ""
+    ):
+        super().__init__(message, url=url, summary=summary)
         self.status = status
         self.retry_after: float | None = retry_after  # seconds, from a 429 or 503
         # Server errors and "slow down" may pass; a 4xx (bad token, wrong URL) will not.
@@ -115,6 +132,7 @@ class BotBadJSON(BotError):
     """The body is not JSON. Transient: usually a proxy's error page or a truncated body."""
 
     transient = True
+    outcome = "invalid_json"
 
 
 class BotBadReply(BotError):
@@ -122,21 +140,27 @@ class BotBadReply(BotError):
 
     Not retried: a bot that answers in the wrong shape does so every time."""
 
+    outcome = "invalid_reply"
+
 
 class BotBusy(BotError):
     """No concurrency slot for the endpoint came free within the wait."""
 
     transient = True
+    outcome = "busy"
 
 
 class BudgetExhausted(BotError):
     """The endpoint's requests for today are spent; nothing was sent. Not retried today."""
+
+    outcome = "budget_exhausted"
 
 
 class LimiterUnavailable(BotError):
     """The Redis semaphore could not be reached; the bot was not asked."""
 
     transient = True
+    outcome = "limiter_unavailable"
 
 
 # Retries --------------------------------------------------------------------------------
@@ -365,7 +389,7 @@ def database_budget(endpoint: Endpoint) -> None:
     """Charge one request to a stored endpoint's budget (BudgetExhausted when spent)."""
     if endpoint.endpoint_id is None or endpoint.daily_budget is None:
         return
-    from .endpoint_budget import spend  # the ORM only when there is something to charge
+    from .budget import spend  # the ORM only when there is something to charge
 
     if not spend(endpoint.endpoint_id, endpoint.daily_budget):
         raise BudgetExhausted(
@@ -374,8 +398,25 @@ def database_budget(endpoint: Endpoint) -> None:
         )
 
 
+def database_record(endpoint_id: int | None, **outcome) -> None:
+    """Store a request's outcome for a stored endpoint (endpoints/calls.py)."""
+    if endpoint_id is None:
+        return
+    from .calls import record  # the ORM only when there is something to record
+
+    record(endpoint_id, **outcome)
+
+
+def outcome_http_status(error: BotError | None) -> int | None:
+    """The HTTP status a request ended with, when it got one."""
+    if error is None or isinstance(error, BotBadJSON | BotBadReply):
+        return 200  # a reply came, in the wrong shape
+    return getattr(error, "status", None)
+
+
 class BotClient:
-    """Asks one endpoint for turns, with retries, its budget and its concurrency limit."""
+    """Asks one endpoint for turns, with retries, its budget and its concurrency limit, and
+    records each request's outcome (`purpose` says who asked: an EndpointCall.Purpose)."""
 
     def __init__(
         self,
@@ -388,6 +429,8 @@ class BotClient:
         sleep: Callable[[float], None] = time.sleep,
         budget: Callable[[Endpoint], None] | None = database_budget,
         allow_private: bool | None = None,
+        purpose: str = "other",
+        record: Callable[..., None] | None = database_record,
     ):
         scheme = urllib.parse.urlsplit(endpoint.url).scheme
         if scheme not in {"http", "https"}:
@@ -407,6 +450,8 @@ class BotClient:
         )
         self.sleep = sleep
         self.budget = budget
+        self.purpose = purpose
+        self.record = record
         if allow_private is None:
             allow_private = settings.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES
         self.http = http_client(allow_private=allow_private)
@@ -436,13 +481,30 @@ class BotClient:
         )
         for attempt in retrying:
             with attempt:
+                started = time.monotonic()
                 try:
-                    return parse(self._attempt(raw_body))
+                    result = parse(self._attempt(raw_body))
                 except BotError as error:
                     error.url = error.url or self.url
                     error.attempts = attempt.retry_state.attempt_number
+                    self._record(started, error)
                     raise
+                self._record(started, None)
+                return result
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _record(self, started: float, error: BotError | None, *, streamed=False) -> None:
+        if self.record is None:
+            return
+        self.record(
+            self.endpoint.endpoint_id,
+            purpose=self.purpose,
+            status=error.outcome if error is not None else "ok",
+            latency_ms=(time.monotonic() - started) * 1000,
+            http_status=outcome_http_status(error),
+            error=error,
+            streamed=streamed,
+        )
 
     def _retryable(self, error: BaseException) -> bool:
         if not isinstance(error, BotError) or not error.transient:
@@ -475,9 +537,7 @@ class BotClient:
 
     def _post(self, body: bytes) -> bytes:
         url, timeout = self.url, self.timeout
-        headers = {"Content-Type": "application/json"}
-        if self.endpoint.auth_token:
-            headers["Authorization"] = f"Bearer {self.endpoint.auth_token}"
+        headers = request_headers(self.endpoint)
         try:
             with (
                 outbound.deadline(timeout),
@@ -498,30 +558,20 @@ class BotClient:
         except httpx.TimeoutException:
             raise BotTimeout(f"no reply within {timeout:g} s", url=url) from None
         except httpx.ConnectError as error:
-            if isinstance(error.__cause__, outbound.AddressRefused):
-                raise BotRefused(str(error), url=url) from None
-            raise BotUnreachable(f"cannot connect: {error}", url=url) from None
+            raise connect_error(error, url) from None
         except httpx.HTTPError as error:
-            raise BotUnreachable(f"connection broken: {error!r}", url=url) from None
+            raise BotUnreachable(
+                f"connection broken: {error!r}", url=url, summary=CONNECTION_BROKEN
+            ) from None
 
     def _http_error(self, response: httpx.Response) -> BotHTTPError:
-        status = response.status_code
-        if 300 <= status < 400:
-            message = f"answered HTTP {status} (redirects are not followed)"
-        else:
-            snippet = b""
+        snippet = b""
+        if not 300 <= response.status_code < 400:
             for chunk in response.iter_bytes():
                 snippet += chunk
                 if len(snippet) >= 300:
                     break
-            snippet = _snippet(snippet[:300])
-            message = f"answered HTTP {status}" + (f": {snippet}" if snippet else "")
-        retry_after = None
-        if status in (429, 503):
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            if retry_after is not None:
-                message += f" (Retry-After {retry_after:g} s)"
-        return BotHTTPError(message, url=self.url, status=status, retry_after=retry_after)
+        return http_error(response, snippet, self.url)
 
     def _parse(self, raw: bytes) -> str:
         return self._read(raw)[0]
@@ -531,26 +581,77 @@ class BotClient:
         return ChatReply(text, openai_usage(data))
 
     def _read(self, raw: bytes) -> tuple[str, object]:
-        """The reply's text and its whole JSON document."""
-        field_name = self.protocol.field
-        if len(raw) > MAX_REPLY_BYTES:
-            raise BotBadReply(f"the reply is larger than {MAX_REPLY_BYTES} bytes")
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise BotBadJSON(f"the reply is not JSON: {_snippet(raw)!r}") from None
-        try:
-            text = self.protocol.text(data)
-        except ReplyShapeError as error:
-            raise BotBadReply(f"{error}: {_snippet(raw)!r}") from None
-        text = text.strip()
-        if not text:
-            raise BotBadReply(f"{field_name} is empty")
-        if len(text) > self.max_reply_chars:
-            raise BotBadReply(
-                f"{field_name} has {len(text)} characters; the limit is {self.max_reply_chars}"
-            )
-        return text, data
+        return read_reply(self.protocol, raw, self.max_reply_chars)
+
+
+def request_headers(endpoint: Endpoint) -> dict[str, str]:
+    """What every request to `endpoint` carries, blocking or streamed."""
+    headers = {"Content-Type": "application/json"}
+    if endpoint.auth_token:
+        headers["Authorization"] = f"Bearer {endpoint.auth_token}"
+    return headers
+
+
+def read_reply(protocol: WireProtocol, raw: bytes, max_reply_chars: int) -> tuple[str, object]:
+    """A whole (not streamed) reply's text and its JSON document, or the typed error."""
+    field_name = protocol.field
+    if len(raw) > MAX_REPLY_BYTES:
+        raise BotBadReply(f"the reply is larger than {MAX_REPLY_BYTES} bytes")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BotBadJSON(
+            f"the reply is not JSON: {_snippet(raw)!r}", summary="the reply is not JSON"
+        ) from None
+    try:
+        text = protocol.text(data)
+    except ReplyShapeError as error:
+        raise BotBadReply(f"{error}: {_snippet(raw)!r}", summary=str(error)) from None
+    text = text.strip()
+    if not text:
+        raise BotBadReply(f"{field_name} is empty")
+    if len(text) > max_reply_chars:
+        raise BotBadReply(
+            f"{field_name} has {len(text)} characters; the limit is {max_reply_chars}"
+        )
+    return text, data
+
+
+CONNECTION_BROKEN = "the connection broke before the reply was complete"
+
+
+def connect_error(error: httpx.ConnectError, url: str) -> BotError:
+    """BotRefused when the address policy refused the host, else BotUnreachable."""
+    if isinstance(error.__cause__, outbound.AddressRefused):
+        return BotRefused(
+            str(error),
+            url=url,
+            summary="the host resolves to an address outbound requests may not reach "
+            "(loopback, private, link-local, multicast or reserved)",
+        )
+    return BotUnreachable(
+        f"cannot connect: {error}",
+        url=url,
+        summary="cannot connect (connection refused or reset, or the name does not resolve)",
+    )
+
+
+def http_error(response: httpx.Response, snippet: bytes, url: str) -> BotHTTPError:
+    """The error for a non-200 answer; `snippet` (the body's start) is for the log only."""
+    status = response.status_code
+    if 300 <= status < 400:
+        summary = message = f"answered HTTP {status} (redirects are not followed)"
+    else:
+        summary = f"answered HTTP {status}"
+        quoted = _snippet(snippet[:300])
+        message = summary + (f": {quoted}" if quoted else "")
+    retry_after = None
+    if status in (429, 503):
+        retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        if retry_after is not None:
+            message += f" (Retry-After {retry_after:g} s)"
+            summary += f" (Retry-After {retry_after:g} s)"
+    return BotHTTPError(message, url=url, status=status, retry_after=retry_after, summary=summary)
 
 
 def _snippet(raw: bytes, size: int = 120) -> str:

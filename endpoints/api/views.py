@@ -1,4 +1,6 @@
-"""REST API of a system's bot endpoint: `GET/PUT/PATCH/DELETE /api/systems/<slug>/endpoint/`.
+"""REST API of a system's bot endpoint: `GET/PUT/PATCH/DELETE /api/systems/<slug>/endpoint/`,
+and its calls' outcomes, newest first: `GET /api/systems/<slug>/endpoint/calls/` (paginated;
+read-only, the same readers).
 
 Only the system's owner and staff (System.is_editable_by) read or change it: others who
 can see the system get 403, those who cannot see it 404, anonymous callers 401. The token
@@ -18,8 +20,8 @@ from rest_framework.response import Response
 
 from evalhub.models import System
 
-from ..endpoint_budget import used_today
-from ..models import BotEndpoint
+from ..budget import used_today
+from ..models import BotEndpoint, EndpointCall
 
 
 class BotEndpointSerializer(serializers.ModelSerializer):
@@ -108,6 +110,22 @@ def _out(name, value, code="200"):
     return OpenApiExample(name, value=value, response_only=True, status_codes=[code])
 
 
+def managed_system(request, slug) -> System:
+    system = get_object_or_404(System, slug=slug)
+    if not system.is_visible_to(request.user):
+        raise Http404("No such system.")
+    if not system.is_editable_by(request.user):
+        raise PermissionDenied("Only the owner of a system and staff manage its endpoint.")
+    return system
+
+
+def managed_endpoint(request, slug) -> BotEndpoint:
+    endpoint = BotEndpoint.objects.filter(system=managed_system(request, slug)).first()
+    if endpoint is None:
+        raise Http404("The system has no bot endpoint.")
+    return endpoint
+
+
 @extend_schema_view(
     get=extend_schema(examples=[_out("Endpoint", ENDPOINT)]),
     put=extend_schema(
@@ -130,18 +148,10 @@ class BotEndpointView(generics.GenericAPIView):
     queryset = BotEndpoint.objects.none()
 
     def managed_system(self) -> System:
-        system = get_object_or_404(System, slug=self.kwargs["slug"])
-        if not system.is_visible_to(self.request.user):
-            raise Http404("No such system.")
-        if not system.is_editable_by(self.request.user):
-            raise PermissionDenied("Only the owner of a system and staff manage its endpoint.")
-        return system
+        return managed_system(self.request, self.kwargs["slug"])
 
     def get_object(self) -> BotEndpoint:
-        endpoint = BotEndpoint.objects.filter(system=self.managed_system()).first()
-        if endpoint is None:
-            raise Http404("The system has no bot endpoint.")
-        return endpoint
+        return managed_endpoint(self.request, self.kwargs["slug"])
 
     def get(self, request, slug):
         return Response(self.get_serializer(self.get_object()).data)
@@ -170,3 +180,51 @@ class BotEndpointView(generics.GenericAPIView):
         with transaction.atomic():
             endpoint.delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class EndpointCallSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = EndpointCall
+        fields = [
+            "at",
+            "purpose",
+            "status",
+            "http_status",
+            "latency_ms",
+            "streamed",
+            "first_token_ms",
+            "prompt_tokens",
+            "completion_tokens",
+            "error_class",
+            "message",
+        ]
+        read_only_fields = fields
+
+
+CALL = {
+    "at": "2026-11-20T09:31:02Z",
+    "purpose": "collection",
+    "status": "http_error",
+    "http_status": 429,
+    "latency_ms": 84,
+    "streamed": False,
+    "first_token_ms": None,
+    "prompt_tokens": None,
+    "completion_tokens": None,
+    "error_class": "BotHTTPError",
+    "message": "answered HTTP 429 (Retry-After 3 s)",
+}
+
+
+@extend_schema_view(get=extend_schema(examples=[_out("Calls", {"count": 1, "results": [CALL]})]))
+class EndpointCallList(generics.ListAPIView):
+    """The outcomes of the endpoint's latest calls (endpoints/calls.py), for the system's
+    owner and staff only: the same readers as the endpoint itself."""
+
+    serializer_class = EndpointCallSerializer
+    permission_classes = [IsAuthenticated]
+    queryset = EndpointCall.objects.none()
+
+    def get_queryset(self):
+        endpoint = managed_endpoint(self.request, self.kwargs["slug"])
+        return EndpointCall.objects.filter(endpoint=endpoint).order_by("-at", "-id")

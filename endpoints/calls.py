@@ -1,0 +1,110 @@
+"""The outcome of every request the client makes (EndpointCall), and how long it is kept.
+
+The blocking and the async client both record through `record` after each request, retries
+included, whatever happened: answered, refused by the address policy, over budget, timed
+out. Only endpoints stored in the database have outcomes. Recording never fails a call: a
+database error here is logged and the reply is returned all the same.
+
+The message is the client's own summary of the failure (`BotError.summary`), cut to one
+line of EndpointCall.MESSAGE_CHARS: never the upstream body, which may be a proxy's page,
+a stack trace or somebody else's data, and never the token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import DatabaseError
+from django.db.models import Count
+from django.utils import timezone
+
+from .models import EndpointCall
+
+logger = logging.getLogger(__name__)
+
+
+def safe_message(summary: str) -> str:
+    """`summary` on one line, within EndpointCall.MESSAGE_CHARS."""
+    line = " ".join(summary.split())
+    limit = EndpointCall.MESSAGE_CHARS
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def record(
+    endpoint_id: int | None,
+    *,
+    purpose: str,
+    status: str,
+    latency_ms: float,
+    http_status: int | None = None,
+    error: BaseException | None = None,
+    streamed: bool = False,
+    first_token_ms: float | None = None,
+    prompt_tokens: int | None = None,
+    completion_tokens: int | None = None,
+) -> EndpointCall | None:
+    """Store one request's outcome (nothing for an endpoint that is not stored)."""
+    if endpoint_id is None:
+        return None
+    summary = getattr(error, "summary", "") if error is not None else ""
+    if isinstance(error, asyncio.CancelledError):
+        summary = "the caller stopped reading the stream"
+    try:
+        return EndpointCall.objects.create(
+            endpoint_id=endpoint_id,
+            purpose=purpose,
+            status=status,
+            http_status=http_status,
+            latency_ms=max(0, round(latency_ms)),
+            streamed=streamed,
+            first_token_ms=None if first_token_ms is None else max(0, round(first_token_ms)),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            error_class=type(error).__name__ if error is not None else "",
+            message=safe_message(summary),
+        )
+    except DatabaseError:
+        # The endpoint may have been removed meanwhile, or the database is away: the call's
+        # own result stands either way.
+        logger.warning("Could not record a call's outcome for endpoint %s", endpoint_id)
+        return None
+
+
+# The async client records from the event loop; the ORM is synchronous.
+arecord = sync_to_async(record, thread_sensitive=True)
+
+
+def recent(endpoint, limit: int = 20):
+    """The endpoint's newest outcomes, newest first."""
+    return EndpointCall.objects.filter(endpoint=endpoint).order_by("-at", "-id")[:limit]
+
+
+def prune(*, keep: int | None = None, max_age_days: float | None = None) -> int:
+    """Delete outcomes older than `max_age_days`, and beyond the newest `keep` of each
+    endpoint; the number deleted."""
+    keep = settings.EVALHUB_ENDPOINT_CALLS_KEPT if keep is None else keep
+    if max_age_days is None:
+        max_age_days = settings.EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS
+    cutoff = timezone.now() - timedelta(days=max_age_days)
+    deleted, _ = EndpointCall.objects.filter(at__lt=cutoff).delete()
+    crowded = (
+        EndpointCall.objects.values("endpoint_id")
+        .annotate(n=Count("id"))
+        .filter(n__gt=keep)
+        .values_list("endpoint_id", flat=True)
+    )
+    for endpoint_id in crowded:
+        calls = EndpointCall.objects.filter(endpoint_id=endpoint_id).order_by("-at", "-id")
+        oldest_kept = calls.values_list("at", "id")[keep - 1] if keep else None
+        if oldest_kept is None:
+            extra = calls
+        else:
+            at, pk = oldest_kept
+            extra = calls.filter(at__lte=at).exclude(at=at, id__gte=pk)
+        n, _ = extra.delete()
+        deleted += n
+    return deleted

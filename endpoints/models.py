@@ -1,0 +1,235 @@
+"""Where EvalHub reaches a model: a system's bot endpoint, the requests charged to it and
+the outcome of each call.
+
+The client (endpoints/client.py) reads a BotEndpoint; the budget (endpoints/budget.py)
+counts EndpointUsage; every request the client makes leaves an EndpointCall
+(endpoints/calls.py). The tables keep the names they had under tournaments
+(`db_table`), so moving the models here moved no data.
+"""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, URLValidator
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from evalhub.models import System
+
+
+def default_bot_timeout():
+    return settings.EVALHUB_BOT_TIMEOUT_SECONDS
+
+
+def default_bot_concurrency():
+    return settings.EVALHUB_BOT_MAX_CONCURRENCY
+
+
+def default_bot_daily_budget():
+    return settings.EVALHUB_BOT_DAILY_BUDGET
+
+
+def validate_stop_sequences(value):
+    if not isinstance(value, list) or not all(isinstance(s, str) and s for s in value):
+        raise ValidationError("Stop sequences must be a list of non-empty strings.")
+    if len(value) > BotEndpoint.MAX_STOP_SEQUENCES:
+        raise ValidationError(f"At most {BotEndpoint.MAX_STOP_SEQUENCES} stop sequences.")
+    if any(len(s) > BotEndpoint.MAX_STOP_CHARS for s in value):
+        raise ValidationError(
+            f"A stop sequence has at most {BotEndpoint.MAX_STOP_CHARS} characters."
+        )
+
+
+class BotEndpoint(models.Model):
+    """Where EvalHub reaches a system live, in one of two protocols (endpoints/client.py):
+
+    - EvalHub's: POST {"conversation_id", "turns", "speaker"} to `url`, expect {"text"};
+    - OpenAI-compatible chat completions: POST {url}/chat/completions with `model`, the
+      conversation as messages and the sampling settings; the reply is
+      choices[0].message.content (vLLM, Ollama, llama.cpp's server, TGI, hosted APIs).
+
+    Only the system's owner and staff manage it (`is_managed_by`); the token is write-only
+    (never shown again after saving). A tournament of another owner may call it only when
+    `allow_other_owners` is on (`may_serve`); the client enforces `daily_budget` whoever calls.
+    """
+
+    class Protocol(models.TextChoices):
+        EVALHUB = "evalhub", "EvalHub bot protocol"
+        OPENAI = "openai", "OpenAI-compatible chat completions"
+
+    MAX_STOP_SEQUENCES = 4  # the OpenAI API's own limit
+    MAX_STOP_CHARS = 100
+
+    system = models.OneToOneField(System, on_delete=models.CASCADE, related_name="endpoint")
+    protocol = models.CharField(max_length=10, choices=Protocol.choices, default=Protocol.EVALHUB)
+    url = models.URLField(
+        "URL",
+        max_length=500,
+        validators=[URLValidator(schemes=["http", "https"])],
+        help_text="EvalHub protocol: the URL to POST to. OpenAI-compatible: the base URL, "
+        "e.g. https://host/v1 (EvalHub appends /chat/completions).",
+    )
+    model_name = models.CharField(
+        max_length=200, blank=True, help_text="The `model` sent with OpenAI-compatible requests."
+    )
+    auth_token = models.CharField(
+        "token or API key",
+        max_length=500,
+        blank=True,
+        help_text="Sent as 'Authorization: Bearer <token>'. Never shown again after saving.",
+    )
+    system_prompt = models.TextField(
+        blank=True, max_length=4000, help_text="OpenAI-compatible: sent first, as the system."
+    )
+    temperature = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)]
+    )
+    top_p = models.FloatField(
+        "top p", null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
+    )
+    max_tokens = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(32768)]
+    )
+    stop = models.JSONField(
+        "stop sequences", default=list, blank=True, validators=[validate_stop_sequences]
+    )
+    timeout_seconds = models.FloatField(
+        default=default_bot_timeout,
+        validators=[MinValueValidator(1.0), MaxValueValidator(600.0)],
+        help_text="Total time allowed for one request, from connecting to the last byte.",
+    )
+    max_concurrency = models.PositiveSmallIntegerField(
+        default=default_bot_concurrency,
+        validators=[MinValueValidator(1), MaxValueValidator(64)],
+        help_text="Requests in flight at once.",
+    )
+    daily_budget = models.PositiveIntegerField(
+        default=default_bot_daily_budget,
+        validators=[MinValueValidator(1), MaxValueValidator(1_000_000)],
+        help_text="Requests per day (UTC) at most, retries included, from every tournament.",
+    )
+    allow_other_owners = models.BooleanField(
+        "allow other owners' tournaments",
+        default=False,
+        help_text="Let tournaments of other researchers call this endpoint, within the budget.",
+    )
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "tournaments_botendpoint"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(timeout_seconds__gte=1.0) & Q(timeout_seconds__lte=600.0),
+                name="bot_endpoint_timeout_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(max_concurrency__gte=1) & Q(max_concurrency__lte=64),
+                name="bot_endpoint_concurrency_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(daily_budget__gte=1) & Q(daily_budget__lte=1_000_000),
+                name="bot_endpoint_budget_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(temperature__isnull=True)
+                | (Q(temperature__gte=0.0) & Q(temperature__lte=2.0)),
+                name="bot_endpoint_temperature_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(top_p__isnull=True) | (Q(top_p__gte=0.0) & Q(top_p__lte=1.0)),
+                name="bot_endpoint_top_p_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(max_tokens__isnull=True)
+                | (Q(max_tokens__gte=1) & Q(max_tokens__lte=32768)),
+                name="bot_endpoint_max_tokens_range",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.system.slug} at {self.url}"
+
+    def clean(self):
+        super().clean()
+        if self.protocol == self.Protocol.OPENAI and not self.model_name:
+            raise ValidationError(
+                {"model_name": "An OpenAI-compatible endpoint needs the model name."}
+            )
+
+    def is_managed_by(self, user) -> bool:
+        """The system's owner and staff register, edit and remove it (and its token)."""
+        return self.system.is_editable_by(user)
+
+    def may_serve(self, tournament) -> bool:
+        """Whether `tournament` may call this endpoint: its owner's own tournaments (and, for
+        a system nobody owns, tournaments nobody owns: the admin's), or any tournament once
+        the owner allows other owners'."""
+        return self.allow_other_owners or self.system.owner_id == tournament.owner_id
+
+
+class EndpointUsage(models.Model):
+    """Requests sent to an endpoint on one UTC day, counted against its daily budget."""
+
+    endpoint = models.ForeignKey(BotEndpoint, on_delete=models.CASCADE, related_name="usage")
+    day = models.DateField()
+    requests = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        db_table = "tournaments_endpointusage"
+        constraints = [
+            models.UniqueConstraint(fields=["endpoint", "day"], name="endpoint_usage_day")
+        ]
+
+    def __str__(self):
+        return f"{self.endpoint.system.slug} {self.day}: {self.requests}"
+
+
+class EndpointCall(models.Model):
+    """The outcome of one request to an endpoint (a retry is another request), so that its
+    owner can see why calls fail. `message` is EvalHub's own short account of the failure,
+    never the bot's reply: an upstream body may carry anything, even another user's data.
+    A bounded history: the maintenance beat keeps the newest EVALHUB_ENDPOINT_CALLS_KEPT
+    per endpoint, none older than EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS."""
+
+    class Status(models.TextChoices):
+        OK = "ok", "answered"
+        HTTP_ERROR = "http_error", "HTTP error"
+        TIMEOUT = "timeout", "timed out"
+        UNREACHABLE = "unreachable", "unreachable"
+        REFUSED = "refused", "address refused"
+        INVALID_JSON = "invalid_json", "not JSON"
+        INVALID_REPLY = "invalid_reply", "unusable reply"
+        BUSY = "busy", "no concurrency slot"
+        BUDGET_EXHAUSTED = "budget_exhausted", "daily budget spent"
+        LIMITER_UNAVAILABLE = "limiter_unavailable", "limiter unavailable"
+        CANCELLED = "cancelled", "cancelled by EvalHub"
+        ERROR = "error", "other error"
+
+    class Purpose(models.TextChoices):
+        COLLECTION = "collection", "tournament collection"
+        CHAT = "chat", "chat campaign"
+        JUDGE = "judge", "automatic judge"
+        OTHER = "other", "other"
+
+    MESSAGE_CHARS = 200
+
+    endpoint = models.ForeignKey(BotEndpoint, on_delete=models.CASCADE, related_name="calls")
+    at = models.DateTimeField(default=timezone.now)
+    purpose = models.CharField(max_length=12, choices=Purpose.choices, default=Purpose.OTHER)
+    status = models.CharField(max_length=20, choices=Status.choices)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField()
+    streamed = models.BooleanField(default=False)
+    # Streamed calls: when the first text arrived; any call: the tokens the server reported.
+    first_token_ms = models.PositiveIntegerField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    error_class = models.CharField(max_length=40, blank=True)
+    message = models.CharField(max_length=MESSAGE_CHARS, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["endpoint", "-at"], name="endpoint_call_recent")]
+
+    def __str__(self):
+        return f"{self.endpoint_id} {self.at:%Y-%m-%d %H:%M:%S} {self.status}"
