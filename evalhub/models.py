@@ -212,6 +212,16 @@ class Response(models.Model):
         return self.text[:60]
 
 
+class ConversationQuerySet(models.QuerySet):
+    def visible_to(self, user, now=None):
+        """Conversations in which every system speaking is one `user` may see: a private or
+        embargoed system's conversations are its owner's (and staff's) alone."""
+        if permissions.is_staff(user):
+            return self.all()
+        hidden = System.objects.exclude(pk__in=System.objects.visible_to(user, now).values("pk"))
+        return self.exclude(speakers__system__in=hidden.values("pk"))
+
+
 class Conversation(models.Model):
     """A whole dialogue between two or more speakers, each a system or a human."""
 
@@ -253,6 +263,8 @@ class Conversation(models.Model):
         "it has its speakers and no turns.",
     )
     created = models.DateTimeField(auto_now_add=True)
+
+    objects = ConversationQuerySet.as_manager()
 
     class Meta:
         ordering = ["external_id"]

@@ -102,7 +102,12 @@ def include_conversations(tournament: Tournament, external_ids: list[str]) -> in
     Raises UserInputError naming the unknown ids and those that are not between two
     systems, with nothing added."""
     ids = list(dict.fromkeys(external_ids))
-    found = dict(Conversation.objects.filter(external_id__in=ids).values_list("external_id", "pk"))
+    # Only what the tournament's owner may see (an ownerless tournament is staff's): another
+    # owner's private conversations are "no conversation", like absent ones.
+    candidates = Conversation.objects.all()
+    if tournament.owner is not None:
+        candidates = Conversation.objects.visible_to(tournament.owner)
+    found = dict(candidates.filter(external_id__in=ids).values_list("external_id", "pk"))
     unknown = [i for i in ids if i not in found]
     if unknown:
         raise UserInputError(
