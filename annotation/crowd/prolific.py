@@ -8,6 +8,7 @@ SESSION_ID. A submission is matched to its EvalHub assignment by SESSION_ID, whi
 Prolific's submission id and is kept as `Assignment.provider_ref`.
 """
 
+import re
 import secrets
 import statistics
 from datetime import timedelta
@@ -26,6 +27,8 @@ from tenacity import (
 
 from ..models import Assignment
 from .base import (
+    Arrival,
+    BadArrival,
     ConfirmationRequired,
     CostEstimate,
     CrowdError,
@@ -35,7 +38,7 @@ from .base import (
 )
 from .common import public_url, start_path
 from .ledger import once
-from .local import LocalProvider
+from .local import LocalProvider, refuse_other_platforms
 
 COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 PARTICIPANT_PARAMS = {
@@ -43,6 +46,10 @@ PARTICIPANT_PARAMS = {
     "STUDY_ID": "{{%STUDY_ID%}}",
     "SESSION_ID": "{{%SESSION_ID%}}",
 }
+# Prolific's participant, study and submission (SESSION_ID) ids are 24 hexadecimal digits
+# (MongoDB object ids). Checked at arrival: they become database keys and export cells.
+PROLIFIC_ID = re.compile(r"^[0-9a-f]{24}$")
+PLAIN_ID = re.compile(r"^[0-9A-Za-z]{1,64}$")
 MIN_REJECTION_MESSAGE = 100  # Prolific refuses shorter rejection messages
 
 
@@ -146,6 +153,25 @@ class ProlificProvider(LocalProvider):
     key = "prolific"
     spends_money = True
     allows_more_batches = False
+
+    def identify(self, request) -> Arrival | None:
+        """A participant Prolific sends (PROLIFIC_PID, STUDY_ID, SESSION_ID, each in
+        Prolific's id format), or whoever the shared link names."""
+        refuse_other_platforms(request, own="Prolific")
+        params = request.GET
+        pid = params.get("PROLIFIC_PID", "").strip()
+        if not pid:
+            return self.identify_on_link(request)
+        session_id = params.get("SESSION_ID", "").strip()
+        study_id = params.get("STUDY_ID", "").strip()
+        for name, value in (("PROLIFIC_PID", pid), ("SESSION_ID", session_id)):
+            if value and not PROLIFIC_ID.match(value):
+                raise BadArrival(f"{name} is not a Prolific id (24 hexadecimal digits).")
+        # STUDY_ID is only compared with the campaign's own study (visibility.py), never
+        # stored: letters and digits are enough.
+        if study_id and not PLAIN_ID.match(study_id):
+            raise BadArrival("STUDY_ID is not a Prolific id.")
+        return Arrival("prolific", pid, {"study_id": study_id, "session_id": session_id})
 
     def __init__(self, transport=None, sleep=None):
         self._transport = transport

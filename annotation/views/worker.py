@@ -15,6 +15,7 @@ from ..allocation import NoWork, next_assignment
 from ..chat import chat_ended
 from ..conflicts import owners_behind
 from ..crowd import get_provider
+from ..crowd.base import BadArrival
 from ..crowd.mturk import PREVIEW as MTURK_PREVIEW
 from ..crowd.mturk import external_submit_url
 from ..entry import (
@@ -80,7 +81,11 @@ def start(request, slug):
         arrival = None
         worker, refusal = redeem(campaign, request.GET["invite"], current_worker(request))
     else:
-        arrival = provider.identify(request)
+        try:
+            arrival = provider.identify(request)
+        except BadArrival as bad:
+            context = {"campaign": campaign, "reason": str(bad)}
+            return render(request, "annotation/no_work.html", context, status=400)
         worker, refusal = arriving_worker(request, campaign, arrival)
     if refusal:
         context = {"campaign": campaign, "reason": refusal.reason}

@@ -125,10 +125,10 @@ def test_an_mturk_worker_sent_by_one_of_its_hits_is_served(client):
     c = private_campaign(provider="mturk")
     batch = c.batches.first()
     Batch.objects.filter(pk=batch.pk).update(platform_ref="HIT1")
-    url = c.start_url() + f"?batch={batch.pk}&assignmentId=A1&hitId=HIT1&workerId=W1"
+    url = c.start_url() + f"?batch={batch.pk}&assignmentId=A1&hitId=HIT1&workerId=AW1"
     response = client.get(url)
     assert response.status_code == 302
-    assignment = Assignment.objects.get(campaign=c, worker__external_id="W1")
+    assignment = Assignment.objects.get(campaign=c, worker__external_id="AW1")
     assert response["Location"] == assignment.get_absolute_url()
     # Back in the same browser, without the platform's parameters: still theirs.
     assert client.get(assignment.get_absolute_url()).status_code == 200
@@ -137,7 +137,7 @@ def test_an_mturk_worker_sent_by_one_of_its_hits_is_served(client):
 def test_an_mturk_arrival_naming_another_hit_is_refused(client):
     c = private_campaign(provider="mturk")
     Batch.objects.filter(campaign=c).update(platform_ref="HIT1")
-    url = c.start_url() + "?assignmentId=A1&hitId=OTHER&workerId=W1"
+    url = c.start_url() + "?assignmentId=A1&hitId=OTHER&workerId=AW1"
     assert client.get(url).status_code == 403
     assert not Assignment.objects.filter(campaign=c, worker__isnull=False).exists()
 
