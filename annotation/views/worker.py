@@ -11,6 +11,8 @@ from django.utils import timezone
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
+from evalhub.permissions import may_manage
+
 from ..allocation import NoWork, next_assignment
 from ..chat import chat_ended
 from ..conflicts import owners_behind
@@ -84,14 +86,14 @@ def start(request, slug):
         try:
             arrival = provider.identify(request)
         except BadArrival as bad:
-            context = {"campaign": campaign, "reason": str(bad)}
-            return render(request, "annotation/no_work.html", context, status=400)
+            return _before_serving(request, campaign, "annotation/no_work.html", str(bad), 400)
         worker, refusal = arriving_worker(request, campaign, arrival)
     if refusal:
-        context = {"campaign": campaign, "reason": refusal.reason}
-        return render(request, "annotation/no_work.html", context, status=refusal.status)
+        return _before_serving(
+            request, campaign, "annotation/no_work.html", refusal.reason, refusal.status
+        )
     if worker is None:
-        return render(request, "annotation/identify.html", {"campaign": campaign}, status=200)
+        return _before_serving(request, campaign, "annotation/identify.html", "", 200)
     one_batch = not provider.allows_more_batches and arrival is not None
     refusal = platform_conflict(
         campaign,
@@ -101,11 +103,9 @@ def start(request, slug):
         one_batch=one_batch,
     )
     if refusal:
-        context = {"campaign": campaign, "reason": refusal}
-        return render(request, "annotation/no_work.html", context, status=403)
+        return _before_serving(request, campaign, "annotation/no_work.html", refusal, 403)
     if not may_serve(campaign, arrival, worker):
-        context = {"campaign": campaign, "reason": PRIVATE_REFUSAL}
-        return render(request, "annotation/no_work.html", context, status=403)
+        return _before_serving(request, campaign, "annotation/no_work.html", PRIVATE_REFUSAL, 403)
     remember(request, worker)
     if needs_training(campaign, worker):
         return redirect("annotation:training", slug=campaign.slug)
@@ -147,6 +147,15 @@ def _platform_batch(campaign, request):
         return campaign.batches.filter(pk=int(request.GET.get("batch", ""))).first()
     except ValueError:
         return None
+
+
+def _before_serving(request, campaign, template: str, reason: str, status: int):
+    """A start page shown to a visitor who is not (yet) served. A private campaign's
+    title is for the people it serves and its managers: a stranger's page names no
+    campaign (the title could say which unreleased system is being evaluated)."""
+    shown = campaign if may_manage(request.user, campaign) or is_public(campaign) else None
+    context = {"campaign": shown, "reason": reason}
+    return render(request, template, context, status=status)
 
 
 def _mturk_preview(request, campaign):

@@ -165,3 +165,39 @@ def test_the_mturk_preview_of_a_public_campaign_shows_the_first_item(client):
     item = c.batches.first().items.order_by("order_in_batch").first()
     url = c.start_url() + "?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=HIT1"
     assert item.content["left"] in client.get(url).content.decode()
+
+
+# Issue 23, finding 14: a private campaign's start page does not name it ---------------------
+
+SECRET_TITLE = "Unreleased parrot-9 study"
+
+
+def test_a_private_campaigns_start_page_hides_its_title_from_a_stranger(client):
+    c = private_campaign(title=SECRET_TITLE)
+    for query in ("", "?worker=curious"):
+        response = client.get(c.start_url() + query)
+        assert response.status_code in (200, 403)
+        assert SECRET_TITLE not in response.content.decode()
+    client.force_login(factories.user("passer-by"))
+    response = client.get(c.start_url())
+    assert response.status_code == 403
+    assert SECRET_TITLE not in response.content.decode()
+    assert not Assignment.objects.filter(campaign=c, worker__isnull=False).exists()
+
+
+def test_a_private_campaigns_owner_sees_its_title_on_the_start_page(client):
+    owner = factories.user("owner")
+    c = private_campaign(title=SECRET_TITLE, owner=owner, allow_worker_param=False)
+    client.force_login(owner)
+    response = client.get(c.start_url() + "?worker=me")
+    assert response.status_code == 403
+    assert SECRET_TITLE in response.content.decode()
+    assert not Assignment.objects.filter(campaign=c, worker__isnull=False).exists()
+
+
+def test_a_public_campaigns_start_page_shows_its_title(client):
+    c = showing(factories.system(), title="Open garden study")
+    response = client.get(c.start_url())
+    assert response.status_code == 200
+    assert "Open garden study" in response.content.decode()
+    assert not Assignment.objects.filter(campaign=c, worker__isnull=False).exists()
