@@ -342,8 +342,11 @@ def _gold_specs(kind, gold: list, config: dict, rng) -> list:
 
 
 def _store(parsed, field: str, user) -> ConversationImport:
+    # A researcher's uploads are theirs (no other tournament draws on them); staff's are
+    # curated.
+    owner = None if user is None or not user.is_authenticated or is_staff(user) else user
     try:
-        return store_conversations(parsed, user=user)
+        return store_conversations(parsed, user=user, owner=owner)
     except InvalidUpload as invalid:
         raise SetupInvalid({field: invalid.messages()}) from None
 

@@ -257,7 +257,7 @@ class SeedDomainList(APIView):
 
     @extend_schema(responses={200: SeedDomainSerializer(many=True)})
     def get(self, request):
-        return Response(seed_domains())
+        return Response(seed_domains(request.user))
 
 
 @extend_schema_view(
