@@ -32,7 +32,7 @@ from .crowd import get_provider
 from .crowd.base import CrowdError
 from .kinds import KIND_CHOICES
 from .kinds.base import ConfigInvalid, ItemSpec, TaskKind
-from .models import Assignment, Campaign, LaunchRequest
+from .models import Assignment, Campaign, Item, LaunchRequest
 from .services import TooMuchWork, add_items
 
 Status = Campaign.Status
@@ -521,6 +521,16 @@ def may_launch(user, campaign: Campaign) -> bool:
     return not pays_crowdworkers(campaign) or approved_request(campaign) is not None
 
 
+def untrainable(campaign: Campaign) -> bool:
+    """Requires training that its kind has, but holds no training item to train on."""
+    if not campaign.requires_training:
+        return False
+    kind = campaign.kind
+    if kind.training_key(kind.clean_config(campaign.task_config)) is None:
+        return False
+    return not campaign.items.filter(role=Item.Role.TRAINING).exists()
+
+
 def launch_campaign(campaign: Campaign, *, actor=None, confirm: bool = False) -> Campaign:
     """Launch (or resume) a campaign on its provider and make it live.
 
@@ -535,6 +545,11 @@ def launch_campaign(campaign: Campaign, *, actor=None, confirm: bool = False) ->
         return change_status(campaign, "launch", actor=actor, confirm=confirm)
     if not campaign.batches.exists():
         raise TransitionRefused("This campaign has no items to show; it cannot launch.")
+    if untrainable(campaign):
+        raise TransitionRefused(
+            "This campaign requires training but has no training items: nobody could "
+            "qualify. Add training conversations, or turn training off, before launching."
+        )
     try:
         get_provider(campaign.provider).launch(campaign, actor=actor, confirm=confirm)
     except CrowdError as refused:
