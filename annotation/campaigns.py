@@ -33,7 +33,7 @@ from .crowd.base import CrowdError
 from .items import TooMuchWork, add_items
 from .kinds import KIND_CHOICES
 from .kinds.base import ConfigInvalid, ItemSpec, TaskKind
-from .models import Assignment, Campaign, LaunchRequest
+from .models import Assignment, Campaign, Item, LaunchRequest
 
 Status = Campaign.Status
 logger = logging.getLogger(__name__)
@@ -342,8 +342,11 @@ def _gold_specs(kind, gold: list, config: dict, rng) -> list:
 
 
 def _store(parsed, field: str, user) -> ConversationImport:
+    # A researcher's uploads are theirs (no other tournament draws on them); staff's are
+    # curated.
+    owner = None if user is None or not user.is_authenticated or is_staff(user) else user
     try:
-        return store_conversations(parsed, user=user)
+        return store_conversations(parsed, user=user, owner=owner)
     except InvalidUpload as invalid:
         raise SetupInvalid({field: invalid.messages()}) from None
 
@@ -518,6 +521,16 @@ def may_launch(user, campaign: Campaign) -> bool:
     return not pays_crowdworkers(campaign) or approved_request(campaign) is not None
 
 
+def untrainable(campaign: Campaign) -> bool:
+    """Requires training that its kind has, but holds no training item to train on."""
+    if not campaign.requires_training:
+        return False
+    kind = campaign.kind
+    if kind.training_key(kind.clean_config(campaign.task_config)) is None:
+        return False
+    return not campaign.items.filter(role=Item.Role.TRAINING).exists()
+
+
 def launch_campaign(campaign: Campaign, *, actor=None, confirm: bool = False) -> Campaign:
     """Launch (or resume) a campaign on its provider and make it live.
 
@@ -532,6 +545,11 @@ def launch_campaign(campaign: Campaign, *, actor=None, confirm: bool = False) ->
         return change_status(campaign, "launch", actor=actor, confirm=confirm)
     if not campaign.batches.exists():
         raise TransitionRefused("This campaign has no items to show; it cannot launch.")
+    if untrainable(campaign):
+        raise TransitionRefused(
+            "This campaign requires training but has no training items: nobody could "
+            "qualify. Add training conversations, or turn training off, before launching."
+        )
     try:
         get_provider(campaign.provider).launch(campaign, actor=actor, confirm=confirm)
     except CrowdError as refused:

@@ -16,10 +16,11 @@ reads joined in, so a download of any size holds one chunk in memory and costs a
 of queries proportional to its size divided by the chunk size.
 """
 
-import csv
 import io
 import json
 from collections.abc import Iterable, Iterator
+
+from evalhub import csv_safe
 
 from .models import Campaign, Judgment
 
@@ -101,13 +102,14 @@ def csv_lines(rows: Iterable[dict]) -> Iterator[str]:
     """A header from the first row's keys, then one line per row.
 
     A kind's rows share their keys; a row with a key the header lacks is an error rather
-    than a column silently dropped.
+    than a column silently dropped. Cells that a spreadsheet would run as formulas are
+    neutralised (evalhub/csv_safe.py).
     """
     buffer = io.StringIO()
     writer = None
     for row in rows:
         if writer is None:
-            writer = csv.DictWriter(buffer, fieldnames=list(row), extrasaction="raise")
+            writer = csv_safe.DictWriter(buffer, fieldnames=list(row), extrasaction="raise")
             writer.writeheader()
         writer.writerow({key: flat(value) for key, value in row.items()})
         yield buffer.getvalue()

@@ -8,6 +8,7 @@ from endpoints.chat import chat_systems
 from evalhub.declared import declare_fields, describe
 from evalhub.importers.problems import InvalidUpload
 from evalhub.models import PromptSet, System
+from evalhub.permissions import managed_by
 from evalhub.services import read_upload
 from evalhub.slugs import ProposedSlugForm
 
@@ -176,6 +177,14 @@ class CampaignForm(ProposedSlugForm, forms.ModelForm):
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["chat_systems"].queryset = chat_systems(user).order_by("slug")
+        if user is not None:
+            # Only what the user may see (staff, who create campaigns, see everything):
+            # another owner's private system or chat campaign is no choice, like an absent one.
+            self.fields["system"].queryset = System.objects.visible_to(user)
+            self.fields["baselines"].queryset = System.objects.visible_to(user)
+            self.fields["chat_campaign"].queryset = managed_by(
+                Campaign.objects.filter(task_kind="chat"), user
+            )
         self.fields["task_kind"].choices = available_kinds()
         declare_fields(self.fields, CampaignSettings)
         self.source = None

@@ -181,3 +181,21 @@ def review_log(campaign: Campaign, limit: int = 50) -> list[dict]:
     ]
     rows.sort(key=lambda r: r["when"], reverse=True)
     return rows[:limit]
+
+
+def unmatched_submissions(campaign: Campaign, limit: int = 200) -> list[dict]:
+    """Platform submissions that no finished assignment matched, which sync rejected (a
+    completion code passed around, a preview): {when, submission, participant, state}."""
+    rows = CrowdAction.objects.filter(campaign=campaign, action="reject_unmatched").order_by(
+        "-created"
+    )[:limit]
+    return [
+        {
+            "when": row.created,
+            "submission": row.request.get("submission", ""),
+            "participant": row.request.get("participant", ""),
+            "state": row.get_state_display(),
+            "error": row.error,
+        }
+        for row in rows
+    ]

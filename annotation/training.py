@@ -5,17 +5,20 @@ take work only once they hold `Qualification(worker, key, passed=True)`. The key
 task (e.g. `abc_eval:empathy`), so a worker qualified once is qualified in every campaign
 of that task.
 
-The training session is the campaign's items with role "training", in position order:
-hand-made gold conversations with an explanation per turn. The worker annotates each in
-the task's own interface; right after submitting one they see every disagreement with the
-gold labels and its explanation (the gold reaches the browser only then). After the last
-one the attempt is graded on that last conversation alone, as the paper screens on the
-third: the worker qualifies with fewer mistakes than `campaign.training_threshold`, or the
-kind's default. Otherwise they see why and may begin a new attempt.
+The training session is a few of the campaign's items with role "training" (the kind's
+`training_session_size`, all of them when it has none), in position order: hand-made gold
+conversations with an explanation per turn. The worker annotates each in the task's own
+interface; right after submitting one they see every disagreement with the gold labels and
+its explanation (the gold reaches the browser only then). After the last one the attempt is
+graded on that last conversation alone, as the paper screens on the third: the worker
+qualifies with fewer mistakes than `campaign.training_threshold`, or the kind's default, and
+passing the kind's own screen (`screening_problems`: ABC-Eval's per-label recall and
+precision against gold, thresholds in the config), so that ticking nothing does not pass.
+Otherwise they see why and may begin a new attempt.
 
-Retries. Attempt n goes through the same training items starting at the n-th (wrapping
-round), so it is graded on another conversation than every earlier attempt as long as the
-campaign has one (`retry_order`); with as many failed attempts as items, the order repeats.
+Retries. Attempt n takes the first training items this worker has answered in no earlier
+attempt: a retry is never graded on a conversation whose answers an earlier attempt's
+feedback showed. When none is left, no attempt is left either.
 
 Attempts. `Qualification.attempts` counts the attempts begun; answers are stored per
 attempt (`TrainingAnswer`). An attempt is one session on one campaign's training items: if
@@ -87,6 +90,9 @@ class TrainingState:
     items: list[Item]
     attempt: int = 0
     answers: dict[int, TrainingAnswer] = field(default_factory=dict)
+    # The campaign's training items, and those this worker has answered in no attempt yet.
+    available: int = 0
+    unseen: int = 0
 
     @property
     def status(self) -> str:
@@ -94,7 +100,7 @@ class TrainingState:
             return TrainingStatus.NOT_REQUIRED
         if self.qualification is not None and self.qualification.passed:
             return TrainingStatus.QUALIFIED
-        if not self.items:
+        if not self.available:
             return TrainingStatus.UNAVAILABLE
         if self.attempt == 0:
             return TrainingStatus.NOT_STARTED
@@ -106,6 +112,8 @@ class TrainingState:
     def attempts_left(self) -> int:
         """Attempts this worker may still begin (settings.EVALHUB_TRAINING_MAX_ATTEMPTS)."""
         used = self.qualification.attempts if self.qualification else 0
+        if self.unseen == 0:  # a retry would show conversations whose answers were shown
+            return 0
         return max(settings.EVALHUB_TRAINING_MAX_ATTEMPTS - used, 0)
 
     @property
@@ -136,25 +144,33 @@ def training_state(campaign: Campaign, worker: Worker) -> TrainingState:
     if not campaign.requires_training or key is None:
         return state
     state.qualification = Qualification.objects.filter(worker=worker, key=key).first()
-    state.items = list(campaign.items.filter(role=Item.Role.TRAINING).order_by("position"))
+    training = list(campaign.items.filter(role=Item.Role.TRAINING).order_by("position"))
+    size = campaign.kind.training_session_size(campaign.kind.clean_config(campaign.task_config))
+    size = size or len(training)
     attempt = state.qualification.attempts if state.qualification else 0
+    # Which training item each earlier attempt answered (one query, whatever the size).
+    answered = TrainingAnswer.objects.filter(worker=worker, item__in=[i.pk for i in training])
+    attempts_of = {}
+    for item_id, n in answered.values_list("item_id", "attempt"):
+        attempts_of.setdefault(item_id, set()).add(n)
+    state.available = len(training)
+    state.unseen = sum(1 for i in training if i.pk not in attempts_of)
+    state.items = session_items(training, attempts_of, attempt + 1, size)
     if attempt:
         answers = TrainingAnswer.objects.filter(worker=worker, attempt=attempt)
-        here = {a.item_id: a for a in answers.filter(item__in=[i.pk for i in state.items])}
+        here = {a.item_id: a for a in answers.filter(item__in=[i.pk for i in training])}
         if here or not answers.exists():
             state.attempt, state.answers = attempt, here
-            state.items = retry_order(state.items, attempt)
+            state.items = session_items(training, attempts_of, attempt, size)
     return state
 
 
-def retry_order(items: list[Item], attempt: int) -> list[Item]:
-    """The session of attempt n starts at training item n (then wraps round), so that each
-    retry is graded on a conversation no earlier attempt was graded on, while the campaign
-    has one; after the last, the first order comes back."""
-    if not items:
-        return items
-    shift = (attempt - 1) % len(items)
-    return items[shift:] + items[:shift]
+def session_items(training: list[Item], attempts_of: dict, attempt: int, size: int) -> list[Item]:
+    """The items of attempt `attempt`: the first `size` training items answered in no
+    earlier attempt, so that a retry never meets a conversation whose gold answers an
+    earlier attempt's feedback showed. Empty when every one was answered before."""
+    fresh = [i for i in training if not any(n < attempt for n in attempts_of.get(i.pk, ()))]
+    return fresh[:size]
 
 
 @transaction.atomic
@@ -163,7 +179,7 @@ def begin_attempt(campaign: Campaign, worker: Worker) -> TrainingState:
     state = training_state(campaign, worker)
     if state.status not in (TrainingStatus.NOT_STARTED, TrainingStatus.FAILED):
         return state
-    if state.attempts_left == 0:  # the page says that no attempt is left
+    if state.attempts_left == 0 or not state.items:  # the page says no attempt is left
         return state
     qualification = state.qualification
     if qualification is None:
@@ -179,13 +195,21 @@ def begin_attempt(campaign: Campaign, worker: Worker) -> TrainingState:
     return training_state(campaign, worker)
 
 
+def screening_problems(campaign: Campaign, answer: TrainingAnswer) -> list[str]:
+    """Why the graded answer fails the kind's screen besides its mistake count ([]: it
+    does not); the result page shows them."""
+    kind = campaign.kind
+    config = kind.clean_config(campaign.task_config)
+    return kind.screening_problems(answer.item, answer.payload, config)
+
+
 def grade_attempt(campaign: Campaign, worker: Worker, attempt: int) -> Qualification:
     """Grade a finished attempt on its last conversation and record the outcome."""
     state = training_state(campaign, worker)
     if state.attempt != attempt or state.next_item is not None or state.graded_answer is None:
         raise TrainingClosed(f"Attempt {attempt} is not finished in this campaign.")
     mistakes = state.graded_answer.mistakes
-    passed = mistakes < state.threshold
+    passed = mistakes < state.threshold and not screening_problems(campaign, state.graded_answer)
     changes = {"last_mistakes": mistakes}
     if passed:  # failing later never takes a passed qualification away
         changes["passed"] = True

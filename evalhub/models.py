@@ -212,6 +212,25 @@ class Response(models.Model):
         return self.text[:60]
 
 
+class ConversationQuerySet(models.QuerySet):
+    def usable_by(self, user):
+        """Conversations `user`'s tournaments may draw on: the staff-curated ones (no owner)
+        and `user`'s own uploads. Staff's own tournaments draw on the curated ones and
+        theirs, like anyone's: another researcher's seeds never become someone's control."""
+        if user is None or not user.is_authenticated:
+            return self.filter(owner__isnull=True)
+        return self.filter(Q(owner__isnull=True) | Q(owner=user))
+
+    def visible_to(self, user, now=None):
+        """Conversations in which every system speaking is one `user` may see (a private or
+        embargoed system's conversations are its owner's, and staff's, alone), and that are
+        curated or `user`'s own uploads."""
+        if permissions.is_staff(user):
+            return self.all()
+        hidden = System.objects.exclude(pk__in=System.objects.visible_to(user, now).values("pk"))
+        return self.usable_by(user).exclude(speakers__system__in=hidden.values("pk"))
+
+
 class Conversation(models.Model):
     """A whole dialogue between two or more speakers, each a system or a human."""
 
@@ -252,7 +271,20 @@ class Conversation(models.Model):
         help_text="False for a dialogue a published study judged without releasing its text: "
         "it has its speakers and no turns.",
     )
+    # Seed conversations a researcher uploaded are theirs: only their tournaments seed
+    # dialogues and draw human-human controls from them. Empty: staff-curated (staff
+    # imports, the demo, collected conversations), open to every tournament.
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="conversations",
+        help_text="The researcher who uploaded it; empty for staff-curated conversations.",
+    )
     created = models.DateTimeField(auto_now_add=True)
+
+    objects = ConversationQuerySet.as_manager()
 
     class Meta:
         ordering = ["external_id"]

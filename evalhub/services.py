@@ -179,17 +179,19 @@ def import_seed_conversations(*, data: bytes, filename: str, user) -> Conversati
     ]
     if refused:
         raise InvalidUpload(sorted(refused, key=lambda p: p.line))
-    return store_conversations(parsed, user=user, source=human_human)
+    # The uploader's own: only their tournaments draw on them (Conversation.owner).
+    return store_conversations(parsed, user=user, source=human_human, owner=user)
 
 
 def store_conversations(
-    parsed: list[ParsedConversation], *, user=None, source: str | None = None
+    parsed: list[ParsedConversation], *, user=None, source: str | None = None, owner=None
 ) -> ConversationImport:
     """Store parsed conversations with their speakers and turns (bulk inserts, one transaction).
 
     `source` applies to lines that name none; without it a conversation is "imported", or
     "human-human" when every speaker is a person. System slugs not in the catalog become
-    systems owned by `user`.
+    systems owned by `user`. The conversations are `owner`'s (a researcher's upload: only
+    their tournaments draw on it), or staff-curated when `owner` is None.
     """
     if source is not None and source not in Conversation.Source.values:
         raise InvalidUpload(
@@ -200,11 +202,11 @@ def store_conversations(
                 )
             ]
         )
-    owner = user if user is not None and user.is_authenticated else None
+    system_owner = user if user is not None and user.is_authenticated else None
     with transaction.atomic():
         new = _conversations_to_add(parsed, source)
-        systems_created, system_ids = _speaking_systems(new, owner)
-        _write_conversations(new, source, system_ids)
+        systems_created, system_ids = _speaking_systems(new, system_owner)
+        _write_conversations(new, source, system_ids, owner)
     return ConversationImport(
         created=len(new), unchanged=len(parsed) - len(new), systems_created=systems_created
     )
@@ -249,7 +251,7 @@ def _speaking_systems(new: list[ParsedConversation], owner) -> tuple[list[str], 
     return systems_created, dict(System.objects.filter(slug__in=slugs).values_list("slug", "pk"))
 
 
-def _write_conversations(new: list[ParsedConversation], source, system_ids) -> None:
+def _write_conversations(new: list[ParsedConversation], source, system_ids, owner) -> None:
     rows = Conversation.objects.bulk_create(
         (
             Conversation(
@@ -258,6 +260,7 @@ def _write_conversations(new: list[ParsedConversation], source, system_ids) -> N
                 source=_source_of(c, source),
                 metadata=c.metadata,
                 seed_turns=[{"speaker": speaker, "text": text} for speaker, text in c.seed],
+                owner=owner,
                 **_user_rating_fields(c.user_rating),
             )
             for c in new

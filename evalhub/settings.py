@@ -293,6 +293,12 @@ REST_FRAMEWORK = {
     ],
     # Input errors answer {"errors": [{"line"|"field", "message"}], "error_count"} (evalhub/errors.py).
     "EXCEPTION_HANDLER": "evalhub.api.exceptions.exception_handler",
+    # DRF's, with JSON nested too deep answered 400 rather than 500 (evalhub/api/parsers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "evalhub.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "EvalHub API",

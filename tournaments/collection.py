@@ -78,10 +78,12 @@ class _LostClaim(Exception):
 # Seeds ----------------------------------------------------------------------------------
 
 
-def seed_pool(domain: str) -> list[int]:
-    """Ids of the human-human conversations of `domain` that have a first exchange."""
+def seed_pool(domain: str, owner) -> list[int]:
+    """Ids of the human-human conversations of `domain` that have a first exchange, among
+    those `owner`'s tournaments may draw on (staff-curated and `owner`'s own uploads)."""
     return list(
-        Conversation.objects.filter(source=Conversation.Source.HUMAN_HUMAN, domain=domain)
+        Conversation.objects.usable_by(owner)
+        .filter(source=Conversation.Source.HUMAN_HUMAN, domain=domain)
         .annotate(n_turns=Count("turns"))
         .filter(n_turns__gte=SEED_TURNS)
         .order_by("external_id")
@@ -89,8 +91,8 @@ def seed_pool(domain: str) -> list[int]:
     )
 
 
-def check_seed_pool(domain: str) -> list[int]:
-    pool = seed_pool(domain)
+def check_seed_pool(domain: str, owner) -> list[int]:
+    pool = seed_pool(domain, owner)
     if not pool:
         raise NoSeedConversations(
             f"No human-human conversation with at least {SEED_TURNS} turns in the domain "
@@ -99,9 +101,9 @@ def check_seed_pool(domain: str) -> list[int]:
     return pool
 
 
-def pick_seed(domain: str, seed: int) -> tuple[str, list[str]]:
+def pick_seed(domain: str, seed: int, owner) -> tuple[str, list[str]]:
     """The seed conversation's external id and its first exchange (two texts)."""
-    pool = check_seed_pool(domain)
+    pool = check_seed_pool(domain, owner)
     chosen = Conversation.objects.get(pk=random.Random(seed).choice(pool))
     texts = list(chosen.turns.order_by("position").values_list("text", flat=True)[:SEED_TURNS])
     return chosen.external_id, texts
@@ -211,7 +213,7 @@ def _record_failure(planned: PlannedDialogue, attempt: int, message: str) -> Non
 
 def _collect(planned: PlannedDialogue, attempt: int) -> Conversation:
     tournament = planned.tournament
-    seed_id, seed_texts = pick_seed(tournament.domain, planned.seed)
+    seed_id, seed_texts = pick_seed(tournament.domain, planned.seed, tournament.owner)
     clients = clients_for(tournament, planned.speakers)
     seed = [{"speaker": i, "text": text} for i, text in enumerate(seed_texts)]
     turns = list(seed)  # what the bots are sent: the seed, then what they said

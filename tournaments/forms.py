@@ -86,8 +86,8 @@ def baseline_choices(user):
     return System.objects.visible_to(user).filter(is_baseline=True).order_by("name")
 
 
-def latest_partner_sets():
-    return PartnerSet.objects.order_by("slug", "-version")
+def latest_partner_sets(user):
+    return PartnerSet.objects.visible_to(user).order_by("slug", "-version")
 
 
 # The settings of each kind of tournament, shared by the forms and the API.
@@ -203,7 +203,7 @@ class SpotTheBotForm(TournamentForm):
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, user=user, **kwargs)
         self.fields["systems"].queryset = System.objects.visible_to(user).order_by("name")
-        self.fields["partner_set"].queryset = latest_partner_sets()
+        self.fields["partner_set"].queryset = latest_partner_sets(user)
         self.fields["domain"].required = True
 
     def clean(self):

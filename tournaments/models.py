@@ -30,6 +30,16 @@ def default_features():
     return ["sensibleness", "specificity", "fluency"]
 
 
+class PartnerSetQuerySet(models.QuerySet):
+    def visible_to(self, user):
+        """Partner sets all of whose systems `user` may see (a set has no owner: one naming
+        a private system is its owner's, and staff's, to use)."""
+        if permissions.is_staff(user):
+            return self.all()
+        hidden = System.objects.exclude(pk__in=System.objects.visible_to(user).values("pk"))
+        return self.exclude(systems__in=hidden.values("pk"))
+
+
 class PartnerSet(models.Model):
     """A named, versioned, fixed set of partner systems for bipartite-play, shared across
     tournaments so that results stay comparable (and nobody picks weak partners)."""
@@ -40,6 +50,8 @@ class PartnerSet(models.Model):
     description = models.TextField(blank=True)
     systems = models.ManyToManyField(System, related_name="partner_sets")
     created = models.DateTimeField(auto_now_add=True)
+
+    objects = PartnerSetQuerySet.as_manager()
 
     class Meta:
         ordering = ["slug", "-version"]

@@ -2,7 +2,7 @@
 the pages and the API share: which domains can seed conversations, creating a partner
 set, and asking for the campaign's launch.
 
-- `seed_domains()`: the domains that have human-human conversations with a first exchange
+- `seed_domains(user)`: the domains that have human-human conversations with a first exchange
   to seed collected dialogues from (`collection.seed_pool`'s rule), with their counts.
 - `create_partner_set(...)`: a new partner set (version 1) of systems the user may see.
   Partner sets are shared and versioned; editing one is `tournaments.models`' concern.
@@ -26,11 +26,13 @@ from .collection import SEED_TURNS
 from .models import PartnerSet, Tournament
 
 
-def seed_domains() -> list[dict]:
+def seed_domains(user) -> list[dict]:
     """[{"domain", "conversations"}] for every domain with at least one human-human
-    conversation of `SEED_TURNS` turns or more, by name (one query)."""
+    conversation of `SEED_TURNS` turns or more that `user`'s tournaments may draw on
+    (staff-curated, or `user`'s own uploads), by name (one query)."""
     rows = (
-        Conversation.objects.filter(source=Conversation.Source.HUMAN_HUMAN)
+        Conversation.objects.usable_by(user)
+        .filter(source=Conversation.Source.HUMAN_HUMAN)
         .exclude(domain="")
         .annotate(n_turns=Count("turns"))
         .filter(n_turns__gte=SEED_TURNS)

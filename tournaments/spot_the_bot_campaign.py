@@ -102,7 +102,12 @@ def include_conversations(tournament: Tournament, external_ids: list[str]) -> in
     Raises UserInputError naming the unknown ids and those that are not between two
     systems, with nothing added."""
     ids = list(dict.fromkeys(external_ids))
-    found = dict(Conversation.objects.filter(external_id__in=ids).values_list("external_id", "pk"))
+    # Only what the tournament's owner may see (an ownerless tournament is staff's): another
+    # owner's private conversations are "no conversation", like absent ones.
+    candidates = Conversation.objects.all()
+    if tournament.owner is not None:
+        candidates = Conversation.objects.visible_to(tournament.owner)
+    found = dict(candidates.filter(external_id__in=ids).values_list("external_id", "pk"))
     unknown = [i for i in ids if i not in found]
     if unknown:
         raise UserInputError(
@@ -127,11 +132,12 @@ def include_conversations(tournament: Tournament, external_ids: list[str]) -> in
     return tournament.included_conversations.count() - before
 
 
-def human_conversations(domain: str):
-    """Human-human conversations of the domain (a queryset)."""
+def human_conversations(domain: str, owner):
+    """Human-human conversations of the domain that `owner`'s tournaments may draw on as
+    controls: staff-curated ones and `owner`'s own uploads (a queryset)."""
     humans = Count("speakers", filter=Q(speakers__system__isnull=True), distinct=True)
     return (
-        _two_speakers(Conversation.objects.filter(domain=domain))
+        _two_speakers(Conversation.objects.usable_by(owner).filter(domain=domain))
         .annotate(n_humans=humans)
         .filter(n_humans=2)
     )
@@ -141,7 +147,7 @@ def available(tournament: Tournament) -> dict[str, int]:
     """How many conversations a campaign would be built from now (two queries)."""
     return {
         "bot": bot_conversations(tournament).count(),
-        "human": human_conversations(tournament.domain).count(),
+        "human": human_conversations(tournament.domain, tournament.owner).count(),
     }
 
 
@@ -241,7 +247,9 @@ def generate_campaign(tournament: Tournament) -> Generation:
         wanted = controls_wanted(len(bot_specs), tournament.human_share)
         controls = []
         if wanted:
-            human_specs, _ = build_items(_load(human_conversations(tournament.domain)), config, rng)
+            human_specs, _ = build_items(
+                _load(human_conversations(tournament.domain, tournament.owner)), config, rng
+            )
             rng.shuffle(human_specs)
             names = config["speaker_names"]
             gold = {
@@ -290,7 +298,7 @@ def start_collection(tournament: Tournament, *, retry_failed: bool = False) -> N
     if retry_failed:
         check_retry_allowed(tournament)
     check_endpoints(tournament, planned_conversations(tournament))
-    check_seed_pool(tournament.domain)
+    check_seed_pool(tournament.domain, tournament.owner)
     args = (tournament.pk, True) if retry_failed else (tournament.pk,)
     if not enqueue(collect_tournament, *args):
         raise CollectionError(

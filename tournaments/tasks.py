@@ -68,7 +68,7 @@ def collect_tournament(tournament_id: int, retry_failed: bool = False) -> dict:
     planned = make_plan(tournament)
     ids = dialogues_to_collect(tournament, retry_failed=retry_failed)
     if ids:
-        check_seed_pool(tournament.domain)
+        check_seed_pool(tournament.domain, tournament.owner)
     mark_collecting(tournament)
     for planned_id in ids:
         enqueue(collect_planned_dialogue, planned_id)

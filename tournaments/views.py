@@ -66,7 +66,7 @@ def _create(request, form_class, title):
             messages.success(request, f"Created {tournament.name}.")
             return redirect(tournament)
     status = 400 if request.method == "POST" else 200
-    context = {"form": form, "title": title, "seed_domains": seed_domains()}
+    context = {"form": form, "title": title, "seed_domains": seed_domains(request.user)}
     return render(request, "tournaments/form.html", context, status=status)
 
 

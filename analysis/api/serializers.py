@@ -7,6 +7,7 @@ each kind goes through `ReportSerializer` unchanged (no key dropped, no type cha
 Numbers a statistic may not have (too few judgments) are nullable.
 """
 
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from analysis.models import AnalysisRun
@@ -387,8 +388,43 @@ class AnalysisRunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class OtherReportSerializer(serializers.Serializer):
+    """A campaign's, a study's or a dialogue-metrics report: each kind has its own keys
+    (analysis/reports/<kind>.py); the API gives it as the run stored it."""
+
+    kind = serializers.CharField(
+        help_text="likert, comparative, abc_eval, spot_the_bot, ab, study, dialogue_metrics "
+        "or human_vs_automatic."
+    )
+
+    def to_representation(self, instance):
+        return instance
+
+
+@extend_schema_field(
+    PolymorphicProxySerializer(
+        component_name="AnalysisResult",
+        serializers=[ReportSerializer, OtherReportSerializer],
+        resource_type_field_name=None,
+    )
+)
+class AnalysisResultField(serializers.Field):
+    """A run's result in its own report's shape: a tournament's report (keyed by
+    `tournament`) or any other subject's report (a campaign, a study, a judge run against
+    its humans). A campaign's run has no `tournament` key: described as a tournament's, it
+    was a 500."""
+
+    def __init__(self, **kwargs):
+        super().__init__(read_only=True, **kwargs)
+
+    def to_representation(self, value):
+        if "tournament" in value:
+            return ReportSerializer(value).data
+        return OtherReportSerializer(value).data
+
+
 class AnalysisRunDetailSerializer(AnalysisRunSerializer):
-    result = ReportSerializer(allow_null=True, help_text="Set once the run succeeded.")
+    result = AnalysisResultField(allow_null=True, help_text="Set once the run succeeded.")
 
     class Meta(AnalysisRunSerializer.Meta):
         fields = [*AnalysisRunSerializer.Meta.fields, "result"]

@@ -35,6 +35,11 @@ class PlatformRefused(CrowdError):
     """The platform answered with an error: nothing was done there, retrying is safe."""
 
 
+class BadArrival(Exception):
+    """A start link whose platform parameters are not in the platform's id format (or name
+    a platform the campaign is not on): the message says which parameter, for the visitor."""
+
+
 @dataclass(frozen=True)
 class Arrival:
     """A participant as the start link's query string names them."""

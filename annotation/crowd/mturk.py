@@ -11,6 +11,7 @@ ledger (CrowdAction) remembers them for ever.
 """
 
 import hashlib
+import re
 import time
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -25,6 +26,7 @@ from django.utils import timezone
 from ..models import Assignment, Batch
 from .base import (
     Arrival,
+    BadArrival,
     ConfirmationRequired,
     CostEstimate,
     CrowdError,
@@ -34,9 +36,15 @@ from .base import (
 )
 from .common import public_url, start_path
 from .ledger import once
-from .local import SAFE_ID, LocalProvider
+from .local import LocalProvider, refuse_other_platforms
 
 PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
+# MTurk's ids, checked at arrival (they become database keys and export cells): a worker id
+# is "A" and uppercase letters and digits (12 to 14 characters in practice), assignment and
+# HIT ids uppercase letters and digits (30 in practice). Lengths are kept loose; the
+# alphabet, which is what keeps a formula out, is not.
+WORKER_ID = re.compile(r"^A[0-9A-Z]{1,63}$")
+PLATFORM_REF = re.compile(r"^[0-9A-Z]{1,64}$")
 
 SANDBOX_ENDPOINT = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
 PRODUCTION_ENDPOINT = "https://mturk-requester.us-east-1.amazonaws.com"
@@ -122,21 +130,29 @@ class MTurkProvider(LocalProvider):
 
     def identify(self, request):
         """A worker who accepted the HIT (MTurk adds workerId, assignmentId, hitId and
-        turkSubmitTo to the URL); otherwise whoever the shared link names."""
+        turkSubmitTo to the URL, each id in MTurk's format); otherwise whoever the shared
+        link names."""
+        refuse_other_platforms(request, own="MTurk")
         params = request.GET
         worker_id = params.get("workerId", "").strip()
         assignment_id = params.get("assignmentId", "").strip()
-        if worker_id and assignment_id and assignment_id != PREVIEW and SAFE_ID.match(worker_id):
-            return Arrival(
-                "mturk",
-                worker_id,
-                {
-                    "assignment_id": assignment_id[:200],
-                    "hit_id": params.get("hitId", "")[:200],
-                    "turk_submit_to": params.get("turkSubmitTo", "")[:200],
-                },
-            )
-        return super().identify(request)
+        if not worker_id or not assignment_id or assignment_id == PREVIEW:
+            return self.identify_on_link(request)
+        hit_id = params.get("hitId", "").strip()
+        if not WORKER_ID.match(worker_id):
+            raise BadArrival("workerId is not an MTurk worker id.")
+        for name, value in (("assignmentId", assignment_id), ("hitId", hit_id)):
+            if value and not PLATFORM_REF.match(value):
+                raise BadArrival(f"{name} is not an MTurk id.")
+        return Arrival(
+            "mturk",
+            worker_id,
+            {
+                "assignment_id": assignment_id,
+                "hit_id": hit_id,
+                "turk_submit_to": params.get("turkSubmitTo", "")[:200],
+            },
+        )
 
     # -- plumbing ---------------------------------------------------------------------
 

@@ -8,6 +8,8 @@ SESSION_ID. A submission is matched to its EvalHub assignment by SESSION_ID, whi
 Prolific's submission id and is kept as `Assignment.provider_ref`.
 """
 
+import contextlib
+import re
 import secrets
 import statistics
 from datetime import timedelta
@@ -26,6 +28,8 @@ from tenacity import (
 
 from ..models import Assignment
 from .base import (
+    Arrival,
+    BadArrival,
     ConfirmationRequired,
     CostEstimate,
     CrowdError,
@@ -35,7 +39,7 @@ from .base import (
 )
 from .common import public_url, start_path
 from .ledger import once
-from .local import LocalProvider
+from .local import LocalProvider, refuse_other_platforms
 
 COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 PARTICIPANT_PARAMS = {
@@ -43,7 +47,16 @@ PARTICIPANT_PARAMS = {
     "STUDY_ID": "{{%STUDY_ID%}}",
     "SESSION_ID": "{{%SESSION_ID%}}",
 }
+# Prolific's participant, study and submission (SESSION_ID) ids are 24 hexadecimal digits
+# (MongoDB object ids). Checked at arrival: they become database keys and export cells.
+PROLIFIC_ID = re.compile(r"^[0-9a-f]{24}$")
+PLAIN_ID = re.compile(r"^[0-9A-Za-z]{1,64}$")
 MIN_REJECTION_MESSAGE = 100  # Prolific refuses shorter rejection messages
+UNMATCHED_REJECTION = (
+    "No finished task of this study was recorded for your submission: the batch behind "
+    "this Prolific session was never completed, so the completion code was not earned here. "
+    "If you think this is a mistake, message us through Prolific."
+)
 
 
 class Busy(CrowdError):
@@ -146,6 +159,25 @@ class ProlificProvider(LocalProvider):
     key = "prolific"
     spends_money = True
     allows_more_batches = False
+
+    def identify(self, request) -> Arrival | None:
+        """A participant Prolific sends (PROLIFIC_PID, STUDY_ID, SESSION_ID, each in
+        Prolific's id format), or whoever the shared link names."""
+        refuse_other_platforms(request, own="Prolific")
+        params = request.GET
+        pid = params.get("PROLIFIC_PID", "").strip()
+        if not pid:
+            return self.identify_on_link(request)
+        session_id = params.get("SESSION_ID", "").strip()
+        study_id = params.get("STUDY_ID", "").strip()
+        for name, value in (("PROLIFIC_PID", pid), ("SESSION_ID", session_id)):
+            if value and not PROLIFIC_ID.match(value):
+                raise BadArrival(f"{name} is not a Prolific id (24 hexadecimal digits).")
+        # STUDY_ID is only compared with the campaign's own study (visibility.py), never
+        # stored: letters and digits are enough.
+        if study_id and not PLAIN_ID.match(study_id):
+            raise BadArrival("STUDY_ID is not a Prolific id.")
+        return Arrival("prolific", pid, {"study_id": study_id, "session_id": session_id})
 
     def __init__(self, transport=None, sleep=None):
         self._transport = transport
@@ -310,7 +342,9 @@ class ProlificProvider(LocalProvider):
     def sync(self, campaign, *, actor=None, now=None) -> SyncReport:
         """Every page of the study's submissions, each matched to its assignment by
         SESSION_ID. A participant who returned or timed out frees their slot for someone
-        else; one with no EvalHub assignment (a study preview) is listed, never approved."""
+        else. A submission awaiting review with no finished assignment behind it (a shared
+        completion code, a study preview) is rejected on Prolific and listed in
+        `unmatched`, never approved."""
         now = now or timezone.now()
         report = SyncReport()
         if not campaign.platform_ref:
@@ -325,10 +359,18 @@ class ProlificProvider(LocalProvider):
         S = Assignment.Status
         for submission in remote:
             assignment = local.get(submission["id"])
+            status = submission.get("status", "").upper().replace("-", "_").replace(" ", "_")
+            finished = assignment is not None and assignment.status in Assignment.DONE
+            if status == "AWAITING_REVIEW" and not finished:
+                # The study has one completion code: passed around, it would let anyone
+                # submit. No finished work here under this session: rejected on Prolific
+                # (once), and listed on the review page.
+                self._reject_unmatched(campaign, submission, assignment, actor)
+                report.unmatched.append(submission["id"])
+                continue
             if assignment is None:
                 report.unmatched.append(submission["id"])
                 continue
-            status = submission.get("status", "").upper().replace("-", "_").replace(" ", "_")
             if status == "APPROVED" and assignment.status == S.SUBMITTED:
                 self._set(assignment, S.APPROVED, now)
                 report.approved += 1
@@ -345,6 +387,34 @@ class ProlificProvider(LocalProvider):
                 report.submitted += 1
         self._auto_approve(campaign, now, report, actor)
         return report
+
+    def _reject_unmatched(self, campaign, submission, assignment, actor) -> None:
+        """Reject a submission no finished assignment matches. Prolific needs a message of
+        100 characters or more and a category; "NO_DATA": no work reached EvalHub."""
+        submission_id = submission["id"]
+        body = {
+            "action": "REJECT",
+            "message": UNMATCHED_REJECTION,
+            "rejection_category": "NO_DATA",
+        }
+        # A refused or failed call is left for the next sync; the ledger shows it.
+        with contextlib.suppress(CrowdError):
+            once(
+                campaign=campaign,
+                action="reject_unmatched",
+                key=f"prolific:reject-unmatched:{submission_id}",
+                request={
+                    **body,
+                    "submission": submission_id,
+                    "participant": submission.get("participant_id", ""),
+                },
+                call=lambda: self.api.send(
+                    "POST", f"submissions/{submission_id}/transition/", json=body
+                ),
+                actor=actor,
+                assignment=assignment,
+                worker=assignment.worker if assignment is not None else None,
+            )
 
     @staticmethod
     def _set(assignment, status, now) -> None:

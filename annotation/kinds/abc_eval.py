@@ -223,6 +223,29 @@ class ABCEvalConfig(Declared):
         description=f"Required: the behaviour task, one of {', '.join(TASKS)}."
     )
 
+    # Screening (annotation/training.py): the graded conversation's labels against gold,
+    # label by label. Fewer mistaken turns than the threshold alone let a worker who ticks
+    # nothing pass (every behaviour is rare); recall catches that, precision its opposite.
+    screening_min_recall: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="Per label with gold turns: the share of them the worker must tick.",
+    )
+    screening_min_precision: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="Per label the worker ticked: the share of the ticks gold must agree with.",
+    )
+    training_conversations: int = Field(
+        3,
+        ge=1,
+        le=20,
+        description="Training conversations per attempt (graded on the last); a retry takes "
+        "conversations the worker has not seen.",
+    )
+
     @field_validator("behaviour_task")
     @classmethod
     def _known(cls, task: str) -> str:
@@ -491,6 +514,37 @@ class ABCEvalKind(TaskKind):
 
     def default_training_threshold(self, config):
         return 2 if clean_config(config)["behaviour_task"] in STRICT_TASKS else 3
+
+    def training_session_size(self, config):
+        return clean_config(config)["training_conversations"]
+
+    def screening_problems(self, item, payload, config) -> list[str]:
+        """Per-label recall and precision of `payload` against the item's gold, below the
+        config's thresholds, as messages ([]: the screen is passed)."""
+        if not item.gold or "labels" not in item.gold:
+            return []
+        config = clean_config(config)
+        min_recall, min_precision = (
+            config["screening_min_recall"],
+            config["screening_min_precision"],
+        )
+        problems = []
+        for name in TASKS[item.content["task"]].labels:
+            gold = item.gold["labels"][name]
+            yours = payload["labels"][name]
+            agreed = sum(1 for g, y in zip(gold, yours, strict=True) if g and y)
+            expected, ticked = sum(1 for g in gold if g), sum(1 for y in yours if y)
+            if expected and agreed / expected < min_recall:
+                problems.append(
+                    f"{name}: you ticked {agreed} of the {expected} turns that show it "
+                    f"(at least {min_recall:.0%} needed)."
+                )
+            if ticked and agreed / ticked < min_precision:
+                problems.append(
+                    f"{name}: {ticked - agreed} of your {ticked} ticks are on turns that do not "
+                    f"show it (at most {1 - min_precision:.0%} allowed)."
+                )
+        return problems
 
 
 KIND = ABCEvalKind()

@@ -143,6 +143,15 @@ class TaskKind:
     def default_training_threshold(self, config: dict) -> int | None:
         return None
 
+    def training_session_size(self, config: dict) -> int | None:
+        """Training items per attempt; None: all of the campaign's."""
+        return None
+
+    def screening_problems(self, item, payload: dict, config: dict) -> list[str]:
+        """Why the graded training answer fails the kind's screen beyond the mistake count
+        (e.g. ABC-Eval's per-label recall and precision); [] when it passes."""
+        return []
+
 
 class AnswerField(forms.Field):
     """One answer of a radio group or checkbox: the submitted string, mapped to the value

@@ -12,7 +12,14 @@ from evalhub.errors import show_on_page
 from evalhub.permissions import staff_required
 
 from ..models import Campaign
-from ..review_queue import ACTIONS, ReviewInvalid, decide, review_log, review_rows
+from ..review_queue import (
+    ACTIONS,
+    ReviewInvalid,
+    decide,
+    review_log,
+    review_rows,
+    unmatched_submissions,
+)
 
 
 class ReviewForm(forms.Form):
@@ -70,6 +77,7 @@ def campaign_review(request, slug):
             "form": form,
             "chosen": set(form.data.getlist("assignments")) if form.is_bound else set(),
             "log": review_log(campaign),
+            "unmatched": unmatched_submissions(campaign),
         },
         status=status,
     )

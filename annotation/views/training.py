@@ -15,6 +15,7 @@ from ..training import (
     TrainingStatus,
     begin_attempt,
     record_training_answer,
+    screening_problems,
     shown_feedback,
     training_state,
 )
@@ -67,6 +68,11 @@ def home(request, slug):
             "state": state,
             "status": state.status,
             "feedback": shown_feedback(graded.feedback) if graded else [],
+            "screening": (
+                screening_problems(state.campaign, graded)
+                if graded and state.status == TrainingStatus.FAILED
+                else []
+            ),
         },
     )
 

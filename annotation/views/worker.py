@@ -9,10 +9,13 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
+from evalhub.permissions import may_manage
+
 from ..allocation import NoWork, next_assignment
 from ..chat import chat_ended
 from ..conflicts import owners_behind
 from ..crowd import get_provider
+from ..crowd.base import BadArrival
 from ..crowd.mturk import PREVIEW as MTURK_PREVIEW
 from ..crowd.mturk import external_submit_url
 from ..entry import (
@@ -52,13 +55,17 @@ def start(request, slug):
         arrival = None
         worker, refusal = redeem(campaign, request.GET["invite"], current_worker(request))
     else:
-        arrival = provider.identify(request)
+        try:
+            arrival = provider.identify(request)
+        except BadArrival as bad:
+            return _before_serving(request, campaign, "annotation/no_work.html", str(bad), 400)
         worker, refusal = arriving_worker(request, campaign, arrival)
     if refusal:
-        context = {"campaign": campaign, "reason": refusal.reason}
-        return render(request, "annotation/no_work.html", context, status=refusal.status)
+        return _before_serving(
+            request, campaign, "annotation/no_work.html", refusal.reason, refusal.status
+        )
     if worker is None:
-        return render(request, "annotation/identify.html", {"campaign": campaign}, status=200)
+        return _before_serving(request, campaign, "annotation/identify.html", "", 200)
     one_batch = not provider.allows_more_batches and arrival is not None
     refusal = platform_conflict(
         campaign,
@@ -68,11 +75,9 @@ def start(request, slug):
         one_batch=one_batch,
     )
     if refusal:
-        context = {"campaign": campaign, "reason": refusal}
-        return render(request, "annotation/no_work.html", context, status=403)
+        return _before_serving(request, campaign, "annotation/no_work.html", refusal, 403)
     if not may_serve(campaign, arrival, worker):
-        context = {"campaign": campaign, "reason": PRIVATE_REFUSAL}
-        return render(request, "annotation/no_work.html", context, status=403)
+        return _before_serving(request, campaign, "annotation/no_work.html", PRIVATE_REFUSAL, 403)
     remember(request, worker)
     if needs_training(campaign, worker):
         return redirect("annotation:training", slug=campaign.slug)
@@ -114,6 +119,15 @@ def _platform_batch(campaign, request):
         return campaign.batches.filter(pk=int(request.GET.get("batch", ""))).first()
     except ValueError:
         return None
+
+
+def _before_serving(request, campaign, template: str, reason: str, status: int):
+    """A start page shown to a visitor who is not (yet) served. A private campaign's
+    title is for the people it serves and its managers: a stranger's page names no
+    campaign (the title could say which unreleased system is being evaluated)."""
+    shown = campaign if may_manage(request.user, campaign) or is_public(campaign) else None
+    context = {"campaign": shown, "reason": reason}
+    return render(request, template, context, status=status)
 
 
 def _mturk_preview(request, campaign):

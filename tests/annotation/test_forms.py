@@ -92,3 +92,26 @@ def test_the_page_lists_every_kinds_config_keys_with_default_and_range(staff):
     html = staff.get(url("manage-campaign-create")).content.decode()
     assert "<code>max_pairs</code>" in html and "from 1 to 10000" in html
     assert "<code>behaviour_task</code>" in html and "required" in html
+
+
+# Issue 23, finding 1: the form's references name only what its user may see ----------------
+
+
+def test_another_owners_private_system_is_no_choice_like_an_absent_one():
+    researcher = factories.user("researcher")
+    factories.system(factories.user("carol"), slug="carols", visibility="private")
+    hidden = CampaignForm(form_data(system="carols"), user=researcher)
+    absent = CampaignForm(form_data(system="nobodys"), user=researcher)
+    assert not hidden.is_valid() and not absent.is_valid()
+    assert hidden.errors["system"] == absent.errors["system"]
+    assert not Campaign.objects.exists()
+
+
+def test_another_owners_chat_campaign_is_no_choice():
+    researcher = factories.user("researcher")
+    Campaign.objects.create(
+        slug="carols-chats", title="Carol's chats", task_kind="chat", owner=factories.user("carol")
+    )
+    form = CampaignForm(form_data(chat_campaign="carols-chats"), user=researcher)
+    assert not form.is_valid() and "chat_campaign" in form.errors
+    assert Campaign.objects.count() == 1

@@ -38,11 +38,13 @@ def next_training_item(campaign, worker):
     return training_state(campaign, worker).next_item
 
 
-def abc_campaign(task="consistency", *, training=3, n_task=2, **fields):
+def abc_campaign(task="consistency", *, training=3, n_task=2, config=None, **fields):
     """A live ABC-Eval campaign that requires training; every training conversation has the
-    same gold: only bot turn 3 (position 5) is a self contradiction."""
+    same gold: only bot turn 3 (position 5) is a self contradiction. `config` adds to the
+    task config (e.g. the screening thresholds)."""
     fields.setdefault("requires_training", True)
-    c = campaign("abc_eval", task_config={"behaviour_task": task}, batch_size=1, **fields)
+    task_config = {"behaviour_task": task, **(config or {})}
+    c = campaign("abc_eval", task_config=task_config, batch_size=1, **fields)
     config = c.task_config
     task_specs = ABC.build_from_conversations(
         loaded([conversation(f"{c.slug}-task-{i}") for i in range(n_task)]),
@@ -130,7 +132,7 @@ def test_the_start_link_sends_an_unqualified_worker_to_training_before_any_alloc
 
 
 def test_a_whole_session_fail_see_why_retry_qualify_then_work(client):
-    c = abc_campaign()
+    c = abc_campaign(training=6)
     start(client, c)
     response = client.post(url("training-begin", c))
     assert response["Location"] == url("training", c)
@@ -170,14 +172,16 @@ def test_a_whole_session_fail_see_why_retry_qualify_then_work(client):
     assert start(client, c)["Location"] == url("training", c)
 
     client.post(url("training-begin", c))
-    # The retry starts at the second conversation and is graded on the first.
-    assert "attempt 2" in client.get(url("training-item", c, second)).content.decode()
-    for item in (second, third, first):
-        client.post(url("training-item", c, item), answer(2))
+    # The retry takes three conversations the worker has not seen.
+    fourth, fifth, sixth = training_state(c, worker()).items
+    assert {fourth, fifth, sixth}.isdisjoint({first, second, third})
+    assert "attempt 2" in client.get(url("training-item", c, fourth)).content.decode()
+    for item in (fourth, fifth, sixth):
+        client.post(url("training-item", c, item), answer(0))
     result = client.get(url("training", c)).content.decode()
     assert "You qualified" in result
     q.refresh_from_db()
-    assert (q.passed, q.attempts, q.last_mistakes) == (True, 2, 2)
+    assert (q.passed, q.attempts, q.last_mistakes) == (True, 2, 0)
     assert TrainingAnswer.objects.filter(attempt=2).count() == 3
 
     response = start(client, c)
@@ -186,34 +190,35 @@ def test_a_whole_session_fail_see_why_retry_qualify_then_work(client):
     assert 'name="flag_self_contradiction_5"' in client.get(response["Location"]).content.decode()
 
 
-def test_a_retry_is_graded_on_another_training_conversation_while_one_is_left():
-    c = abc_campaign()
+def test_a_retry_takes_conversations_the_worker_has_not_seen():
+    c = abc_campaign(training=6)
     w = worker()
-    first, second, third = training_state(c, w).items
+    first_attempt = training_state(c, w).items
     train(c, w, 0, 0, 3)
-    assert TrainingAnswer.objects.get(attempt=1, item=third).mistakes == 3
     begin_attempt(c, w)
     state = training_state(c, w)
-    assert (state.attempt, state.next_item, state.items[-1]) == (2, second, first)
+    assert state.attempt == 2 and len(state.items) == 3
+    assert set(state.items).isdisjoint(first_attempt)
     with pytest.raises(TrainingClosed):
-        record_training_answer(c, w, first, payload(0))
-    for n in (3, 3, 0):  # only the graded conversation, the first, decides
+        record_training_answer(c, w, first_attempt[-1], payload(0))
+    for n in (3, 3, 0):  # only the graded conversation, the last new one, decides
         record_training_answer(c, w, training_state(c, w).next_item, payload(n))
     q = Qualification.objects.get(worker=w)
     assert (q.attempts, q.passed, q.last_mistakes) == (2, True, 0)
-    assert TrainingAnswer.objects.get(attempt=2, item=first).mistakes == 0
+    assert TrainingAnswer.objects.get(attempt=2, item=state.items[-1]).mistakes == 0
 
 
 @override_settings(EVALHUB_TRAINING_MAX_ATTEMPTS=4)
-def test_retries_fall_back_to_the_first_order_when_every_conversation_was_graded():
-    c = abc_campaign(training=2)
+def test_no_retry_is_offered_once_every_training_conversation_was_seen(client):
+    c = abc_campaign(training=3)
     w = worker()
-    first, second = training_state(c, w).items
-    graded = []
-    for attempt in (1, 2, 3):
-        train(c, w, 3, 3)
-        graded.append(TrainingAnswer.objects.filter(attempt=attempt).latest("pk").item)
-    assert graded == [second, first, second]
+    train(c, w, 3, 3, 3)
+    state = begin_attempt(c, w)
+    assert (state.attempt, state.attempts_left) == (1, 0)
+    assert Qualification.objects.get(worker=w).attempts == 1
+    start(client, c)
+    page = client.get(url("training", c)).content.decode()
+    assert "Start the training again" not in page
 
 
 def test_only_the_last_conversation_decides():
@@ -226,7 +231,9 @@ def test_only_the_last_conversation_decides():
     ("task", "threshold"), [("uninterpretable", 2), ("antisocial", 2), ("consistency", 3)]
 )
 def test_qualify_with_fewer_mistakes_than_the_threshold(task, threshold):
-    c = abc_campaign(task, training=1)
+    # The mistake count alone: the per-label screen is switched off.
+    off = {"screening_min_recall": 0.0, "screening_min_precision": 0.0}
+    c = abc_campaign(task, training=1, config=off)
     passed = train(c, worker("under"), threshold - 1)
     failed = train(c, worker("at"), threshold)
     assert passed.passed and passed.last_mistakes == threshold - 1
@@ -351,7 +358,7 @@ def test_training_page_queries_do_not_depend_on_campaign_size(client):
 
 @override_settings(EVALHUB_TRAINING_MAX_ATTEMPTS=2)
 def test_training_attempts_are_limited_and_the_page_says_so(client):
-    c = abc_campaign()
+    c = abc_campaign(training=9)
     w = worker("w1")
     train(c, w, 3, 3, 3)
     assert train(c, w, 3, 3, 3).attempts == 2
@@ -364,3 +371,51 @@ def test_training_attempts_are_limited_and_the_page_says_so(client):
     assert "Start the training again" not in page
     client.post(url("training-begin", c))
     assert Qualification.objects.get(worker=w).attempts == 2
+
+
+# Issue 23, finding 16: screening scores per-label recall and precision ----------------------
+
+
+def test_ticking_nothing_does_not_qualify(client):
+    c = abc_campaign(training=1)
+    w = worker()
+    nothing = {"labels": {name: [0, 0, 0] for name in CONSISTENCY_GOLD}}
+    begin_attempt(c, w)
+    record_training_answer(c, w, next_training_item(c, w), nothing)
+    q = Qualification.objects.get(worker=w)
+    assert (q.passed, q.last_mistakes) == (False, 1)  # 1 mistake: fewer than 3 no longer enough
+    start(client, c)
+    page = client.get(url("training", c)).content.decode()
+    assert "You did not qualify this time" in page
+    assert "self contradiction: you ticked 0 of the 1 turns that show it" in page
+
+
+def test_ticking_where_gold_does_not_does_not_qualify():
+    c = abc_campaign(training=1)
+    q = train(c, worker(), 2)  # the contradiction found, and two false ticks
+    assert (q.passed, q.last_mistakes) == (False, 2)
+
+
+def test_the_screening_thresholds_come_from_the_config():
+    c = abc_campaign(training=1, config={"screening_min_precision": 0.0})
+    q = train(c, worker(), 2)
+    assert (q.passed, q.last_mistakes) == (True, 2)
+
+
+def test_a_campaign_requiring_training_without_training_items_cannot_launch():
+    from annotation.campaigns import TransitionRefused, launch_campaign
+
+    c = abc_campaign(training=0, status="draft")
+    with pytest.raises(TransitionRefused, match="requires training but has no training items"):
+        launch_campaign(c)
+    c.refresh_from_db()
+    assert c.status == "draft"
+
+
+def test_a_campaign_requiring_training_with_training_items_launches():
+    from annotation.campaigns import launch_campaign
+
+    c = abc_campaign(training=1, status="draft")
+    launch_campaign(c)
+    c.refresh_from_db()
+    assert c.status == "live"

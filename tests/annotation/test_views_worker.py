@@ -31,10 +31,15 @@ def test_prolific_participant_gets_a_batch():
     from django.test import Client
 
     client = Client()
-    c = ab_campaign(4, batch_size=2)
-    response = start(client, c, "PROLIFIC_PID=abc123&STUDY_ID=s1&SESSION_ID=x9")
+    c = ab_campaign(4, batch_size=2, provider="prolific")
+    pid, study, session = (
+        "5f1e2d3c4b5a69788796a5b4",
+        "60aa11bb22cc33dd44ee55ff",
+        "61ab12bc23cd34de45ef5601",
+    )
+    response = start(client, c, f"PROLIFIC_PID={pid}&STUDY_ID={study}&SESSION_ID={session}")
     worker = Worker.objects.get()
-    assert (worker.provider, worker.external_id) == ("prolific", "abc123")
+    assert (worker.provider, worker.external_id) == ("prolific", pid)
     assignment = Assignment.objects.get(worker=worker)
     assert response["Location"] == assignment.get_absolute_url()
 

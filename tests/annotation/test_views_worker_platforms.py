@@ -14,6 +14,13 @@ from tests.annotation.builders import ab_campaign
 
 pytestmark = pytest.mark.django_db
 
+# Prolific's ids are 24 hexadecimal digits (annotation/crowd/prolific.py checks them).
+PID = "5f1e2d3c4b5a69788796a5b4"
+STUDY = "60aa11bb22cc33dd44ee55ff"
+SESSION = "61ab12bc23cd34de45ef5601"
+SESSION_2 = "61ab12bc23cd34de45ef5602"
+OTHER_SESSION = "61ab12bc23cd34de45ef56ff"
+
 
 def start(client, campaign, **params):
     return client.get(f"{reverse('annotation:start', args=[campaign.slug])}?{urlencode(params)}")
@@ -122,9 +129,9 @@ def prolific_campaign():
 
 def test_a_prolific_finisher_is_redirected_with_the_study_code_and_offered_nothing_more(client):
     c = prolific_campaign()
-    start(client, c, PROLIFIC_PID="P1", STUDY_ID="st", SESSION_ID="S1")
-    assignment = Assignment.objects.get(worker__external_id="P1")
-    assert assignment.provider_ref == "S1"
+    start(client, c, PROLIFIC_PID=PID, STUDY_ID=STUDY, SESSION_ID=SESSION)
+    assignment = Assignment.objects.get(worker__external_id=PID)
+    assert assignment.provider_ref == SESSION
     html = finish(client, assignment).content.decode()
     complete = "https://app.prolific.com/submissions/complete?cc=C0DE1234"
     assert f'<meta http-equiv="refresh" content="3;url={complete}">' in html
@@ -133,27 +140,29 @@ def test_a_prolific_finisher_is_redirected_with_the_study_code_and_offered_nothi
 
 def test_a_returning_participant_sees_their_code_again_never_a_new_batch(client):
     c = prolific_campaign()
-    start(client, c, PROLIFIC_PID="P1", STUDY_ID="st", SESSION_ID="S1")
-    assignment = Assignment.objects.get(worker__external_id="P1")
+    start(client, c, PROLIFIC_PID=PID, STUDY_ID=STUDY, SESSION_ID=SESSION)
+    assignment = Assignment.objects.get(worker__external_id=PID)
     finish(client, assignment)
-    again = start(Client(), c, PROLIFIC_PID="P1", STUDY_ID="st", SESSION_ID="S1")
+    again = start(Client(), c, PROLIFIC_PID=PID, STUDY_ID=STUDY, SESSION_ID=SESSION)
     assert again["Location"] == reverse("annotation:done", args=[assignment.public_id])
-    assert Assignment.objects.filter(worker__external_id="P1").count() == 1
+    assert Assignment.objects.filter(worker__external_id=PID).count() == 1
 
 
 def test_someone_else_with_a_participants_id_gets_neither_batch_nor_code(client):
     c = prolific_campaign()
-    start(client, c, PROLIFIC_PID="P1", STUDY_ID="st", SESSION_ID="S1")
-    assignment = Assignment.objects.get(worker__external_id="P1")
+    start(client, c, PROLIFIC_PID=PID, STUDY_ID=STUDY, SESSION_ID=SESSION)
+    assignment = Assignment.objects.get(worker__external_id=PID)
     intruder = Client()
-    refused = start(intruder, c, PROLIFIC_PID="P1", STUDY_ID="st", SESSION_ID="OTHER")
+    refused = start(intruder, c, PROLIFIC_PID=PID, STUDY_ID=STUDY, SESSION_ID=OTHER_SESSION)
     assert refused.status_code == 403
     assert "another session" in refused.content.decode()
     assert SESSION_KEY not in intruder.session
     finish(client, assignment)
     assignment.refresh_from_db()
     assert assignment.completion_code
-    refused = start(intruder, c, PROLIFIC_PID="P1", STUDY_ID="st", SESSION_ID="OTHER")
+    refused = start(intruder, c, PROLIFIC_PID=PID, STUDY_ID=STUDY, SESSION_ID=OTHER_SESSION)
     assert refused.status_code == 403 and assignment.completion_code not in refused.content.decode()
     # The participant's own browser may come back with a new session id.
-    assert start(client, c, PROLIFIC_PID="P1", STUDY_ID="st", SESSION_ID="S2").status_code == 302
+    assert (
+        start(client, c, PROLIFIC_PID=PID, STUDY_ID=STUDY, SESSION_ID=SESSION_2).status_code == 302
+    )

@@ -125,10 +125,10 @@ def test_an_mturk_worker_sent_by_one_of_its_hits_is_served(client):
     c = private_campaign(provider="mturk")
     batch = c.batches.first()
     Batch.objects.filter(pk=batch.pk).update(platform_ref="HIT1")
-    url = c.start_url() + f"?batch={batch.pk}&assignmentId=A1&hitId=HIT1&workerId=W1"
+    url = c.start_url() + f"?batch={batch.pk}&assignmentId=A1&hitId=HIT1&workerId=AW1"
     response = client.get(url)
     assert response.status_code == 302
-    assignment = Assignment.objects.get(campaign=c, worker__external_id="W1")
+    assignment = Assignment.objects.get(campaign=c, worker__external_id="AW1")
     assert response["Location"] == assignment.get_absolute_url()
     # Back in the same browser, without the platform's parameters: still theirs.
     assert client.get(assignment.get_absolute_url()).status_code == 200
@@ -137,7 +137,7 @@ def test_an_mturk_worker_sent_by_one_of_its_hits_is_served(client):
 def test_an_mturk_arrival_naming_another_hit_is_refused(client):
     c = private_campaign(provider="mturk")
     Batch.objects.filter(campaign=c).update(platform_ref="HIT1")
-    url = c.start_url() + "?assignmentId=A1&hitId=OTHER&workerId=W1"
+    url = c.start_url() + "?assignmentId=A1&hitId=OTHER&workerId=AW1"
     assert client.get(url).status_code == 403
     assert not Assignment.objects.filter(campaign=c, worker__isnull=False).exists()
 
@@ -165,3 +165,39 @@ def test_the_mturk_preview_of_a_public_campaign_shows_the_first_item(client):
     item = c.batches.first().items.order_by("order_in_batch").first()
     url = c.start_url() + "?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=HIT1"
     assert item.content["left"] in client.get(url).content.decode()
+
+
+# Issue 23, finding 14: a private campaign's start page does not name it ---------------------
+
+SECRET_TITLE = "Unreleased parrot-9 study"
+
+
+def test_a_private_campaigns_start_page_hides_its_title_from_a_stranger(client):
+    c = private_campaign(title=SECRET_TITLE)
+    for query in ("", "?worker=curious"):
+        response = client.get(c.start_url() + query)
+        assert response.status_code in (200, 403)
+        assert SECRET_TITLE not in response.content.decode()
+    client.force_login(factories.user("passer-by"))
+    response = client.get(c.start_url())
+    assert response.status_code == 403
+    assert SECRET_TITLE not in response.content.decode()
+    assert not Assignment.objects.filter(campaign=c, worker__isnull=False).exists()
+
+
+def test_a_private_campaigns_owner_sees_its_title_on_the_start_page(client):
+    owner = factories.user("owner")
+    c = private_campaign(title=SECRET_TITLE, owner=owner, allow_worker_param=False)
+    client.force_login(owner)
+    response = client.get(c.start_url() + "?worker=me")
+    assert response.status_code == 403
+    assert SECRET_TITLE in response.content.decode()
+    assert not Assignment.objects.filter(campaign=c, worker__isnull=False).exists()
+
+
+def test_a_public_campaigns_start_page_shows_its_title(client):
+    c = showing(factories.system(), title="Open garden study")
+    response = client.get(c.start_url())
+    assert response.status_code == 200
+    assert "Open garden study" in response.content.decode()
+    assert not Assignment.objects.filter(campaign=c, worker__isnull=False).exists()

@@ -20,6 +20,10 @@ from tests.annotation.crowd.fake_prolific import FakeProlific
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+# Prolific's participant and submission ids are 24 hexadecimal digits.
+PID = "5f1e2d3c4b5a69788796a5b4"
+SESSION = "61ab12bc23cd34de45ef5601"
+
 
 class FakeExternalSubmit:
     """MTurk's /mturk/externalSubmit on 127.0.0.1: records what the task page posts."""
@@ -137,11 +141,13 @@ def test_a_prolific_participant_is_redirected_with_the_code_and_approved_by_sync
             "https://app.prolific.com/**",
             lambda route: route.fulfill(status=200, body="<p>Prolific: thanks</p>"),
         )
-        page.goto(f"/work/{campaign.slug}/?PROLIFIC_PID=P1&STUDY_ID=study1&SESSION_ID=S1")
+        page.goto(f"/work/{campaign.slug}/?PROLIFIC_PID={PID}&STUDY_ID=study1&SESSION_ID={SESSION}")
         complete_batch(page, 2)
         page.get_by_text("Prolific: thanks").wait_for(timeout=20_000)
         assert page.url == f"https://app.prolific.com/submissions/complete?cc={code}"
 
-        fake.add_submissions("study1", [{"id": "S1", "participant_id": "P1", "status": "APPROVED"}])
+        fake.add_submissions(
+            "study1", [{"id": SESSION, "participant_id": PID, "status": "APPROVED"}]
+        )
         assert PROVIDERS["prolific"].sync(campaign).approved == 1
-        assert Assignment.objects.get(provider_ref="S1").status == "approved"
+        assert Assignment.objects.get(provider_ref=SESSION).status == "approved"

@@ -85,7 +85,7 @@ def choose(page, dimension, value):
 
 def test_participant_compares_dialogues_and_gets_the_completion_code(page, screenshot):
     comparative_campaign()
-    page.goto("/work/compare/?PROLIFIC_PID=pp-2090&STUDY_ID=study-2&SESSION_ID=sess-2")
+    page.goto("/work/compare/?worker=pp-2090")
     expect(page.locator(".progress")).to_have_text("Item 1 of 3")
     expect(page.locator(".dialogue-panel")).to_have_count(2)
     html = page.content()

@@ -56,7 +56,7 @@ def choose(page, name, value):
 
 def test_participant_spots_bots_and_gets_the_completion_code(page, screenshot):
     spot_the_bot_campaign()
-    page.goto("/work/spot/?PROLIFIC_PID=pp-4411&STUDY_ID=study-1&SESSION_ID=sess-1")
+    page.goto("/work/spot/?worker=pp-4411")
     expect(page.locator(".progress")).to_have_text("Item 1 of 3")
     assert "weedbot" not in page.content() and "sprout-lm" not in page.content()
 

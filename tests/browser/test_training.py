@@ -32,7 +32,8 @@ def test_worker_fails_reads_the_feedback_retries_and_qualifies(page, screenshot)
         "abc_eval",
         slug="abc-trained",
         title="Consistency, with training",
-        task_config={"behaviour_task": "consistency"},
+        # Two conversations per attempt; the retry takes the two the worker has not seen.
+        task_config={"behaviour_task": "consistency", "training_conversations": 2},
         requires_training=True,
         batch_size=1,
     )
@@ -40,7 +41,7 @@ def test_worker_fails_reads_the_feedback_retries_and_qualifies(page, screenshot)
     rng = random.Random(0)
     tasks = kind.build_from_conversations(loaded([conversation("task-1")]), c.task_config, rng)
     training = kind.build_from_conversations(
-        loaded([conversation("train-1"), conversation("train-2")]), c.task_config, rng
+        loaded([conversation(f"train-{n}") for n in range(1, 5)]), c.task_config, rng
     )
     gold = [with_gold(s, CONSISTENCY_GOLD, {5: SELF_CONTRADICTION}) for s in training]
     add_items(c, tasks + gold)

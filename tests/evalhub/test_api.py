@@ -5,7 +5,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from evalhub.models import PromptSet, Response, Submission
+from evalhub.models import PromptSet, Response, Submission, System
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -197,3 +197,25 @@ def test_api_lists_search_filter_and_order():
     assert [r["slug"] for r in client.get("/api/systems/?search=zet").json()["results"]] == ["zeta"]
     rows = client.get("/api/systems/?is_baseline=true").json()["results"]
     assert [r["slug"] for r in rows] == ["zeta"]
+
+
+# Issue 23, finding 11: JSON nested too deep is the caller's error, not a server error -----
+
+
+def test_token_endpoint_answers_deeply_nested_json_with_a_400(owner):
+    body = "[" * 3000 + "]" * 3000  # 6 KB: Python's json gives up with a RecursionError
+    response = APIClient().post("/api/token/", body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json() == {
+        "errors": [{"field": "non_field_errors", "message": "JSON nested too deeply."}],
+        "error_count": 1,
+    }
+    assert not Token.objects.exists()
+
+
+def test_every_json_endpoint_answers_deeply_nested_json_with_a_400(api):
+    body = "[" * 3000 + "]" * 3000
+    response = api.post("/api/systems/", body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["message"] == "JSON nested too deeply."
+    assert not System.objects.exists()

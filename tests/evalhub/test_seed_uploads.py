@@ -107,3 +107,24 @@ def test_uploads_past_the_hourly_limit_are_refused(settings, client):
     client.force_login(ada)
     assert client.post(PAGE, {"file": jsonl(seed(3))}).status_code == 429
     assert list(Conversation.objects.values_list("external_id", flat=True)) == ["orchard-1"]
+
+
+# Issue 23, finding 2: seeds belong to their uploader ---------------------------------------
+
+
+def test_uploaded_seeds_belong_to_their_uploader():
+    ada = factories.user("ada")
+    response = api_as(ada).post(API, {"file": jsonl(seed(1))}, format="multipart")
+    assert response.status_code == 201
+    assert Conversation.objects.get(external_id="orchard-1").owner == ada
+
+
+def test_another_researchers_seed_domain_is_not_offered(client):
+    api_as(factories.user("ada")).post(API, {"file": jsonl(seed(1))}, format="multipart")
+    bob = factories.user("bob")
+    client.force_login(bob)
+    page = client.get("/tournaments/new/spot-the-bot/")
+    assert page.status_code == 200
+    assert '<option value="orchard">' not in page.content.decode()
+    assert api_as(bob).get("/api/seed-domains/").json() == []
+    assert Conversation.objects.get(external_id="orchard-1").owner.username == "ada"

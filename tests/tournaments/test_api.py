@@ -2,9 +2,11 @@
 staff conversation import."""
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -307,3 +309,93 @@ def test_including_a_human_conversation_is_refused_and_nothing_is_created(owner,
         "included_conversations": ["Not a conversation between two systems: hh-1."]
     }
     assert not Tournament.objects.filter(slug="api-cup").exists()
+
+
+# Issue 23, finding 1: a reference names only what the caller may see -----------------------
+
+
+@pytest.fixture
+def secret_conversation():
+    """A conversation between another researcher's private and embargoed systems."""
+    other = factories.user("carol")
+    private = factories.system(other, slug="carol-private", visibility="private")
+    embargoed = factories.system(
+        other, slug="carol-embargoed", embargo_until=timezone.now() + timedelta(days=30)
+    )
+    return factories.conversation("carol/x--y--0", [private, embargoed], ["hi", "secret"])
+
+
+def test_including_another_owners_private_conversation_is_not_found(
+    owner, systems, secret_conversation
+):
+    payload = spot_payload(schedule="imported", included_conversations=["carol/x--y--0"])
+    response = client_for(owner).post(LIST, payload, format="json")
+    assert response.status_code == 400
+    assert field_errors(response) == {
+        "included_conversations": ["No conversation 'carol/x--y--0'."]
+    }
+    assert not Tournament.objects.filter(slug="api-cup").exists()
+    assert not secret_conversation.included_in.exists()
+
+
+def test_an_absent_conversation_gets_the_same_answer_as_one_not_yours(owner, systems):
+    payload = spot_payload(schedule="imported", included_conversations=["carol/x--y--9"])
+    response = client_for(owner).post(LIST, payload, format="json")
+    assert response.status_code == 400
+    assert field_errors(response) == {
+        "included_conversations": ["No conversation 'carol/x--y--9'."]
+    }
+    assert not Tournament.objects.exists()
+
+
+def test_the_owner_of_the_private_systems_includes_their_conversation(secret_conversation):
+    carol = secret_conversation.speakers.first().system.owner
+    payload = spot_payload(
+        systems=["carol-private", "carol-embargoed"],
+        schedule="imported",
+        included_conversations=["carol/x--y--0"],
+    )
+    response = client_for(carol).post(LIST, payload, format="json")
+    assert response.status_code == 201, response.json()
+    assert list(secret_conversation.included_in.values_list("slug", flat=True)) == ["api-cup"]
+
+
+def test_a_private_system_of_another_owner_is_not_found_like_an_absent_one(owner, systems):
+    factories.system(factories.user("someone"), slug="secret", visibility="private")
+    hidden = client_for(owner).post(LIST, spot_payload(systems=["a", "secret"]), format="json")
+    absent = client_for(owner).post(LIST, spot_payload(systems=["a", "nope"]), format="json")
+    assert field_errors(hidden)["systems"] == ["No system 'secret'."]
+    assert field_errors(absent)["systems"] == ["No system 'nope'."]
+    assert not Tournament.objects.exists()
+
+
+def test_a_partner_set_with_another_owners_private_system_is_not_found(owner, systems):
+    hidden = factories.system(factories.user("someone"), slug="secret", visibility="private")
+    PartnerSet.objects.create(slug="theirs", name="Theirs", version=1).systems.set([hidden])
+    payload = spot_payload(schedule="bipartite-play", partner_set="theirs")
+    response = client_for(owner).post(LIST, payload, format="json")
+    assert response.status_code == 400
+    assert field_errors(response) == {"partner_set": ["No partner set 'theirs'."]}
+    assert not Tournament.objects.exists()
+
+
+def test_another_owners_submission_is_not_found_like_an_absent_one(owner):
+    prompts = factories.prompt_set(2, slug="two")
+    factories.system(None, slug="base", is_baseline=True)
+    theirs = factories.submission(factories.system(factories.user(), slug="theirs"), prompts)
+    payload = {"slug": "ab", "name": "AB", "kind": "ab", "baselines": ["base"]}
+    response = client_for(owner).post(
+        LIST, {**payload, "submission": str(theirs.public_id)}, format="json"
+    )
+    assert field_errors(response)["submission"] == [f"No submission '{theirs.public_id}'."]
+    assert not Tournament.objects.exists()
+
+
+def test_the_partner_set_list_leaves_out_sets_naming_a_hidden_system(owner, systems):
+    hidden = factories.system(factories.user("someone"), slug="secret", visibility="private")
+    PartnerSet.objects.create(slug="theirs", name="Theirs", version=1).systems.set([hidden])
+    PartnerSet.objects.create(slug="open", name="Open", version=1).systems.set(systems[:1])
+    response = client_for(owner).get("/api/partner-sets/")
+    assert response.status_code == 200
+    assert [s["slug"] for s in response.json()] == ["open"]
+    assert PartnerSet.objects.count() == 2

@@ -268,3 +268,39 @@ def test_workers_never_see_the_gold_of_controls(client, catalog):
         url = reverse("annotation:submit-item", args=[assignment.public_id, item.pk])
         assert client.post(url, answer).status_code == 302
     assert seen_controls > 0
+
+
+# Issue 23, finding 2: human-human controls are the curated ones and the owner's own ---------
+
+
+def test_another_researchers_uploads_never_become_controls(catalog):
+    from evalhub.services import import_seed_conversations
+
+    ada, bob = factories.user("ada"), factories.user("bob")
+    data = json.dumps(conversation("bob-hh", ["human", "human"], 5)).encode()
+    import_seed_conversations(data=data, filename="s.jsonl", user=bob)
+    data = json.dumps(conversation("ada-hh", ["human", "human"], 5)).encode()
+    import_seed_conversations(data=data, filename="s.jsonl", user=ada)
+    t = tournament(owner=ada, human_share=0.5)
+    assert spot_the_bot_campaign.available(t)["human"] == 5  # hh-0..3 (curated) and ada-hh
+    result = spot_the_bot_campaign.generate_campaign(t)
+    controls = set(
+        Item.objects.filter(
+            campaign=result.campaign, conversation__speakers__system__isnull=True
+        ).values_list("conversation__external_id", flat=True)
+    )
+    assert "bob-hh" not in controls and controls <= {"hh-0", "hh-1", "hh-2", "hh-3", "ada-hh"}
+    assert Conversation.objects.get(external_id="bob-hh").owner == bob
+
+
+def test_the_seed_pool_of_a_tournament_leaves_out_other_researchers_uploads():
+    from evalhub.services import import_seed_conversations
+    from tournaments import collection
+
+    bob = factories.user("bob")
+    data = json.dumps(conversation("bob-hh", ["human", "human"], 5, domain="demo")).encode()
+    import_seed_conversations(data=data, filename="s.jsonl", user=bob)
+    assert collection.seed_pool("demo", owner=factories.user("ada")) == []
+    assert collection.seed_pool("demo", owner=bob) == [Conversation.objects.get().pk]
+    with pytest.raises(UserInputError):
+        collection.check_seed_pool("demo", owner=None)

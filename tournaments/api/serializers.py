@@ -5,7 +5,7 @@ from django.db import transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from evalhub.api.fields import SlugLookupField, refuse_nul
+from evalhub.api.fields import VisibleSlugRelatedField, refuse_nul
 from evalhub.declared import bounds, help_text
 from evalhub.models import Conversation, Submission, System
 
@@ -55,40 +55,59 @@ def declared_kwargs(*schemas) -> dict[str, dict]:
         "nullable": True,
     }
 )
-class PartnerSetField(serializers.RelatedField):
-    """A partner set by slug (its latest version); read back as {"slug", "version"}."""
+class PartnerSetField(VisibleSlugRelatedField):
+    """A partner set the caller may see by slug (its latest version); read back as
+    {"slug", "version"}."""
 
-    default_error_messages = {"does_not_exist": "No partner set '{slug}'."}
+    def __init__(self, **kwargs):
+        super().__init__(
+            noun="partner set", slug_field="slug", queryset=PartnerSet.objects.all(), **kwargs
+        )
 
     def to_representation(self, value):
         return {"slug": value.slug, "version": value.version}
 
     def to_internal_value(self, data):
         slug = data.get("slug") if isinstance(data, dict) else data
+        if not isinstance(slug, str):
+            self.fail("invalid")
         refuse_nul(self, slug)
-        partner_set = PartnerSet.objects.filter(slug=slug).order_by("-version").first()
+        partner_set = self.get_queryset().filter(slug=slug).order_by("-version").first()
         if partner_set is None:
-            self.fail("does_not_exist", slug=slug)
+            self.fail("does_not_exist", value=slug)
         return partner_set
 
 
 class TournamentSerializer(serializers.ModelSerializer):
     owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    systems = SlugLookupField(
-        slug_field="slug", many=True, queryset=System.objects.none(), required=False
+    systems = VisibleSlugRelatedField(
+        noun="system",
+        slug_field="slug",
+        many=True,
+        queryset=System.objects.all(),
+        required=False,
     )
-    baselines = SlugLookupField(
-        slug_field="slug", many=True, queryset=System.objects.none(), required=False
+    baselines = VisibleSlugRelatedField(
+        noun="baseline",
+        visible=baseline_choices,
+        slug_field="slug",
+        many=True,
+        queryset=System.objects.all(),
+        required=False,
     )
-    submission = SlugLookupField(
-        slug_field="public_id", queryset=Submission.objects.none(), required=False, allow_null=True
+    submission = VisibleSlugRelatedField(
+        noun="submission",
+        visible=user_submissions,
+        slug_field="public_id",
+        queryset=Submission.objects.all(),
+        required=False,
+        allow_null=True,
     )
     prompt_set = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    partner_set = PartnerSetField(
-        queryset=PartnerSet.objects.all(), required=False, allow_null=True
-    )
+    partner_set = PartnerSetField(required=False, allow_null=True)
     campaign = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    included_conversations = SlugLookupField(
+    included_conversations = VisibleSlugRelatedField(
+        noun="conversation",
         slug_field="external_id",
         many=True,
         queryset=Conversation.objects.all(),
@@ -119,15 +138,6 @@ class TournamentSerializer(serializers.ModelSerializer):
         read_only_fields = ["owner", "status", "campaign", "created"]
         # Ranges and help of the declared settings, so the OpenAPI schema shows them too.
         extra_kwargs = declared_kwargs(SpotTheBotSettings, ABSettings)
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        request = self.context.get("request")
-        if request is not None and request.user.is_authenticated:
-            user = request.user
-            self.fields["systems"].child_relation.queryset = System.objects.visible_to(user)
-            self.fields["baselines"].child_relation.queryset = baseline_choices(user)
-            self.fields["submission"].queryset = user_submissions(user)
 
     def validate(self, data):
         unknown = sorted(set(self.initial_data) - set(self.fields)) if self.initial_data else []

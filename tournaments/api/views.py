@@ -257,7 +257,7 @@ class SeedDomainList(APIView):
 
     @extend_schema(responses={200: SeedDomainSerializer(many=True)})
     def get(self, request):
-        return Response(seed_domains())
+        return Response(seed_domains(request.user))
 
 
 @extend_schema_view(
@@ -274,14 +274,19 @@ class SeedDomainList(APIView):
     ),
 )
 class PartnerSetList(APIView):
-    """`GET /api/partner-sets/`: every partner set (all versions); `POST` (logged in):
+    """`GET /api/partner-sets/`: every partner set the caller may see (all versions); `POST`
+    (logged in):
     create one of systems you may see."""
 
     permission_classes = [IsAuthenticatedOrReadOnly]
 
     @extend_schema(responses={200: PartnerSetSerializer(many=True)})
     def get(self, request):
-        sets = PartnerSet.objects.prefetch_related("systems").order_by("slug", "-version")
+        sets = (
+            PartnerSet.objects.visible_to(request.user)
+            .prefetch_related("systems")
+            .order_by("slug", "-version")
+        )
         return Response([PartnerSetSerializer(s).data for s in sets])
 
     @extend_schema(request=PartnerSetSerializer, responses={201: PartnerSetSerializer})

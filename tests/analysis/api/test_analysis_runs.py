@@ -140,3 +140,27 @@ def test_a_bipartite_report_with_partners_is_described_key_for_key():
     result = json.loads(json.dumps(build_report(data, builders.FAST)))
     assert {row["system"] for row in result["partners"]} == {"alpha", "beta"}
     assert ReportSerializer(result).data == result
+
+
+# Issue 23, finding 11: a campaign's run is read without a server error ----------------------
+
+
+def test_a_campaign_run_is_read_with_its_own_result():
+    from analysis.tasks import analyze_campaign
+
+    from annotation.models import Campaign
+
+    from .dimensional_builders import imported_study
+
+    owner = factories.user("likert-owner")
+    study = imported_study()
+    campaign = Campaign.objects.get(study=study, task_kind="likert")
+    Campaign.objects.filter(pk=campaign.pk).update(owner=owner)
+    run = analyze_campaign(campaign, builders.FAST, synchronous=True)
+    assert run.status == AnalysisRun.Status.SUCCEEDED, run.error
+    response = api(owner).get(f"/api/analysis-runs/{run.pk}/")
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["tournament"], body["campaign"]) == (None, campaign.slug)
+    assert body["result"] == json.loads(json.dumps(run.result))
+    assert AnalysisRun.objects.get(pk=run.pk).result["kind"] == "likert"

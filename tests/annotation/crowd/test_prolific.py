@@ -282,3 +282,51 @@ def test_finishers_are_sent_to_prolific_with_the_study_code(fake, provider):
     assert provider.completion_url(campaign, assignment) == (
         "https://app.prolific.com/submissions/complete?cc=C0DE1234"
     )
+
+
+# Issue 23, finding 15: a completion code passed around is never approved -------------------
+
+
+def test_sync_rejects_a_submission_with_no_finished_assignment(fake, provider):
+    campaign = prolific_campaign(platform_ref="study1", status="live")
+    taken(campaign, "P1", "S1")  # finished here
+    unfinished = taken(campaign, "P2", "S2", status="started")
+    fake.add_submissions(
+        "study1",
+        [
+            {"id": "S1", "participant_id": "P1", "status": "AWAITING REVIEW"},
+            {"id": "S2", "participant_id": "P2", "status": "AWAITING REVIEW"},
+            {"id": "S3", "participant_id": "P3", "status": "AWAITING REVIEW"},
+        ],
+    )
+
+    report = provider.sync(campaign)
+
+    assert report.unmatched == ["S2", "S3"] and report.submitted == 1
+    statuses = {r["id"]: r["status"] for r in fake.submissions["study1"]}
+    assert statuses == {"S1": "AWAITING REVIEW", "S2": "REJECTED", "S3": "REJECTED"}
+    [call] = fake.calls("POST", "submissions/S3/transition/")
+    assert call["json"]["action"] == "REJECT" and call["json"]["rejection_category"] == "NO_DATA"
+    rejections = CrowdAction.objects.filter(action="reject_unmatched", state="done")
+    assert sorted(rejections.values_list("request__submission", flat=True)) == ["S2", "S3"]
+    unfinished.refresh_from_db()
+    assert unfinished.status == "started"  # the local assignment is left to expire
+    # A second sync sends nothing again.
+    provider.sync(campaign)
+    assert len(fake.calls("POST", "submissions/S3/transition/")) == 1
+
+
+def test_the_review_page_lists_the_rejected_unmatched_submissions(fake, provider, client):
+    from tests import factories
+
+    campaign = prolific_campaign(platform_ref="study1", status="live")
+    fake.add_submissions(
+        "study1", [{"id": "S9", "participant_id": "P9", "status": "AWAITING REVIEW"}]
+    )
+    provider.sync(campaign)
+    client.force_login(factories.user("boss", staff=True))
+    page = client.get(reverse("annotation:manage-campaign-review", args=[campaign.slug]))
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'data-testid="unmatched-submissions"' in html and "S9" in html and "P9" in html
+    assert CrowdAction.objects.get(action="reject_unmatched").state == "done"

@@ -320,7 +320,7 @@ def test_worker_page_queries_do_not_depend_on_campaign_size(client, bots):
 
 def test_export_row_is_one_line_of_the_interchange_format(client, bots):
     c = stb_campaign(bots, gold=False)
-    page = client.get(f"/work/{c.slug}/?PROLIFIC_PID=p-77&STUDY_ID=s&SESSION_ID=x", follow=True)
+    page = client.get(f"/work/{c.slug}/?worker=p-77", follow=True)
     page = post(client, page, answers())
     page = post(client, client.get(page["Location"]), answers(client_ms=""))
     judgments = Judgment.objects.select_related("item", "worker", "campaign", "assignment__batch")
