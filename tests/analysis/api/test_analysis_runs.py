@@ -146,7 +146,7 @@ def test_a_bipartite_report_with_partners_is_described_key_for_key():
 
 
 def test_a_campaign_run_is_read_with_its_own_result():
-    from analysis.tasks import analyze_campaign
+    from analysis.runs.tasks import analyze_campaign
 
     from annotation.models import Campaign
 
