@@ -150,7 +150,7 @@ def test_a_campaign_run_is_read_with_its_own_result():
 
     from annotation.models import Campaign
 
-    from .dimensional_builders import imported_study
+    from tests.analysis.dimensional_builders import imported_study
 
     owner = factories.user("likert-owner")
     study = imported_study()
