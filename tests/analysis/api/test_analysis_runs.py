@@ -147,9 +147,7 @@ def test_a_bipartite_report_with_partners_is_described_key_for_key():
 
 def test_a_campaign_run_is_read_with_its_own_result():
     from analysis.runs.tasks import analyze_campaign
-
     from annotation.models import Campaign
-
     from tests.analysis.dimensional_builders import imported_study
 
     owner = factories.user("likert-owner")
