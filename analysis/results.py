@@ -12,7 +12,7 @@ from django.db.models import Q
 from django.urls import reverse
 
 from annotation.models import Campaign, Study
-from evalhub.permissions import is_staff, may_manage, may_see
+from evalhub.permissions import is_staff, is_managed_by, may_see
 
 from .models import AnalysisRun
 from .plots import DIMENSIONAL_PLOT_TITLES, agreement_rows, available_dimensional_plots
@@ -44,7 +44,7 @@ def latest_run(subject: Campaign | Study, *, succeeded: bool = True) -> Analysis
 def may_see_run(user, run: AnalysisRun) -> bool:
     if run.tournament_id:
         return may_see(user, run.tournament)
-    return may_manage(user, run.campaign if run.campaign_id else run.study)
+    return is_managed_by(user, run.campaign if run.campaign_id else run.study)
 
 
 def run_plot_url(run: AnalysisRun, name: str) -> str:

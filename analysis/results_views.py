@@ -14,7 +14,7 @@ from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Campaign, Study
-from evalhub.permissions import is_staff, may_manage, staff_required
+from evalhub.permissions import is_staff, is_managed_by, staff_required
 from evalhub.queueing import QUEUE_UNREACHABLE
 
 from .models import AnalysisRun
@@ -28,14 +28,14 @@ REFRESH_SECONDS = 3
 
 def _managed_or_404(request, model, slug, **filters):
     subject = get_object_or_404(model, slug=slug, **filters)
-    if not may_manage(request.user, subject):
+    if not is_managed_by(request.user, subject):
         raise Http404("Not found.")
     return subject
 
 
 def _page(request, template: str, subject, extra: dict):
     run = latest_run(subject)
-    latest = latest_run(subject, succeeded=False) if may_manage(request.user, subject) else None
+    latest = latest_run(subject, succeeded=False) if is_managed_by(request.user, subject) else None
     active = latest if latest is not None and latest.in_progress else None
     failed = latest if latest is not None and latest.status == AnalysisRun.Status.FAILED else None
     return render(

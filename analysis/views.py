@@ -22,7 +22,7 @@ from evalhub.declared import DeclaredInvalid
 from evalhub.listing import list_page
 from evalhub.permissions import (
     manageable_or_403,
-    may_manage,
+    is_managed_by,
     staff_required,
     visible_or_404,
 )
@@ -75,7 +75,7 @@ def leaderboard_detail(request, slug):
     tournament = _visible_tournament(request, slug)
     run = latest_succeeded_run(tournament)
     latest = None
-    if may_manage(request.user, tournament):
+    if is_managed_by(request.user, tournament):
         latest = tournament.analysis_runs.defer("result", "plots").order_by("-created").first()
     active = latest if latest is not None and latest.in_progress else None
     failed = latest if latest is not None and latest.status == AnalysisRun.Status.FAILED else None
@@ -87,7 +87,7 @@ def leaderboard_detail(request, slug):
             "active_run": active,
             "failed_run": failed,
             "refresh": REFRESH_SECONDS if active else None,
-            "can_run": may_manage(request.user, tournament),
+            "can_run": is_managed_by(request.user, tournament),
             "settings_form": AnalysisSettingsForm(),
         },
     )

@@ -71,7 +71,7 @@ class Judge(models.Model):
 
     def is_managed_by(self, user) -> bool:
         """Owners alone (and staff) manage their judges and start runs with them."""
-        return permissions.may_manage(user, self)
+        return permissions.is_managed_by(user, self)
 
     def is_visible_to(self, user) -> bool:
         return self.is_managed_by(user)

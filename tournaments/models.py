@@ -199,7 +199,7 @@ class BotEndpoint(models.Model):
 
     def is_managed_by(self, user) -> bool:
         """The system's owner and staff register, edit and remove it (and its token)."""
-        return self.system.is_editable_by(user)
+        return self.system.is_managed_by(user)
 
     def may_serve(self, tournament) -> bool:
         """Whether `tournament` may call this endpoint: its owner's own tournaments (and, for
@@ -360,7 +360,7 @@ class Tournament(models.Model):
 
     def is_managed_by(self, user) -> bool:
         """Its owner and staff change it, launch it and see it before it is published."""
-        return permissions.may_manage(user, self)
+        return permissions.is_managed_by(user, self)
 
     def is_public(self) -> bool:
         return self.published

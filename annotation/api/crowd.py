@@ -32,7 +32,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evalhub.api.serializers import InputErrorsSerializer
-from evalhub.permissions import IsStaff, is_staff, may_manage
+from evalhub.permissions import IsStaff, is_staff, is_managed_by
 
 from ..campaigns import (
     TransitionRefused,
@@ -57,7 +57,7 @@ def campaign_for(request, slug, *, staff_only=False) -> Campaign:
     """The campaign if the user manages it (staff_only: if they are staff); 404 for a
     campaign they may not even know about, 403 for one they may see but not act on."""
     campaign = get_object_or_404(Campaign, slug=slug)
-    if not may_manage(request.user, campaign):
+    if not is_managed_by(request.user, campaign):
         raise PermissionDenied("Only staff and the campaign's owner may.")
     if staff_only and not is_staff(request.user):
         raise PermissionDenied("Only staff may.")

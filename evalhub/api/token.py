@@ -10,6 +10,9 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from ..permissions import Anyone, by_method
+from .exceptions import error_body
+
 
 @extend_schema_view(
     post=extend_schema(
@@ -28,12 +31,14 @@ from rest_framework.response import Response
     )
 )
 class ObtainAuthTokenWithLockout(ObtainAuthToken):
+    permission_classes = [by_method(POST=Anyone)]
+
     def post(self, request, *args, **kwargs):
         try:
             return super().post(request, *args, **kwargs)
         except ValidationError:
             if getattr(request, "axes_locked_out", False):
-                return Response({"detail": get_lockout_message()}, status=429)
+                return Response(error_body(get_lockout_message()), status=429)
             raise
 
 

@@ -63,15 +63,15 @@ def test_is_owner(people, actor, expected):
 def test_an_object_without_owner_belongs_to_nobody(people):
     orphan = thing(None, public=True)
     assert not permissions.is_owner(people["owner"], orphan)
-    assert not permissions.may_manage(people["stranger"], orphan)
-    assert permissions.may_manage(people["staff"], orphan)
+    assert not permissions.is_managed_by(people["stranger"], orphan)
+    assert permissions.is_managed_by(people["staff"], orphan)
 
 
 @pytest.mark.parametrize(
     "actor, expected", [("anonymous", False), ("stranger", False), ("owner", True), ("staff", True)]
 )
-def test_may_manage(people, actor, expected):
-    assert permissions.may_manage(people[actor], thing(people["owner"], public=True)) is expected
+def test_is_managed_by(people, actor, expected):
+    assert permissions.is_managed_by(people[actor], thing(people["owner"], public=True)) is expected
 
 
 @pytest.mark.parametrize("actor", ACTORS)
@@ -129,7 +129,7 @@ def test_visible_to_filters_a_queryset(people, systems, actor, expected):
 def test_managed_by_filters_a_queryset(people, systems, actor, expected):
     rows = permissions.managed_by(System.objects.all(), people[actor])
     assert set(rows.values_list("slug", flat=True)) == expected
-    managed = {s.slug for s in systems.values() if permissions.may_manage(people[actor], s)}
+    managed = {s.slug for s in systems.values() if permissions.is_managed_by(people[actor], s)}
     assert managed == expected
 
 
@@ -190,7 +190,7 @@ def test_drf_classes_say_what_the_predicates_say(people, actor, method):
         safe or permissions.is_staff(user)
     )
     assert permissions.IsManagerOrReadOnly().has_object_permission(request, None, obj) is (
-        safe or permissions.may_manage(user, obj)
+        safe or permissions.is_managed_by(user, obj)
     )
 
 
@@ -226,7 +226,7 @@ def test_a_system_edit_page_and_its_api_agree_on_who_changes_it(people, systems,
         f"/api/systems/{system.slug}/", {"description": "changed by the API"}, format="json"
     )
     system.refresh_from_db()
-    if permissions.may_manage(user, system):
+    if permissions.is_managed_by(user, system):
         assert page.status_code == 302 and api.status_code == 200
         assert (system.name, system.description) == ("Renamed on the page", "changed by the API")
     else:

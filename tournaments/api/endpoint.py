@@ -1,6 +1,6 @@
 """REST API of a system's bot endpoint: `GET/PUT/PATCH/DELETE /api/systems/<slug>/endpoint/`.
 
-Only the system's owner and staff (System.is_editable_by) read or change it: others who
+Only the system's owner and staff (System.is_managed_by) read or change it: others who
 can see the system get 403, those who cannot see it 404, anonymous callers 401. The token
 is write-only: `auth_token` is accepted (omitted keeps the stored one, "" removes it) and
 never returned; `has_token` says whether one is stored. PUT registers or replaces, PATCH
@@ -133,7 +133,7 @@ class BotEndpointView(generics.GenericAPIView):
         system = get_object_or_404(System, slug=self.kwargs["slug"])
         if not system.is_visible_to(self.request.user):
             raise Http404("No such system.")
-        if not system.is_editable_by(self.request.user):
+        if not system.is_managed_by(self.request.user):
             raise PermissionDenied("Only the owner of a system and staff manage its endpoint.")
         return system
 

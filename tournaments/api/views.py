@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.progress import progress as campaign_progress
-from evalhub.permissions import manageable_or_403, may_manage
+from evalhub.permissions import manageable_or_403, is_managed_by
 from evalhub.uniqueness import SlugTaken, unique_slug
 
 from .. import ab_experiment, spot_the_bot_campaign
@@ -188,7 +188,7 @@ class TournamentViewSet(
     def progress(self, request, slug=None):
         """Collected, failed and planned dialogues, and the campaign's judgments so far."""
         tournament = get_object_or_404(self.get_queryset(), slug=slug)
-        if not may_manage(request.user, tournament):
+        if not is_managed_by(request.user, tournament):
             raise PermissionDenied("Only the owner of a tournament and staff follow it.")
         campaign = tournament.campaign
         body = {
