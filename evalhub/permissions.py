@@ -136,7 +136,7 @@ class IsManager(drf.BasePermission):
     def has_object_permission(self, request, view, obj):
         if is_managed_by(request.user, obj):
             return True
-        if not may_see(request.user, obj):
+        if not sees(request.user, obj):
             raise NotFound()
         return False
 
@@ -145,9 +145,20 @@ class IsViewer(drf.BasePermission):
     """May see the object; 404 otherwise."""
 
     def has_object_permission(self, request, view, obj):
-        if not may_see(request.user, obj):
+        if not sees(request.user, obj):
             raise NotFound()
         return True
+
+
+def sees(user, obj) -> bool:
+    """The object's own visibility rule when it has one (`is_visible_to`), else `may_see`;
+    an object with no notion of private (a rubric) is seen by whoever reached it through the
+    view's queryset."""
+    if hasattr(obj, "is_visible_to"):
+        return obj.is_visible_to(user)
+    if hasattr(obj, "is_public"):
+        return may_see(user, obj)
+    return True
 
 
 # Kept for pages and services that ask one question about a request.

@@ -111,6 +111,11 @@ class Rubric(models.Model):
     def __str__(self):
         return f"{self.task_kind}/{self.name} v{self.version}"
 
+    def is_managed_by(self, user) -> bool:
+        """Staff revise any rubric; a researcher the ones they wrote. Anyone signed in may
+        make a new rubric, or a new version from any rubric under a name of their own."""
+        return permissions.is_managed_by(user, self)
+
 
 class JudgeRun(models.Model):
     """One judge answering one campaign's task items with one rubric version."""

@@ -120,7 +120,8 @@ def rubric_create(request):
 @require_http_methods(["GET", "POST"])
 def rubric_detail(request, pk):
     rubric = get_object_or_404(Rubric.objects.select_related("owner"), pk=pk)
-    may_revise = rubric_versions.may_revise(request.user, rubric)
+    # Staff revise any rubric, a researcher the ones they wrote.
+    may_revise = rubric.is_managed_by(request.user)
     form = RubricReviseForm(request.POST or None, initial={"instructions": rubric.instructions})
     if request.method == "POST":
         if not may_revise:

@@ -14,15 +14,15 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from evalhub.declared import DeclaredInvalid
-from evalhub.errors import UserInputError
+from evalhub.api.fields import DeclaredField
+from evalhub.permissions import SignedIn, by_method
 from judging.models import JudgeRun
 
 from ..models import AnalysisRun
+from ..parameters import AnalysisParameters
 from ..tasks import analyze_judge_run
 from ..versus import latest_comparison, may_compare
 from . import examples
@@ -30,7 +30,8 @@ from .serializers import HumanVsAutomaticResultSerializer
 
 
 class ComparisonRequestSerializer(serializers.Serializer):
-    parameters = serializers.DictField(
+    parameters = DeclaredField(
+        AnalysisParameters,
         required=False,
         default=dict,
         help_text="Analysis parameters (analysis/parameters.py); left out: the defaults.",
@@ -52,7 +53,8 @@ def _judge_run(request, pk) -> JudgeRun:
 
 
 class HumanVsAutomatic(APIView):
-    permission_classes = [IsAuthenticated]
+    # Who may compare is decided per judge run (`may_compare`): others get 404.
+    permission_classes = [by_method(GET=SignedIn, POST=SignedIn)]
 
     @extend_schema(
         responses={200: HumanVsAutomaticResultSerializer},
@@ -91,17 +93,7 @@ class HumanVsAutomatic(APIView):
         judge_run = _judge_run(request, pk)
         given = ComparisonRequestSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            run = analyze_judge_run(
-                judge_run, given.validated_data["parameters"], user=request.user
-            )
-        except DeclaredInvalid as invalid:
-            raise UserInputError.from_fields(
-                {
-                    f"parameters.{field}" if field else "parameters": m
-                    for field, m in invalid.errors.items()
-                }
-            ) from None
+        run = analyze_judge_run(judge_run, given.validated_data["parameters"], user=request.user)
         done = run.status == AnalysisRun.Status.SUCCEEDED
         return Response(
             ComparisonRunSerializer(run).data,

@@ -34,8 +34,16 @@ urlpatterns = [
         name="api-seed-conversation-upload",
     ),
     path("token/", obtain_auth_token, name="api-token"),
-    path("schema/", SpectacularAPIView.as_view(permission_classes=[by_method(GET=Anyone)]), name="api-schema"),
-    path("docs/", SpectacularSwaggerSplitView.as_view(
+    path(
+        "schema/",
+        SpectacularAPIView.as_view(permission_classes=[by_method(GET=Anyone)]),
+        name="api-schema",
+    ),
+    path(
+        "docs/",
+        SpectacularSwaggerSplitView.as_view(
             url_name="api-schema", permission_classes=[by_method(GET=Anyone)]
-        ), name="api-docs"),
+        ),
+        name="api-docs",
+    ),
 ]

@@ -50,7 +50,9 @@ def test_the_walk_finds_the_api():
 
 
 @pytest.mark.parametrize(
-    ("route", "cls", "methods", "initkwargs"), VIEWS, ids=[f"{r} {c.__name__}" for r, c, *_ in VIEWS]
+    ("route", "cls", "methods", "initkwargs"),
+    VIEWS,
+    ids=[f"{r} {c.__name__}" for r, c, *_ in VIEWS],
 )
 def test_every_api_view_declares_each_method(route, cls, methods, initkwargs):
     classes = initkwargs.get("permission_classes", cls.permission_classes)

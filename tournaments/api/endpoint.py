@@ -12,11 +12,10 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
-from rest_framework.exceptions import PermissionDenied
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from evalhub.models import System
+from evalhub.permissions import IsManager, by_method
 
 from ..endpoint_budget import used_today
 from ..models import BotEndpoint
@@ -126,15 +125,15 @@ def _out(name, value, code="200"):
 )
 class BotEndpointView(generics.GenericAPIView):
     serializer_class = BotEndpointSerializer
-    permission_classes = [IsAuthenticated]
+    permission_classes = [
+        by_method(GET=IsManager, PUT=IsManager, PATCH=IsManager, DELETE=IsManager)
+    ]
     queryset = BotEndpoint.objects.none()
 
     def managed_system(self) -> System:
         system = get_object_or_404(System, slug=self.kwargs["slug"])
-        if not system.is_visible_to(self.request.user):
-            raise Http404("No such system.")
-        if not system.is_managed_by(self.request.user):
-            raise PermissionDenied("Only the owner of a system and staff manage its endpoint.")
+        # 404 to who may not see the system, 403 to who sees it but does not manage it.
+        self.check_object_permissions(self.request, system)
         return system
 
     def get_object(self) -> BotEndpoint:
