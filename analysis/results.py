@@ -12,7 +12,7 @@ from django.db.models import Q
 from django.urls import reverse
 
 from annotation.models import Campaign, Study
-from evalhub.permissions import is_staff, is_managed_by, may_see
+from evalhub.permissions import is_managed_by, is_staff, may_see
 
 from .models import AnalysisRun
 from .plots import DIMENSIONAL_PLOT_TITLES, agreement_rows, available_dimensional_plots

@@ -14,7 +14,8 @@ from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Campaign, Study
-from evalhub.permissions import is_staff, is_managed_by, staff_required
+from evalhub.errors import show_on_page
+from evalhub.permissions import is_managed_by, is_staff, staff_required
 from evalhub.queueing import QUEUE_UNREACHABLE
 
 from .models import AnalysisRun
@@ -74,12 +75,12 @@ def _request(request, subject, analyze, target: str):
     try:
         run = analyze(subject, {"exclude_blocked": exclude_blocked}, user=request.user)
     except NothingToAnalyse as reason:
-        messages.error(request, f"{name}: {reason}")
+        show_on_page(request, reason, about=name)
     else:
         if run.status == AnalysisRun.Status.SUCCEEDED:
             messages.success(request, f"{name}: the results are up to date (analysis {run.pk}).")
         elif run.status == AnalysisRun.Status.FAILED:
-            messages.error(request, f"{name}: the analysis failed: {run.error}")
+            show_on_page(request, f"the analysis failed: {run.error}", about=name)
         else:
             run.refresh_from_db(fields=["progress"])
             if run.progress == QUEUE_UNREACHABLE:

@@ -18,11 +18,11 @@ from django.utils.cache import patch_cache_control
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from evalhub.declared import DeclaredInvalid
+from evalhub.errors import UserInputError, show_on_page
 from evalhub.listing import list_page
 from evalhub.permissions import (
-    manageable_or_403,
     is_managed_by,
+    manageable_or_403,
     staff_required,
     visible_or_404,
 )
@@ -30,7 +30,6 @@ from evalhub.queueing import QUEUE_UNREACHABLE
 from tournaments.models import Tournament
 from tournaments.sorting import TOURNAMENT_SORTS
 
-from .inputs import NoCampaign
 from .leaderboards import (
     PLOT_TITLES,
     latest_runs,
@@ -38,7 +37,6 @@ from .leaderboards import (
     results_context,
 )
 from .models import AnalysisRun
-from .reports import NothingToAnalyse
 from .results import result_links
 from .settings_form import AnalysisSettingsForm
 from .tasks import analyze_tournament
@@ -125,21 +123,19 @@ def request_analysis(request, slug):
     form = AnalysisSettingsForm(request.POST)
     try:
         if not form.is_valid():
-            raise DeclaredInvalid({"": "; ".join(m for ms in form.errors.values() for m in ms)})
+            raise UserInputError.from_fields(form.errors)
         parameters = form.parameters()
+        # DeclaredInvalid, NoCampaign and NothingToAnalyse are UserInputErrors.
         run = analyze_tournament(tournament, parameters, user=request.user)
-    except DeclaredInvalid:
-        problems = "; ".join(f"{f}: {m}" for f, ms in form.errors.items() for m in ms)
-        messages.error(request, f"{tournament.name}: the analysis settings are wrong: {problems}")
-    except (NoCampaign, NothingToAnalyse) as reason:
-        messages.error(request, f"{tournament.name}: {reason}")
+    except UserInputError as refused:
+        show_on_page(request, refused, about=tournament.name)
     else:
         if run.status == AnalysisRun.Status.SUCCEEDED:
             messages.success(
                 request, f"{tournament.name}: the results are up to date (analysis {run.pk})."
             )
         elif run.status == AnalysisRun.Status.FAILED:
-            messages.error(request, f"{tournament.name}: the analysis failed: {run.error}")
+            show_on_page(request, f"the analysis failed: {run.error}", about=tournament.name)
         else:
             run.refresh_from_db(fields=["progress"])
             if run.progress == QUEUE_UNREACHABLE:

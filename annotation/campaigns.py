@@ -24,7 +24,7 @@ from evalhub.importers.conversations import ParsedConversation, parse_conversati
 from evalhub.importers.problems import InvalidUpload
 from evalhub.models import Conversation, NoticeKind, PromptSet, Response, Submission, System
 from evalhub.notifications import notify
-from evalhub.permissions import is_staff, is_managed_by
+from evalhub.permissions import is_managed_by, is_staff
 from evalhub.services import ConversationImport, store_conversations
 from evalhub.uniqueness import SlugTaken, unique_slug
 

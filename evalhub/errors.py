@@ -191,15 +191,19 @@ def field_problems(errors: dict[str, str | list[str]]) -> list[Problem]:
     return problems
 
 
-def show_on_page(request, error: UserInputError, form=None) -> None:
-    """The page's way to tell a user what to fix.
+def show_on_page(request, error: "UserInputError | str", form=None, *, about: str = "") -> None:
+    """The page's one way to tell a user what went wrong and what to fix.
 
-    With a form, each problem sits on its field (problems of no field of the form, and lines
-    of a file, go above the form); without one, each shown problem becomes an error message.
+    `error` is a `UserInputError`, or the text of one problem. With a form, each problem sits
+    on its field (problems of no field of the form, and lines of a file, go above the form);
+    without one, each shown problem becomes an error message, prefixed with what it is
+    `about` (a tournament's name, a worker) when given.
     """
+    if isinstance(error, str):
+        error = UserInputError(error)
     if form is None:
         for text in error.messages():
-            messages.error(request, text)
+            messages.error(request, f"{about}: {text}" if about else text)
         return
     for problem in error.shown:
         field = problem.field if problem.field in form.fields else None

@@ -15,7 +15,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from evalhub.errors import UserInputError
+from evalhub.errors import UserInputError, show_on_page
 
 from . import rubric_versions, runs
 from .forms import JudgeForm, RubricForm, RubricReviseForm, RunForm
@@ -189,7 +189,7 @@ def _change(request, run, change, done: str):
     try:
         change(run)
     except UserInputError as error:
-        messages.error(request, str(error))
+        show_on_page(request, error)
     else:
         messages.success(request, done)
     return redirect(run)

@@ -15,7 +15,7 @@ from annotation.campaigns import TransitionRefused
 from annotation.services import TooMuchWork
 from evalhub.errors import UserInputError, show_on_page
 from evalhub.listing import list_page
-from evalhub.permissions import manageable_or_403, is_managed_by
+from evalhub.permissions import is_managed_by, manageable_or_403
 from evalhub.uniqueness import SlugTaken, unique_slug
 
 from . import ab_experiment, spot_the_bot_campaign
