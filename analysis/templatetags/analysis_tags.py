@@ -119,6 +119,8 @@ def campaign_results_links(context, campaign):
     return {
         "campaign": campaign,
         "has_results": campaign.task_kind in RESULT_KINDS and is_managed_by(user, campaign),
-        "study": campaign.study if campaign.study_id and is_managed_by(user, campaign.study) else None,
+        "study": campaign.study
+        if campaign.study_id and is_managed_by(user, campaign.study)
+        else None,
         "may_compare": may_compare(user, campaign),
     }

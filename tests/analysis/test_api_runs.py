@@ -147,7 +147,10 @@ def test_an_unpublished_tournament_is_not_found_by_others_through_either_entry(e
     url, body = REQUESTS[entry](tournament)
     response = api(factories.user()).post(url, body, format="json")
     assert response.status_code == 404
-    assert response.json() == {"errors": [{"line": None, "message": "Not found."}], "error_count": 1}
+    assert response.json() == {
+        "errors": [{"line": None, "message": "Not found."}],
+        "error_count": 1,
+    }
     assert not AnalysisRun.objects.exists()
 
 

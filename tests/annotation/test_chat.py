@@ -185,7 +185,10 @@ def test_ending_before_the_minimum_is_refused(client, one_bot):
     item = items(assignment)[0]
     say(client, assignment, item, "Hello", 0)
     response = client.post(url("end", assignment, item, json=True))
-    assert response.status_code == 409 and "at least 2 messages" in response.json()["errors"][0]["message"]
+    assert (
+        response.status_code == 409
+        and "at least 2 messages" in response.json()["errors"][0]["message"]
+    )
     assert conversation_of(assignment, item).metadata["chat"]["status"] == "open"
 
 
@@ -361,7 +364,10 @@ def test_a_batch_past_its_time_takes_no_more_messages(client, one_bot):
     assignment.expires_at = timezone.now() - timedelta(minutes=1)
     assignment.save(update_fields=["expires_at"])
     response = say(client, assignment, item, "Hello", 0, json=True)
-    assert response.status_code == 409 and "time for this batch ran out" in response.json()["errors"][0]["message"]
+    assert (
+        response.status_code == 409
+        and "time for this batch ran out" in response.json()["errors"][0]["message"]
+    )
     assert not Turn.objects.exists() and server.requests == []
 
 
@@ -412,5 +418,8 @@ def test_a_system_removed_from_the_catalog_is_a_clear_message(client, fakes):
     item = items(assignment)[0]
     system.delete()
     response = say(client, assignment, item, "Hello", 0, json=True)
-    assert response.status_code == 409 and "no longer available" in response.json()["errors"][0]["message"]
+    assert (
+        response.status_code == 409
+        and "no longer available" in response.json()["errors"][0]["message"]
+    )
     assert not Conversation.objects.exists()
