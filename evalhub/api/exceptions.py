@@ -42,7 +42,7 @@ def exception_handler(exc, context):
 
 def error_body(message: str) -> dict:
     """The one shape for an error of the request as a whole."""
-    return UserInputError([Problem(message=message)]).as_dict()
+    return UserInputError([Problem(message=str(message))]).as_dict()
 
 
 def detail_text(data) -> str:
