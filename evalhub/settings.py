@@ -302,6 +302,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Every error response refers to the one Error component (evalhub/api/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "evalhub.api.schema.add_error_responses",
+    ],
     # Several models have a "status": each choice set gets its own component name.
     "ENUM_NAME_OVERRIDES": {
         "CampaignStatusEnum": "annotation.models.Campaign.Status",
