@@ -16,6 +16,7 @@ route, a crash) answer the same shape through `evalhub.api.handlers`.
 
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -25,6 +26,7 @@ from ..errors import Problem, UserInputError
 
 
 def exception_handler(exc, context):
+    answer_in_json(context.get("request"))
     if isinstance(exc, UserInputError):
         set_rollback()  # as DRF does for its own errors, in case the request is atomic
         return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
@@ -38,6 +40,16 @@ def exception_handler(exc, context):
     else:
         response.data = error_body(detail_text(response.data))
     return response
+
+
+def answer_in_json(request) -> None:
+    """An error of a view that renders CSV or JSON lines (an export) is still answered in
+    JSON, as documented: its renderer would write the error's dict as a file's content. The
+    browsable API keeps its HTML page."""
+    renderer = getattr(request, "accepted_renderer", None)
+    if renderer is not None and renderer.format not in ("json", "api"):
+        request.accepted_renderer = JSONRenderer()
+        request.accepted_media_type = JSONRenderer.media_type
 
 
 def error_body(message: str) -> dict:

@@ -199,3 +199,12 @@ def test_the_schema_documents_the_shape_for_uploads(client):
     ref = submit["content"]["application/json"]["schema"]["$ref"]
     shape = schema["components"]["schemas"][ref.rsplit("/", 1)[1]]
     assert set(shape["properties"]) == {"errors", "error_count"}
+
+
+def test_an_error_of_an_export_is_answered_in_json_not_in_the_file_format():
+    client = APIClient()
+    client.force_authenticate(factories.user("researcher"))
+    response = client.get("/api/campaigns/no-such-campaign/export/csv/?format=csv")
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == whole("No Campaign matches the given query.")
