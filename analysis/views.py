@@ -121,27 +121,16 @@ def request_analysis(request, slug):
     tournament = get_object_or_404(Tournament, slug=slug)
     manageable_or_403(request.user, tournament, "Only the tournament's owner and staff analyse it.")
     form = AnalysisSettingsForm(request.POST)
-    try:
-        if not form.is_valid():
-            raise UserInputError.from_fields(form.errors)
-        parameters = form.parameters()
-        # DeclaredInvalid, NoCampaign and NothingToAnalyse are UserInputErrors.
-        run = analyze_tournament(tournament, parameters, user=request.user)
-    except UserInputError as refused:
-        show_on_page(request, refused, about=tournament.name)
+    if not form.is_valid():
+        show_on_page(request, UserInputError.from_fields(form.errors), about=tournament.name)
     else:
-        if run.status == AnalysisRun.Status.SUCCEEDED:
-            messages.success(
-                request, f"{tournament.name}: the results are up to date (analysis {run.pk})."
-            )
-        elif run.status == AnalysisRun.Status.FAILED:
-            show_on_page(request, f"the analysis failed: {run.error}", about=tournament.name)
+        try:
+            # DeclaredInvalid, NoCampaign and NothingToAnalyse are UserInputErrors.
+            run = analyze_tournament(tournament, form.parameters(), user=request.user)
+        except UserInputError as refused:
+            show_on_page(request, refused, about=tournament.name)
         else:
-            run.refresh_from_db(fields=["progress"])
-            if run.progress == QUEUE_UNREACHABLE:
-                messages.warning(request, f"{tournament.name}: analysis {run.pk} {run.progress}.")
-            else:
-                messages.info(request, f"{tournament.name}: analysis {run.pk} is under way.")
+            _report_run(request, tournament, run)
     target = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
@@ -149,6 +138,22 @@ def request_analysis(request, slug):
         target = "analysis:detail"
         return redirect(target, slug=tournament.slug)
     return redirect(target)
+
+
+def _report_run(request, tournament, run) -> None:
+    """What became of a requested analysis: up to date, failed, or under way."""
+    if run.status == AnalysisRun.Status.SUCCEEDED:
+        messages.success(
+            request, f"{tournament.name}: the results are up to date (analysis {run.pk})."
+        )
+    elif run.status == AnalysisRun.Status.FAILED:
+        show_on_page(request, f"the analysis failed: {run.error}", about=tournament.name)
+    else:
+        run.refresh_from_db(fields=["progress"])
+        if run.progress == QUEUE_UNREACHABLE:
+            messages.warning(request, f"{tournament.name}: analysis {run.pk} {run.progress}.")
+        else:
+            messages.info(request, f"{tournament.name}: analysis {run.pk} is under way.")
 
 
 @require_GET
