@@ -2,9 +2,11 @@
 
 Every error that a user can fix by changing what they gave (a file, a form, a setting) is a
 `UserInputError`. It holds `Problem`s, each with the line of a file or the name of a field
-(or neither, for the input as a whole) and a message saying what to do. Pages show it with
-`show_on_page` (on a form's fields, or as messages); the REST API answers it, and DRF's own
-validation errors, with `as_dict()` through `evalhub.api.exceptions.exception_handler`:
+(or neither, for the input as a whole) and a message saying what to do. Pages show it, and
+any other error a user should read, with `show_on_page` (on a form's fields, or as
+messages): the one helper, no page calls `messages.error` itself. The REST API answers it,
+and every other error from 400 to 500, with `as_dict()`'s shape through
+`evalhub.api.exceptions.exception_handler`:
 
     {"errors": [{"line": 3, "message": "..."}, {"field": "slug", "message": "..."}],
      "error_count": 2}

@@ -8,10 +8,13 @@ Three words, for every model that has an ``owner`` and a notion of being public:
 - **see** (`may_see`): anybody when the object is public (``obj.is_public()``), otherwise its
   managers only.
 
-`visible_to` and `managed_by` are the same rules as queryset filters; the models' own
-``visible_to``/``managed_by``/``is_visible_to``/``is_managed_by`` methods are built on them.
-Pages guard themselves with `staff_required` (login for visitors, 403 for non-staff),
-`manageable_or_403` and `visible_or_404`; API views with the DRF classes at the bottom.
+`is_managed_by` is the one verb for "may change it" (the models' own `is_managed_by` and the
+querysets' `managed_by` say it too). `visible_to` and `managed_by` are the same rules as
+queryset filters; the models' ``visible_to``/``managed_by``/``is_visible_to``/
+``is_managed_by`` methods are built on them. Pages guard themselves with `staff_required`
+(login for visitors, 403 for non-staff), `manageable_or_403` and `visible_or_404`; every API
+view declares its rules per method with `by_method` (at the bottom). Whoever may not see a
+private object is answered 404, as if it did not exist, by pages and API alike.
 """
 
 from functools import wraps

@@ -290,7 +290,7 @@ REST_FRAMEWORK = {
         "rest_framework.filters.SearchFilter",
         "rest_framework.filters.OrderingFilter",
     ],
-    # Input errors answer {"errors": [{"line"|"field", "message"}], "error_count"} (evalhub/errors.py).
+    # Every error, 400 to 500, answers {"errors": [{"line"|"field", "message"}], "error_count"}.
     "EXCEPTION_HANDLER": "evalhub.api.exceptions.exception_handler",
 }
 SPECTACULAR_SETTINGS = {

@@ -16,7 +16,9 @@ Under `/api/campaigns/<slug>/`:
 - `launch-request/decision/` POST (staff): `{"approve": true}` launches it;
   `{"approve": false, "reason": "..."}` declines it.
 
-Errors: 400 in the one shape (`{"errors": [...], "error_count": N}`), 403, 404.
+Errors, all in the one shape (`{"errors": [...], "error_count": N}`): 400; 403 to who may see
+the campaign but not act on it; 404 to who may not see it (a private campaign, as if it did
+not exist).
 """
 
 from dataclasses import replace
