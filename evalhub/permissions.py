@@ -164,19 +164,6 @@ def sees(user, obj) -> bool:
     return True
 
 
-# Kept for pages and services that ask one question about a request.
-class IsStaffOrReadOnly(drf.BasePermission):
-    def has_permission(self, request, view):
-        return request.method in drf.SAFE_METHODS or is_staff(request.user)
-
-
-class IsManagerOrReadOnly(drf.BasePermission):
-    """Anyone who may see an object may read it; only its managers change it."""
-
-    def has_object_permission(self, request, view, obj):
-        return request.method in drf.SAFE_METHODS or is_managed_by(request.user, obj)
-
-
 class MethodPermissions(drf.BasePermission):
     """The rules of one view: {HTTP method or action name: (permission classes, all to
     pass)}. Made by `by_method`; an action's own rule wins over its method's. HEAD and

@@ -184,13 +184,16 @@ def test_drf_classes_say_what_the_predicates_say(people, actor, method):
     user = people[actor]
     obj = thing(people["owner"], public=True)
     request = api_request(user, method)
-    safe = method == "GET"
+    view = SimpleNamespace(action=None, allowed_methods=["GET", "POST"])
+    declared = permissions.by_method(GET=permissions.Anyone, POST=permissions.IsManager)()
     assert permissions.IsStaff().has_permission(request, None) is permissions.is_staff(user)
-    assert permissions.IsStaffOrReadOnly().has_permission(request, None) is (
-        safe or permissions.is_staff(user)
+    assert permissions.IsManager().has_object_permission(request, None, obj) is (
+        permissions.is_managed_by(user, obj)
     )
-    assert permissions.IsManagerOrReadOnly().has_object_permission(request, None, obj) is (
-        safe or permissions.is_managed_by(user, obj)
+    # The public object is read by anybody; only its managers change it.
+    assert declared.has_permission(request, view) is (method == "GET" or user.is_authenticated)
+    assert declared.has_object_permission(request, view, obj) is (
+        method == "GET" or permissions.is_managed_by(user, obj)
     )
 
 
