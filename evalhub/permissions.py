@@ -88,8 +88,11 @@ def staff_required(view):
 
 
 def manageable_or_403(user, obj, message: str):
-    """`obj` when `user` may manage it; otherwise PermissionDenied with `message`."""
+    """`obj` when `user` may manage it; otherwise PermissionDenied with `message`, or 404 to
+    whoever may not even see it (as the API's `IsManager`: nothing private leaks)."""
     if not is_managed_by(user, obj):
+        if not sees(user, obj):
+            raise Http404("Not found.")
         raise PermissionDenied(message)
     return obj
 

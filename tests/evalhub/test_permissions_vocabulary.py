@@ -164,6 +164,13 @@ def test_manageable_or_403(people):
         permissions.manageable_or_403(people["stranger"], obj, "only the owner")
 
 
+def test_manageable_or_403_answers_404_to_who_may_not_see_it(people):
+    hidden = thing(people["owner"], public=False)
+    assert permissions.manageable_or_403(people["staff"], hidden, "no") is hidden
+    with pytest.raises(Http404):
+        permissions.manageable_or_403(people["stranger"], hidden, "only the owner")
+
+
 def test_visible_or_404(people):
     hidden = thing(people["owner"], public=False)
     assert permissions.visible_or_404(people["staff"], hidden) is hidden
