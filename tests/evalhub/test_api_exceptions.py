@@ -208,3 +208,25 @@ def test_an_error_of_an_export_is_answered_in_json_not_in_the_file_format():
     assert response.status_code == 404
     assert response["Content-Type"] == "application/json"
     assert response.json() == whole("No Campaign matches the given query.")
+
+
+@pytest.mark.parametrize(
+    ("handler", "status", "message"),
+    [
+        ("bad_request", 400, "Bad request."),
+        ("permission_denied", 403, "Only staff may."),
+        ("page_not_found", 404, "Not found."),
+    ],
+)
+def test_django_s_own_errors_under_the_api_answer_the_one_shape(handler, status, message):
+    from django.core.exceptions import PermissionDenied
+    from django.test import RequestFactory
+
+    from evalhub.api import handlers
+
+    request = RequestFactory().get("/api/systems/")
+    response = getattr(handlers, handler)(request, PermissionDenied("Only staff may."))
+    assert response.status_code == status
+    assert json.loads(response.content) == whole(message)
+    page = getattr(handlers, handler)(RequestFactory().get("/systems/"), PermissionDenied())
+    assert page["Content-Type"].startswith("text/html")
