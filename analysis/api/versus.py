@@ -14,6 +14,8 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -45,16 +47,24 @@ class ComparisonRunSerializer(serializers.Serializer):
     parameters = serializers.DictField()
 
 
-def _judge_run(request, pk) -> JudgeRun:
+class ComparesIt(BasePermission):
+    """Who may compare a judge run with the humans (`may_compare`: who manages its campaign
+    or the campaign's tournament); for anybody else it does not exist (404)."""
+
+    def has_object_permission(self, request, view, obj):
+        if not may_compare(request.user, obj.campaign):
+            raise NotFound("No such judge run.")
+        return True
+
+
+def _judge_run(view, request, pk) -> JudgeRun:
     run = get_object_or_404(JudgeRun.objects.select_related("judge", "rubric", "campaign"), pk=pk)
-    if not may_compare(request.user, run.campaign):
-        raise Http404("No such judge run.")
+    view.check_object_permissions(request, run)
     return run
 
 
 class HumanVsAutomatic(APIView):
-    # Who may compare is decided per judge run (`may_compare`): others get 404.
-    permission_classes = [by_method(GET=SignedIn, POST=SignedIn)]
+    permission_classes = [by_method(GET=(SignedIn, ComparesIt), POST=(SignedIn, ComparesIt))]
 
     @extend_schema(
         responses={200: HumanVsAutomaticResultSerializer},
@@ -62,7 +72,7 @@ class HumanVsAutomatic(APIView):
         examples=examples.VERSUS,
     )
     def get(self, request, pk):
-        comparison = latest_comparison(_judge_run(request, pk))
+        comparison = latest_comparison(_judge_run(self, request, pk))
         if comparison is None:
             raise Http404("This judge run has not been compared with the humans yet.")
         provenance = {
@@ -90,7 +100,7 @@ class HumanVsAutomatic(APIView):
         ],
     )
     def post(self, request, pk):
-        judge_run = _judge_run(request, pk)
+        judge_run = _judge_run(self, request, pk)
         given = ComparisonRequestSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         run = analyze_judge_run(judge_run, given.validated_data["parameters"], user=request.user)

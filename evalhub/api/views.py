@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..models import PromptSet, Submission, System
-from ..permissions import Anyone, IsManager, IsStaff, SignedIn, by_method, visible_or_404
+from ..permissions import Anyone, IsManager, IsStaff, IsViewer, SignedIn, by_method
 from ..seed_uploads import allow_seed_upload
 from ..services import (
     create_prompt_set,
@@ -237,15 +237,16 @@ class SystemViewSet(
 @extend_schema_view(get=extend_schema(examples=[_out("Submission", SUBMISSION)]))
 class SubmissionDetail(RetrieveAPIView):
     serializer_class = SubmissionSerializer
-    permission_classes = [by_method(GET=Anyone)]
+    permission_classes = [by_method(GET=IsViewer)]
 
     def get_object(self):
         submission = get_object_or_404(
             Submission.objects.select_related("system", "prompt_set"),
             public_id=self.kwargs["public_id"],
         )
-        # Same answer as for a submission that does not exist: nothing leaks.
-        visible_or_404(self.request.user, submission.system, "No such submission.")
+        # A submission is seen by who sees its system; others get the 404 of a submission
+        # that does not exist: nothing leaks.
+        self.check_object_permissions(self.request, submission.system)
         return submission
 
 
