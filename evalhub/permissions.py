@@ -209,6 +209,11 @@ class _Undeclared(drf.BasePermission):
         return False
 
 
+class NothingDeclared(MethodPermissions):
+    """REST_FRAMEWORK's default: a view that declares nothing is refused every method it
+    answers (fail closed), instead of falling back to a rule nobody chose."""
+
+
 def by_method(**rules) -> type[MethodPermissions]:
     """`by_method(GET=Anyone, POST=(SignedIn, IsManager), launch=IsStaff)`: the declaration
     of one view. Keys are HTTP methods (upper case) or a viewset's action names."""

@@ -148,5 +148,20 @@ def test_several_rules_must_all_pass():
 
 
 @pytest.mark.django_db
+def test_a_view_that_declares_nothing_is_refused_everything():
+    from rest_framework.response import Response
+
+    class Forgetful(APIView):
+        authentication_classes = []
+
+        def get(self, request):
+            return Response({"secret": 1})
+
+    response = Forgetful.as_view()(APIRequestFactory().get("/api/forgetful/"))
+    assert response.status_code == 403
+    assert response.data["errors"][0]["message"] == "This method declares no permission."
+
+
+@pytest.mark.django_db
 def test_a_declared_api_answers_anonymous_reads():
     assert APIClient().get("/api/systems/").status_code == 200
