@@ -169,9 +169,10 @@ def sees(user, obj) -> bool:
 
 class MethodPermissions(drf.BasePermission):
     """The rules of one view: {HTTP method or action name: (permission classes, all to
-    pass)}. Made by `by_method`; an action's own rule wins over its method's. HEAD and
-    OPTIONS follow GET. A method the view answers but does not declare is refused; one it
-    does not answer is let through to its 405."""
+    pass)}. Made by `by_method`; an action's own rule wins over its method's. HEAD follows
+    GET; OPTIONS describes the view (what the public schema says) to anybody, and DRF's
+    metadata checks the declared rule of each method it lists. A method the view answers
+    but does not declare is refused; one it does not answer is let through to its 405."""
 
     rules: dict[str, tuple[type[drf.BasePermission], ...]] = {}
 
@@ -179,7 +180,9 @@ class MethodPermissions(drf.BasePermission):
         action = getattr(view, "action", None)
         if action in self.rules:
             return self.rules[action]
-        method = "GET" if request.method in ("HEAD", "OPTIONS") else request.method
+        if request.method == "OPTIONS":
+            return ()
+        method = "GET" if request.method == "HEAD" else request.method
         if method in self.rules:
             return self.rules[method]
         if request.method in getattr(view, "allowed_methods", ()):

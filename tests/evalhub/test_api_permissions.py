@@ -127,6 +127,13 @@ def test_a_method_the_view_answers_but_does_not_declare_is_refused():
 
 
 @pytest.mark.django_db
+def test_options_describes_the_view_to_anybody_and_head_follows_get():
+    assert call("OPTIONS", POST=IsStaff).status_code == 200
+    assert call("HEAD", GET=IsStaff).status_code == 403
+    assert call("HEAD", GET=Anyone).status_code == 200
+
+
+@pytest.mark.django_db
 def test_a_method_the_view_does_not_answer_is_a_405():
     response = call("DELETE", GET=Anyone)
     assert response.status_code == 405
