@@ -24,7 +24,7 @@ from evalhub.importers.conversations import ParsedConversation, parse_conversati
 from evalhub.importers.problems import InvalidUpload
 from evalhub.models import Conversation, NoticeKind, PromptSet, Response, Submission, System
 from evalhub.notifications import notify
-from evalhub.permissions import is_staff, may_manage
+from evalhub.permissions import is_managed_by, is_staff
 from evalhub.services import ConversationImport, store_conversations
 from evalhub.uniqueness import SlugTaken, unique_slug
 
@@ -516,7 +516,7 @@ def may_launch(user, campaign: Campaign) -> bool:
     invitation links, the MTurk sandbox) or when staff approved its launch."""
     if is_staff(user):
         return True
-    if not may_manage(user, campaign):
+    if not is_managed_by(user, campaign):
         return False
     return not pays_crowdworkers(campaign) or approved_request(campaign) is not None
 
@@ -563,7 +563,7 @@ def launch_campaign(campaign: Campaign, *, actor=None, confirm: bool = False) ->
 def request_launch(campaign: Campaign, user):
     """A researcher asks staff to launch their campaign that pays crowdworkers. Returns the
     pending LaunchRequest (the same one when asked twice)."""
-    if not may_manage(user, campaign):
+    if not is_managed_by(user, campaign):
         raise LaunchNotAllowed("Only the campaign's owner or staff may request its launch.")
     # A live campaign has something to launch only when it just moved from its link onto a
     # platform (it keeps the link and gains the platform).

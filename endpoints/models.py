@@ -158,7 +158,7 @@ class BotEndpoint(models.Model):
 
     def is_managed_by(self, user) -> bool:
         """The system's owner and staff register, edit and remove it (and its token)."""
-        return self.system.is_editable_by(user)
+        return self.system.is_managed_by(user)
 
     def may_serve(self, tournament) -> bool:
         """Whether `tournament` may call this endpoint: its owner's own tournaments (and, for

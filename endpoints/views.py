@@ -1,7 +1,7 @@
 """Pages of a system's bot endpoint: register or edit it (with its latest calls' outcomes),
 and remove it.
 
-Only the system's owner and staff (`BotEndpoint.is_managed_by`, i.e. System.is_editable_by)
+Only the system's owner and staff (`BotEndpoint.is_managed_by`, i.e. System.is_managed_by)
 see and change an endpoint; others who can see the system get 403, those who cannot see
 it 404, and anonymous visitors the login page."""
 
@@ -22,7 +22,7 @@ from .models import BotEndpoint
 
 def managed_system(request, slug):
     system = visible_system_or_404(request, slug)
-    if not system.is_editable_by(request.user):
+    if not system.is_managed_by(request.user):
         raise PermissionDenied("Only the owner of a system and staff manage its bot endpoint.")
     return system
 

@@ -23,6 +23,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from .errors import UserInputError, field_problems
+
 _TYPE_WORDS = {
     "int_type": "a whole number",
     "int_parsing": "a whole number",
@@ -50,12 +52,16 @@ class Declared(BaseModel):
     messages: ClassVar[dict[str, str]] = {}
 
 
-class DeclaredInvalid(ValueError):
-    """{field: message} for a config that does not fit its schema; "" is the whole config."""
+class DeclaredInvalid(UserInputError, ValueError):
+    """{field: message} for a config that does not fit its schema; "" is the whole config.
+
+    A user-input error like any other: the API answers it as a 400 in the one error shape
+    and pages show it with `show_on_page`, with no translation at the call site. Still a
+    ValueError for the callers that check a value (a model field's validator)."""
 
     def __init__(self, errors: dict[str, str]):
         self.errors = errors
-        super().__init__(" ".join(errors.values()))
+        super().__init__(field_problems(errors), summary=" ".join(errors.values()))
 
 
 def bounds(info: FieldInfo) -> tuple[Any, Any]:

@@ -2,9 +2,11 @@
 
 Every error that a user can fix by changing what they gave (a file, a form, a setting) is a
 `UserInputError`. It holds `Problem`s, each with the line of a file or the name of a field
-(or neither, for the input as a whole) and a message saying what to do. Pages show it with
-`show_on_page` (on a form's fields, or as messages); the REST API answers it, and DRF's own
-validation errors, with `as_dict()` through `evalhub.api.exceptions.exception_handler`:
+(or neither, for the input as a whole) and a message saying what to do. Pages show it, and
+any other error a user should read, with `show_on_page` (on a form's fields, or as
+messages): the one helper, no page calls `messages.error` itself. The REST API answers it,
+and every other error from 400 to 500, with `as_dict()`'s shape through
+`evalhub.api.exceptions.exception_handler`:
 
     {"errors": [{"line": 3, "message": "..."}, {"field": "slug", "message": "..."}],
      "error_count": 2}
@@ -191,15 +193,19 @@ def field_problems(errors: dict[str, str | list[str]]) -> list[Problem]:
     return problems
 
 
-def show_on_page(request, error: UserInputError, form=None) -> None:
-    """The page's way to tell a user what to fix.
+def show_on_page(request, error: "UserInputError | str", form=None, *, about: str = "") -> None:
+    """The page's one way to tell a user what went wrong and what to fix.
 
-    With a form, each problem sits on its field (problems of no field of the form, and lines
-    of a file, go above the form); without one, each shown problem becomes an error message.
+    `error` is a `UserInputError`, or the text of one problem. With a form, each problem sits
+    on its field (problems of no field of the form, and lines of a file, go above the form);
+    without one, each shown problem becomes an error message, prefixed with what it is
+    `about` (a tournament's name, a worker) when given.
     """
+    if isinstance(error, str):
+        error = UserInputError(error)
     if form is None:
         for text in error.messages():
-            messages.error(request, text)
+            messages.error(request, f"{about}: {text}" if about else text)
         return
     for problem in error.shown:
         field = problem.field if problem.field in form.fields else None

@@ -28,7 +28,7 @@ class SystemQuerySet(models.QuerySet):
     def visible_to(self, user, now=None):
         return permissions.visible_to(self, user, public=self.public_q(now))
 
-    def editable_by(self, user):
+    def managed_by(self, user):
         return permissions.managed_by(self, user)
 
 
@@ -85,8 +85,8 @@ class System(models.Model):
     def is_visible_to(self, user) -> bool:
         return permissions.may_see(user, self)
 
-    def is_editable_by(self, user) -> bool:
-        return permissions.may_manage(user, self)
+    def is_managed_by(self, user) -> bool:
+        return permissions.is_managed_by(user, self)
 
 
 class PromptSet(models.Model):

@@ -281,7 +281,9 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    # Each API view declares who may call each method (evalhub/permissions.py `by_method`);
+    # one that forgets is refused everything.
+    "DEFAULT_PERMISSION_CLASSES": ["evalhub.permissions.NothingDeclared"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -291,7 +293,7 @@ REST_FRAMEWORK = {
         "rest_framework.filters.SearchFilter",
         "rest_framework.filters.OrderingFilter",
     ],
-    # Input errors answer {"errors": [{"line"|"field", "message"}], "error_count"} (evalhub/errors.py).
+    # Every error, 400 to 500, answers {"errors": [{"line"|"field", "message"}], "error_count"}.
     "EXCEPTION_HANDLER": "evalhub.api.exceptions.exception_handler",
     # DRF's, with JSON nested too deep answered 400 rather than 500 (evalhub/api/parsers.py).
     "DEFAULT_PARSER_CLASSES": [
@@ -309,6 +311,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Every error response refers to the one Error component (evalhub/api/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "evalhub.api.schema.add_error_responses",
+    ],
     # Several models have a "status": each choice set gets its own component name.
     "ENUM_NAME_OVERRIDES": {
         "CampaignStatusEnum": "annotation.models.Campaign.Status",

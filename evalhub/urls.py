@@ -52,3 +52,10 @@ urlpatterns = [
     path("api/", include("tournaments.api.urls")),
     path("api/", include("judging.api.urls")),
 ]
+
+# Under /api/ Django's own errors answer JSON in the API's one error shape; elsewhere the
+# HTML pages (evalhub/api/handlers.py).
+handler400 = "evalhub.api.handlers.bad_request"
+handler403 = "evalhub.api.handlers.permission_denied"
+handler404 = "evalhub.api.handlers.page_not_found"
+handler500 = "evalhub.api.handlers.server_error"

@@ -71,7 +71,7 @@ class Judge(models.Model):
 
     def is_managed_by(self, user) -> bool:
         """Owners alone (and staff) manage their judges and start runs with them."""
-        return permissions.may_manage(user, self)
+        return permissions.is_managed_by(user, self)
 
     def is_visible_to(self, user) -> bool:
         return self.is_managed_by(user)
@@ -110,6 +110,11 @@ class Rubric(models.Model):
 
     def __str__(self):
         return f"{self.task_kind}/{self.name} v{self.version}"
+
+    def is_managed_by(self, user) -> bool:
+        """Staff revise any rubric; a researcher the ones they wrote. Anyone signed in may
+        make a new rubric, or a new version from any rubric under a name of their own."""
+        return permissions.is_managed_by(user, self)
 
 
 class JudgeRun(models.Model):

@@ -87,11 +87,3 @@ def refuse_change_when_used(rubric: Rubric) -> None:
             f"{rubric} is used by a judge run, so it cannot change; save the change as a "
             "new version instead."
         )
-
-
-def may_revise(user, rubric: Rubric) -> bool:
-    """Staff revise any rubric; a researcher the ones they wrote. Anyone signed in may
-    make a new rubric, or a new version from any rubric under a name of their own."""
-    from evalhub.permissions import is_staff
-
-    return is_staff(user) or (rubric.owner_id is not None and rubric.owner_id == user.pk)

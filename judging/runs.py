@@ -52,7 +52,7 @@ def check_settings(concurrency, max_attempts) -> None:
 def check_startable(user, judge: Judge, rubric: Rubric, campaign: Campaign) -> None:
     if not judge.is_managed_by(user):
         raise RunInvalid("Only the judge's owner starts runs with it.", field="judge")
-    if not permissions.may_manage(user, campaign):
+    if not permissions.is_managed_by(user, campaign):
         raise RunInvalid("You may only run a judge on campaigns you manage.", field="campaign")
     if campaign.task_kind not in judgeable_kinds():
         raise RunInvalid(

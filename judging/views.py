@@ -15,7 +15,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from evalhub.errors import UserInputError
+from evalhub.errors import UserInputError, show_on_page
 
 from . import rubric_versions, runs
 from .forms import JudgeForm, RubricForm, RubricReviseForm, RunForm
@@ -120,7 +120,8 @@ def rubric_create(request):
 @require_http_methods(["GET", "POST"])
 def rubric_detail(request, pk):
     rubric = get_object_or_404(Rubric.objects.select_related("owner"), pk=pk)
-    may_revise = rubric_versions.may_revise(request.user, rubric)
+    # Staff revise any rubric, a researcher the ones they wrote.
+    may_revise = rubric.is_managed_by(request.user)
     form = RubricReviseForm(request.POST or None, initial={"instructions": rubric.instructions})
     if request.method == "POST":
         if not may_revise:
@@ -188,7 +189,7 @@ def _change(request, run, change, done: str):
     try:
         change(run)
     except UserInputError as error:
-        messages.error(request, str(error))
+        show_on_page(request, error)
     else:
         messages.success(request, done)
     return redirect(run)

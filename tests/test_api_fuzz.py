@@ -1,7 +1,7 @@
 """The REST API under fuzzing (schemathesis): every operation of /api/schema/, called
 in-process as a researcher with generated valid and invalid input (both generation
 modes), answers without a server error, in the content type and the body shape its schema
-declares.
+declares; every 4xx answers the one error shape (evalhub/api/exceptions.py).
 
 Slow (a few minutes): it runs only when EVALHUB_RUN_FUZZ is set, as .ci/run does in its
 PostgreSQL stage (NUL bytes and other inputs SQLite accepts fail only there). The number
@@ -23,10 +23,58 @@ from tests import factories
 RUN = os.environ.get("EVALHUB_RUN_FUZZ", "").lower() in ("1", "true", "yes")
 EXAMPLES = int(os.environ.get("EVALHUB_FUZZ_EXAMPLES", "20"))
 
-pytestmark = [
-    pytest.mark.fuzz,
-    pytest.mark.skipif(not RUN, reason="API fuzzing is slow: set EVALHUB_RUN_FUZZ=1 (CI does)"),
-]
+SLOW = pytest.mark.skipif(not RUN, reason="API fuzzing is slow: set EVALHUB_RUN_FUZZ=1 (CI does)")
+
+
+def error_shape_problems(body) -> list[str]:
+    """What is wrong with an error body against the one shape: {"errors": [{"message", and
+    one locator "field" or "line" ("file" may go with a line)}], "error_count": n >= len}."""
+    if not isinstance(body, dict) or set(body) != {"errors", "error_count"}:
+        return [f"not {{errors, error_count}}: {body!r}"[:300]]
+    errors, count = body["errors"], body["error_count"]
+    problems = []
+    if not isinstance(errors, list) or not errors:
+        problems.append("errors is not a non-empty list")
+        errors = []
+    if not isinstance(count, int) or count < len(errors):
+        problems.append(f"error_count {count!r} is less than the {len(errors)} errors")
+    for error in errors:
+        locators = {"field", "line"} & set(error) if isinstance(error, dict) else set()
+        if not isinstance(error, dict) or len(locators) != 1:
+            problems.append(f"an error without exactly one of field and line: {error!r}")
+        elif set(error) - {"field", "line", "file", "message"}:
+            problems.append(f"an error with other keys: {error!r}")
+        elif not isinstance(error.get("message"), str) or not error["message"]:
+            problems.append(f"an error without a message: {error!r}")
+    return problems
+
+
+def test_the_shape_check_accepts_the_one_shape_and_refuses_drf_s_own():
+    assert (
+        error_shape_problems(
+            {"errors": [{"line": None, "message": "Not found."}], "error_count": 1}
+        )
+        == []
+    )
+    assert (
+        error_shape_problems(
+            {
+                "errors": [
+                    {"field": "slug", "message": "taken."},
+                    {"line": 3, "file": "a.jsonl", "message": "empty."},
+                ],
+                "error_count": 40,
+            }
+        )
+        == []
+    )
+    assert error_shape_problems({"detail": "Not found."})
+    assert error_shape_problems({"errors": [{"message": "where?"}], "error_count": 1})
+    assert error_shape_problems(
+        {"errors": [{"field": "a", "line": 1, "message": "both"}], "error_count": 1}
+    )
+    assert error_shape_problems({"errors": [{"line": None, "message": "x"}], "error_count": 0})
+
 
 if RUN:
     import schemathesis
@@ -37,7 +85,19 @@ if RUN:
         response_schema_conformance,
     )
 
-    CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
+    @schemathesis.check
+    def one_error_shape(ctx, response, case):
+        """Every 4xx, whatever raised it, answers the one error shape."""
+        if 400 <= response.status_code < 500:
+            problems = error_shape_problems(response.json())
+            assert not problems, f"{response.status_code}: " + "; ".join(problems)
+
+    CHECKS = [
+        not_a_server_error,
+        response_schema_conformance,
+        content_type_conformance,
+        one_error_shape,
+    ]
 
     @pytest.fixture
     def api_schema(db):
@@ -67,6 +127,8 @@ if RUN:
         ab_campaign(4, slug="fuzz-campaign", owner=user)
         return Token.objects.create(user=user).key
 
+    @pytest.mark.fuzz
+    @SLOW
     def test_the_api_keeps_its_schema(api_schema, researcher_token):
         """Every operation in turn; the failures of all of them are reported together."""
         headers = {"Authorization": f"Token {researcher_token}"}

@@ -75,7 +75,7 @@ def ab_errors(*, submission, baselines, settings=None) -> dict[str, str]:
 def user_submissions(user):
     """Submissions of the systems `user` may change, newest first."""
     return (
-        Submission.objects.filter(system__in=System.objects.editable_by(user))
+        Submission.objects.filter(system__in=System.objects.managed_by(user))
         .exclude(status=Submission.Status.FAILED)
         .select_related("system", "prompt_set")
         .order_by("-created")

@@ -206,7 +206,7 @@ class Tournament(models.Model):
 
     def is_managed_by(self, user) -> bool:
         """Its owner and staff change it, launch it and see it before it is published."""
-        return permissions.may_manage(user, self)
+        return permissions.is_managed_by(user, self)
 
     def is_public(self) -> bool:
         return self.published

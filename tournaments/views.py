@@ -15,7 +15,7 @@ from annotation.campaigns import TransitionRefused
 from annotation.items import TooMuchWork
 from evalhub.errors import UserInputError, show_on_page
 from evalhub.listing import list_page
-from evalhub.permissions import manageable_or_403, may_manage
+from evalhub.permissions import is_managed_by, manageable_or_403
 from evalhub.uniqueness import SlugTaken, unique_slug
 
 from . import ab_experiment, spot_the_bot_campaign
@@ -134,7 +134,7 @@ def tournament_detail(request, slug):
     campaign = tournament.campaign
     context = {
         "tournament": tournament,
-        "can_manage": may_manage(request.user, tournament),
+        "can_manage": is_managed_by(request.user, tournament),
         "systems": list(tournament.systems.order_by("slug")),
         "campaign": campaign,
     }

@@ -3,7 +3,8 @@
 - `GET /api/analysis-runs/` lists the runs of tournaments the user may see and campaigns
   they manage (filter `?tournament=`, `?campaign=`, `?status=`; newest first), without
   results; `GET /api/analysis-runs/<id>/` adds the result (`ReportSerializer`).
-- `POST /api/analysis-runs/` (staff, as the page's "Analyse" button) asks for the run of a
+- `POST /api/analysis-runs/` (the tournament's owner and staff, as the page's "Analyse"
+  button and `POST /api/tournaments/<slug>/analyses/`) asks for the run of a
   tournament's current judgments with the given parameters: the existing one when it
   matches, else a new one queued (201). Bad parameters and a tournament with nothing to
   analyse answer 400 in the one error shape.
@@ -19,12 +20,12 @@ from rest_framework.response import Response
 from analysis.api import examples
 from analysis.api.serializers import AnalysisRunDetailSerializer, AnalysisRunSerializer
 from analysis.models import AnalysisRun
+from analysis.runs.parameters import AnalysisParameters
 from analysis.runs.tasks import analyze_tournament
 from annotation.models import Campaign
+from evalhub.api.fields import DeclaredField
 from evalhub.api.serializers import InputErrorsSerializer
-from evalhub.declared import DeclaredInvalid
-from evalhub.errors import UserInputError, field_problems
-from evalhub.permissions import IsStaff, managed_by
+from evalhub.permissions import Anyone, IsManager, by_method, managed_by
 from tournaments.models import Tournament
 
 
@@ -39,7 +40,8 @@ class AnalysisRunFilter(django_filters.FilterSet):
 
 class AnalysisRequestSerializer(serializers.Serializer):
     tournament = serializers.CharField(help_text="The tournament's slug.")
-    parameters = serializers.DictField(
+    parameters = DeclaredField(
+        AnalysisParameters,
         required=False,
         default=dict,
         help_text="Analysis parameters (analysis/runs/parameters.py); left out: the defaults.",
@@ -59,6 +61,9 @@ class AnalysisRunViewSet(
     viewsets.GenericViewSet,
 ):
     filterset_class = AnalysisRunFilter
+    # Anybody lists the runs they may see (the queryset); a run is requested by the
+    # tournament's managers, the same rule as POST /api/tournaments/<slug>/analyses/.
+    permission_classes = [by_method(GET=Anyone, POST=IsManager)]
     ordering_fields = ["created", "finished_at"]
     ordering = ["-created"]
 
@@ -80,13 +85,8 @@ class AnalysisRunViewSet(
             return AnalysisRunDetailSerializer
         return AnalysisRunSerializer
 
-    def get_permissions(self):
-        if self.action == "create":
-            return [IsStaff()]
-        return super().get_permissions()
-
     @extend_schema(
-        summary="Analyse a tournament (staff)",
+        summary="Analyse a tournament (its owner and staff)",
         request=AnalysisRequestSerializer,
         responses={
             200: AnalysisRunSerializer,
@@ -107,14 +107,9 @@ class AnalysisRunViewSet(
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         tournament = get_object_or_404(Tournament, slug=data["tournament"])
+        self.check_object_permissions(request, tournament)
         before = set(AnalysisRun.objects.filter(tournament=tournament).values_list("pk", flat=True))
-        try:
-            # NoCampaign and NothingToAnalyse are UserInputErrors: answered as 400.
-            run = analyze_tournament(tournament, data["parameters"], user=request.user)
-        except DeclaredInvalid as invalid:
-            problems = {
-                f"parameters.{k}" if k else "parameters": [v] for k, v in invalid.errors.items()
-            }
-            raise UserInputError(field_problems(problems)) from None
+        # NoCampaign and NothingToAnalyse are UserInputErrors: answered as 400.
+        run = analyze_tournament(tournament, data["parameters"], user=request.user)
         code = status.HTTP_200_OK if run.pk in before else status.HTTP_201_CREATED
         return Response(AnalysisRunSerializer(run).data, status=code)

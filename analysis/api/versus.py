@@ -14,7 +14,8 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
-from rest_framework.permissions import IsAuthenticated
+from rest_framework.exceptions import NotFound
+from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -22,14 +23,16 @@ from analysis.api import examples
 from analysis.api.serializers import HumanVsAutomaticResultSerializer
 from analysis.models import AnalysisRun
 from analysis.pages.comparisons import latest_comparison, may_compare
+from analysis.runs.parameters import AnalysisParameters
 from analysis.runs.tasks import analyze_judge_run
-from evalhub.declared import DeclaredInvalid
-from evalhub.errors import UserInputError
+from evalhub.api.fields import DeclaredField
+from evalhub.permissions import SignedIn, by_method
 from judging.models import JudgeRun
 
 
 class ComparisonRequestSerializer(serializers.Serializer):
-    parameters = serializers.DictField(
+    parameters = DeclaredField(
+        AnalysisParameters,
         required=False,
         default=dict,
         help_text="Analysis parameters (analysis/runs/parameters.py); left out: the defaults.",
@@ -43,15 +46,24 @@ class ComparisonRunSerializer(serializers.Serializer):
     parameters = serializers.DictField()
 
 
-def _judge_run(request, pk) -> JudgeRun:
+class ComparesIt(BasePermission):
+    """Who may compare a judge run with the humans (`may_compare`: who manages its campaign
+    or the campaign's tournament); for anybody else it does not exist (404)."""
+
+    def has_object_permission(self, request, view, obj):
+        if not may_compare(request.user, obj.campaign):
+            raise NotFound("No such judge run.")
+        return True
+
+
+def _judge_run(view, request, pk) -> JudgeRun:
     run = get_object_or_404(JudgeRun.objects.select_related("judge", "rubric", "campaign"), pk=pk)
-    if not may_compare(request.user, run.campaign):
-        raise Http404("No such judge run.")
+    view.check_object_permissions(request, run)
     return run
 
 
 class HumanVsAutomatic(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [by_method(GET=(SignedIn, ComparesIt), POST=(SignedIn, ComparesIt))]
 
     @extend_schema(
         responses={200: HumanVsAutomaticResultSerializer},
@@ -59,7 +71,7 @@ class HumanVsAutomatic(APIView):
         examples=examples.VERSUS,
     )
     def get(self, request, pk):
-        comparison = latest_comparison(_judge_run(request, pk))
+        comparison = latest_comparison(_judge_run(self, request, pk))
         if comparison is None:
             raise Http404("This judge run has not been compared with the humans yet.")
         provenance = {
@@ -87,20 +99,10 @@ class HumanVsAutomatic(APIView):
         ],
     )
     def post(self, request, pk):
-        judge_run = _judge_run(request, pk)
+        judge_run = _judge_run(self, request, pk)
         given = ComparisonRequestSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            run = analyze_judge_run(
-                judge_run, given.validated_data["parameters"], user=request.user
-            )
-        except DeclaredInvalid as invalid:
-            raise UserInputError.from_fields(
-                {
-                    f"parameters.{field}" if field else "parameters": m
-                    for field, m in invalid.errors.items()
-                }
-            ) from None
+        run = analyze_judge_run(judge_run, given.validated_data["parameters"], user=request.user)
         done = run.status == AnalysisRun.Status.SUCCEEDED
         return Response(
             ComparisonRunSerializer(run).data,

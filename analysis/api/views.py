@@ -13,34 +13,37 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis.api import examples
 from analysis.api.serializers import ResultContractSerializer
-from analysis.inputs.judgments import NoCampaign
 from analysis.models import AnalysisRun
 from analysis.pages.leaderboards import contract, latest_succeeded_run
-from analysis.reports import NothingToAnalyse
-from analysis.runs.parameters import PRESET_DESCRIPTIONS, PRESETS, parameter_rows, preset_parameters
+from analysis.runs.parameters import (
+    PRESET_DESCRIPTIONS,
+    PRESETS,
+    AnalysisParameters,
+    parameter_rows,
+    preset_parameters,
+)
 from analysis.runs.tasks import analyze_tournament
-from evalhub.declared import DeclaredInvalid
-from evalhub.errors import UserInputError
-from evalhub.permissions import manageable_or_403, visible_or_404
+from evalhub.api.fields import DeclaredField
+from evalhub.permissions import IsManager, IsViewer, by_method
 from tournaments.models import Tournament
 
 
 class TournamentResults(APIView):
+    permission_classes = [by_method(GET=IsViewer)]
+
     @extend_schema(
         responses={200: ResultContractSerializer},
         summary="Latest analysis results",
         examples=examples.RESULTS,
     )
     def get(self, request, slug):
-        tournament = visible_or_404(
-            request.user, get_object_or_404(Tournament, slug=slug), "No such tournament."
-        )
+        tournament = get_object_or_404(Tournament, slug=slug)
+        self.check_object_permissions(request, tournament)
         run = latest_succeeded_run(tournament)
         if run is None:
             raise Http404("This tournament has no analysis results yet.")
@@ -49,7 +52,8 @@ class TournamentResults(APIView):
 
 class TournamentAnalysisRequestSerializer(serializers.Serializer):
     preset = serializers.ChoiceField(choices=list(PRESETS), default="defaults")
-    parameters = serializers.DictField(
+    parameters = DeclaredField(
+        AnalysisParameters,
         required=False,
         default=dict,
         help_text="Parameters of analysis.runs.parameters that differ from the preset's.",
@@ -77,7 +81,8 @@ class TournamentAnalyses(APIView):
     analysis with a preset and parameter overrides. Answers the run (202 while it is
     queued, 200 when an identical run already succeeded)."""
 
-    permission_classes = [IsAuthenticatedOrReadOnly]
+    # The same rule as POST /api/analysis-runs/: the tournament's owner and staff.
+    permission_classes = [by_method(GET=IsViewer, POST=IsManager)]
 
     @extend_schema(
         responses={200: AnalysisSettingsSerializer},
@@ -85,9 +90,7 @@ class TournamentAnalyses(APIView):
         examples=examples.SETTINGS,
     )
     def get(self, request, slug):
-        visible_or_404(
-            request.user, get_object_or_404(Tournament, slug=slug), "No such tournament."
-        )
+        self.check_object_permissions(request, get_object_or_404(Tournament, slug=slug))
         presets = {
             name: {"description": PRESET_DESCRIPTIONS[name], "parameters": preset_parameters(name)}
             for name in PRESETS
@@ -101,28 +104,15 @@ class TournamentAnalyses(APIView):
         examples=examples.ANALYSE,
     )
     def post(self, request, slug):
-        tournament = visible_or_404(
-            request.user, get_object_or_404(Tournament, slug=slug), "No such tournament."
-        )
-        manageable_or_403(
-            request.user, tournament, "Only the tournament's owner and staff analyse it."
-        )
+        tournament = get_object_or_404(Tournament, slug=slug)
+        self.check_object_permissions(request, tournament)
         given = TournamentAnalysisRequestSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            parameters = preset_parameters(
-                given.validated_data["preset"], given.validated_data["parameters"]
-            )
-            run = analyze_tournament(tournament, parameters, user=request.user)
-        except DeclaredInvalid as invalid:
-            raise UserInputError.from_fields(
-                {
-                    f"parameters.{field}" if field else "parameters": m
-                    for field, m in invalid.errors.items()
-                }
-            ) from None
-        except (NoCampaign, NothingToAnalyse) as reason:
-            raise UserInputError(str(reason)) from None
+        parameters = preset_parameters(
+            given.validated_data["preset"], given.validated_data["parameters"]
+        )
+        # NoCampaign and NothingToAnalyse are UserInputErrors: answered as 400.
+        run = analyze_tournament(tournament, parameters, user=request.user)
         run.tournament = tournament
         done = run.status == AnalysisRun.Status.SUCCEEDED
         return Response(

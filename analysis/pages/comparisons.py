@@ -17,7 +17,7 @@ from analysis.models import AnalysisRun
 from analysis.pages.plots import versus_plot_names
 from analysis.pages.results import run_plot_url
 from annotation.models import Campaign
-from evalhub.permissions import may_manage
+from evalhub.permissions import is_managed_by
 from judging.models import JudgeRun
 from tournaments.models import Tournament
 
@@ -45,10 +45,10 @@ def may_compare(user, campaign: Campaign) -> bool:
     """Campaign managers, and the managers of the tournament the campaign belongs to."""
     if campaign.task_kind not in COMPARABLE_KINDS:
         return False
-    if may_manage(user, campaign):
+    if is_managed_by(user, campaign):
         return True
     tournament = tournament_of(campaign)
-    return tournament is not None and may_manage(user, tournament)
+    return tournament is not None and is_managed_by(user, tournament)
 
 
 def judge_runs_of(campaign: Campaign) -> list[JudgeRun]:

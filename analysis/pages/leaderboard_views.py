@@ -18,7 +18,6 @@ from django.utils.cache import patch_cache_control
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis.inputs.judgments import NoCampaign
 from analysis.models import AnalysisRun
 from analysis.pages.leaderboards import (
     PLOT_TITLES,
@@ -28,13 +27,12 @@ from analysis.pages.leaderboards import (
 )
 from analysis.pages.results import result_links
 from analysis.pages.settings_form import AnalysisSettingsForm
-from analysis.reports import NothingToAnalyse
 from analysis.runs.tasks import analyze_tournament
-from evalhub.declared import DeclaredInvalid
+from evalhub.errors import UserInputError, show_on_page
 from evalhub.listing import list_page
 from evalhub.permissions import (
+    is_managed_by,
     manageable_or_403,
-    may_manage,
     staff_required,
     visible_or_404,
 )
@@ -74,7 +72,7 @@ def leaderboard_detail(request, slug):
     tournament = _visible_tournament(request, slug)
     run = latest_succeeded_run(tournament)
     latest = None
-    if may_manage(request.user, tournament):
+    if is_managed_by(request.user, tournament):
         latest = tournament.analysis_runs.defer("result", "plots").order_by("-created").first()
     active = latest if latest is not None and latest.in_progress else None
     failed = latest if latest is not None and latest.status == AnalysisRun.Status.FAILED else None
@@ -86,7 +84,7 @@ def leaderboard_detail(request, slug):
             "active_run": active,
             "failed_run": failed,
             "refresh": REFRESH_SECONDS if active else None,
-            "can_run": may_manage(request.user, tournament),
+            "can_run": is_managed_by(request.user, tournament),
             "settings_form": AnalysisSettingsForm(),
         },
     )
@@ -122,29 +120,16 @@ def request_analysis(request, slug):
     tournament = get_object_or_404(Tournament, slug=slug)
     manageable_or_403(request.user, tournament, "Only the tournament's owner and staff analyse it.")
     form = AnalysisSettingsForm(request.POST)
-    try:
-        if not form.is_valid():
-            raise DeclaredInvalid({"": "; ".join(m for ms in form.errors.values() for m in ms)})
-        parameters = form.parameters()
-        run = analyze_tournament(tournament, parameters, user=request.user)
-    except DeclaredInvalid:
-        problems = "; ".join(f"{f}: {m}" for f, ms in form.errors.items() for m in ms)
-        messages.error(request, f"{tournament.name}: the analysis settings are wrong: {problems}")
-    except (NoCampaign, NothingToAnalyse) as reason:
-        messages.error(request, f"{tournament.name}: {reason}")
+    if not form.is_valid():
+        show_on_page(request, UserInputError.from_fields(form.errors), about=tournament.name)
     else:
-        if run.status == AnalysisRun.Status.SUCCEEDED:
-            messages.success(
-                request, f"{tournament.name}: the results are up to date (analysis {run.pk})."
-            )
-        elif run.status == AnalysisRun.Status.FAILED:
-            messages.error(request, f"{tournament.name}: the analysis failed: {run.error}")
+        try:
+            # DeclaredInvalid, NoCampaign and NothingToAnalyse are UserInputErrors.
+            run = analyze_tournament(tournament, form.parameters(), user=request.user)
+        except UserInputError as refused:
+            show_on_page(request, refused, about=tournament.name)
         else:
-            run.refresh_from_db(fields=["progress"])
-            if run.progress == QUEUE_UNREACHABLE:
-                messages.warning(request, f"{tournament.name}: analysis {run.pk} {run.progress}.")
-            else:
-                messages.info(request, f"{tournament.name}: analysis {run.pk} is under way.")
+            _report_run(request, tournament, run)
     target = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
@@ -152,6 +137,22 @@ def request_analysis(request, slug):
         target = "analysis:detail"
         return redirect(target, slug=tournament.slug)
     return redirect(target)
+
+
+def _report_run(request, tournament, run) -> None:
+    """What became of a requested analysis: up to date, failed, or under way."""
+    if run.status == AnalysisRun.Status.SUCCEEDED:
+        messages.success(
+            request, f"{tournament.name}: the results are up to date (analysis {run.pk})."
+        )
+    elif run.status == AnalysisRun.Status.FAILED:
+        show_on_page(request, f"the analysis failed: {run.error}", about=tournament.name)
+    else:
+        run.refresh_from_db(fields=["progress"])
+        if run.progress == QUEUE_UNREACHABLE:
+            messages.warning(request, f"{tournament.name}: analysis {run.pk} {run.progress}.")
+        else:
+            messages.info(request, f"{tournament.name}: analysis {run.pk} is under way.")
 
 
 @require_GET

@@ -18,7 +18,7 @@ from analysis.pages.plots import (
     available_dimensional_plots,
 )
 from annotation.models import Campaign, Study
-from evalhub.permissions import is_staff, may_manage, may_see
+from evalhub.permissions import is_managed_by, is_staff, may_see
 
 __all__ = [
     "dimensional_context",
@@ -47,7 +47,7 @@ def latest_run(subject: Campaign | Study, *, succeeded: bool = True) -> Analysis
 def may_see_run(user, run: AnalysisRun) -> bool:
     if run.tournament_id:
         return may_see(user, run.tournament)
-    return may_manage(user, run.campaign if run.campaign_id else run.study)
+    return is_managed_by(user, run.campaign if run.campaign_id else run.study)
 
 
 def run_plot_url(run: AnalysisRun, name: str) -> str:

@@ -19,7 +19,8 @@ from analysis.pages.results import RESULT_KINDS, dimensional_context, latest_run
 from analysis.reports import NothingToAnalyse
 from analysis.runs.tasks import analyze_campaign, analyze_study
 from annotation.models import Campaign, Study
-from evalhub.permissions import is_staff, may_manage, staff_required
+from evalhub.errors import show_on_page
+from evalhub.permissions import is_managed_by, is_staff, staff_required
 from evalhub.queueing import QUEUE_UNREACHABLE
 
 REFRESH_SECONDS = 3
@@ -27,14 +28,14 @@ REFRESH_SECONDS = 3
 
 def _managed_or_404(request, model, slug, **filters):
     subject = get_object_or_404(model, slug=slug, **filters)
-    if not may_manage(request.user, subject):
+    if not is_managed_by(request.user, subject):
         raise Http404("Not found.")
     return subject
 
 
 def _page(request, template: str, subject, extra: dict):
     run = latest_run(subject)
-    latest = latest_run(subject, succeeded=False) if may_manage(request.user, subject) else None
+    latest = latest_run(subject, succeeded=False) if is_managed_by(request.user, subject) else None
     active = latest if latest is not None and latest.in_progress else None
     failed = latest if latest is not None and latest.status == AnalysisRun.Status.FAILED else None
     return render(
@@ -73,12 +74,12 @@ def _request(request, subject, analyze, target: str):
     try:
         run = analyze(subject, {"exclude_blocked": exclude_blocked}, user=request.user)
     except NothingToAnalyse as reason:
-        messages.error(request, f"{name}: {reason}")
+        show_on_page(request, reason, about=name)
     else:
         if run.status == AnalysisRun.Status.SUCCEEDED:
             messages.success(request, f"{name}: the results are up to date (analysis {run.pk}).")
         elif run.status == AnalysisRun.Status.FAILED:
-            messages.error(request, f"{name}: the analysis failed: {run.error}")
+            show_on_page(request, f"the analysis failed: {run.error}", about=name)
         else:
             run.refresh_from_db(fields=["progress"])
             if run.progress == QUEUE_UNREACHABLE:

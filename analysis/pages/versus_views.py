@@ -26,6 +26,7 @@ from analysis.pages.results_views import REFRESH_SECONDS
 from analysis.reports import NothingToAnalyse
 from analysis.runs.tasks import analyze_judge_run
 from annotation.models import Campaign
+from evalhub.errors import show_on_page
 from judging.models import JudgeRun
 
 
@@ -88,14 +89,14 @@ def compare_view(request, slug):
     try:
         run = analyze_judge_run(judge_run, {"exclude_blocked": exclude_blocked}, user=request.user)
     except NothingToAnalyse as reason:
-        messages.error(request, f"{judge_run.judge}: {reason}")
+        show_on_page(request, reason, about=str(judge_run.judge))
     else:
         # Without a broker (eager Celery) the run may have finished meanwhile.
         run.refresh_from_db(fields=["status", "error", "progress"])
         if run.status == AnalysisRun.Status.SUCCEEDED:
             messages.success(request, f"The comparison is up to date (analysis {run.pk}).")
         elif run.status == AnalysisRun.Status.FAILED:
-            messages.error(request, f"The comparison failed: {run.error}")
+            show_on_page(request, f"The comparison failed: {run.error}")
         else:
             messages.info(request, f"Comparison {run.pk} is under way.")
     url = reverse("results:versus", args=[campaign.slug])

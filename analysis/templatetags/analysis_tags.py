@@ -28,7 +28,7 @@ from analysis.pages.leaderboards import (
 )
 from analysis.pages.report_card import evaluations
 from analysis.pages.results import RESULT_KINDS
-from evalhub.permissions import may_manage
+from evalhub.permissions import is_managed_by
 
 register = template.Library()
 
@@ -118,7 +118,9 @@ def campaign_results_links(context, campaign):
     user = context["request"].user
     return {
         "campaign": campaign,
-        "has_results": campaign.task_kind in RESULT_KINDS and may_manage(user, campaign),
-        "study": campaign.study if campaign.study_id and may_manage(user, campaign.study) else None,
+        "has_results": campaign.task_kind in RESULT_KINDS and is_managed_by(user, campaign),
+        "study": campaign.study
+        if campaign.study_id and is_managed_by(user, campaign.study)
+        else None,
         "may_compare": may_compare(user, campaign),
     }

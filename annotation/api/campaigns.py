@@ -30,12 +30,11 @@ from drf_spectacular.utils import (
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
 from evalhub.api.serializers import InputErrorsSerializer
-from evalhub.permissions import IsStaff, managed_by
+from evalhub.permissions import IsManager, IsStaff, SignedIn, by_method, managed_by
 
 from .. import export, progress
 from ..campaigns import change_status, create_campaign
@@ -210,7 +209,9 @@ def manageable_campaigns(user):
 )
 class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     lookup_field = "slug"
-    permission_classes = [IsAuthenticated]
+    # Reads are the campaign's managers' (the queryset holds only theirs); creating and
+    # every change of status (launch, pause, finish) is staff's.
+    permission_classes = [by_method(GET=IsManager, POST=IsStaff)]
     filterset_class = CampaignFilter
     search_fields = ["title", "slug"]
     ordering_fields = ["created", "title", "slug", "status", "n_judgments"]
@@ -226,11 +227,6 @@ class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         if self.action == "retrieve":
             return CampaignDetailSerializer
         return CampaignSerializer
-
-    def get_permissions(self):
-        if self.action in ("create", "launch", "pause", "finish"):
-            return [IsStaff()]
-        return super().get_permissions()
 
     def get_parsers(self):
         return [JSONParser(), MultiPartParser(), FormParser()]
@@ -449,7 +445,8 @@ class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     lookup_field = "position"
     lookup_value_regex = r"\d+"
     serializer_class = ItemSerializer
-    permission_classes = [IsAuthenticated]
+    # Scoped to the campaigns the user manages (`campaign`); others' answer 404.
+    permission_classes = [by_method(GET=SignedIn, POST=SignedIn)]
     filterset_class = ItemFilter
     ordering_fields = ["position"]
     ordering = ["position"]
@@ -494,7 +491,8 @@ class JudgmentViewSet(viewsets.ReadOnlyModelViewSet):
     """Judgments of the campaigns you manage; `?campaign=<slug>` narrows to one."""
 
     serializer_class = JudgmentSerializer
-    permission_classes = [IsAuthenticated]
+    # Scoped to the campaigns the user manages (the queryset).
+    permission_classes = [by_method(GET=SignedIn)]
     filterset_class = JudgmentFilter
     ordering_fields = ["submitted_at", "id"]
     ordering = ["id"]

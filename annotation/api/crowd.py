@@ -16,7 +16,9 @@ Under `/api/campaigns/<slug>/`:
 - `launch-request/decision/` POST (staff): `{"approve": true}` launches it;
   `{"approve": false, "reason": "..."}` declines it.
 
-Errors: 400 in the one shape (`{"errors": [...], "error_count": N}`), 403, 404.
+Errors, all in the one shape (`{"errors": [...], "error_count": N}`): 400; 403 to who may see
+the campaign but not act on it; 404 to who may not see it (a private campaign, as if it did
+not exist).
 """
 
 from dataclasses import replace
@@ -27,12 +29,11 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
 from rest_framework import serializers
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evalhub.api.serializers import InputErrorsSerializer
-from evalhub.permissions import IsStaff, is_staff, may_manage
+from evalhub.permissions import IsManager, IsStaff, by_method, is_staff
 
 from ..campaigns import (
     TransitionRefused,
@@ -53,14 +54,12 @@ from ..review_queue import ACTIONS, decide, review_rows
 PLATFORM_CHOICES = [Campaign.Provider.MTURK, Campaign.Provider.PROLIFIC]
 
 
-def campaign_for(request, slug, *, staff_only=False) -> Campaign:
-    """The campaign if the user manages it (staff_only: if they are staff); 404 for a
-    campaign they may not even know about, 403 for one they may see but not act on."""
+def campaign_for(view: APIView, request, slug) -> Campaign:
+    """The campaign, after the view's declared rule for it: a private campaign answers 404
+    to whoever may not see it (as if it did not exist), a public one 403 to whoever may
+    see it but not act on it."""
     campaign = get_object_or_404(Campaign, slug=slug)
-    if not may_manage(request.user, campaign):
-        raise PermissionDenied("Only staff and the campaign's owner may.")
-    if staff_only and not is_staff(request.user):
-        raise PermissionDenied("Only staff may.")
+    view.check_object_permissions(request, campaign)
     return campaign
 
 
@@ -294,11 +293,11 @@ ASSIGNMENT = "0b7e6a52-1c1d-4c8e-9a4f-2d3e4f5a6b7c"
     )
 )
 class CrowdEstimate(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [by_method(GET=IsManager)]
 
     @extend_schema(responses={200: CrowdEstimateSerializer, **ERRORS})
     def get(self, request, slug):
-        campaign = campaign_for(request, slug)
+        campaign = campaign_for(self, request, slug)
         estimate = crowd_errors(lambda: get_provider(campaign.provider).estimate(campaign))
         if not is_staff(request.user):  # the platform account is the operator's
             estimate = replace(estimate, balance=None)
@@ -328,13 +327,13 @@ class CrowdEstimate(APIView):
     )
 )
 class CrowdLaunch(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [by_method(POST=IsManager)]
 
     @extend_schema(
         request=CrowdLaunchSerializer, responses={200: CrowdCampaignStateSerializer, **ERRORS}
     )
     def post(self, request, slug):
-        campaign = campaign_for(request, slug)
+        campaign = campaign_for(self, request, slug)
         data = _valid(CrowdLaunchSerializer, request)
         with transaction.atomic():  # a refused launch leaves the campaign where it was
             campaign = place_on_platform(campaign, data.get("provider"), data["sandbox"])
@@ -365,11 +364,11 @@ class CrowdLaunch(APIView):
     )
 )
 class CrowdSync(APIView):
-    permission_classes = [IsStaff]
+    permission_classes = [by_method(POST=IsStaff)]
 
     @extend_schema(request=None, responses={200: CrowdSyncReportSerializer, **ERRORS})
     def post(self, request, slug):
-        campaign = campaign_for(request, slug, staff_only=True)
+        campaign = campaign_for(self, request, slug)
         provider = get_provider(campaign.provider)
         report = crowd_errors(lambda: provider.sync(campaign, actor=request.user))
         return Response(CrowdSyncReportSerializer(report).data)
@@ -381,11 +380,11 @@ class CrowdSync(APIView):
     )
 )
 class CrowdPay(APIView):
-    permission_classes = [IsStaff]
+    permission_classes = [by_method(POST=IsStaff)]
 
     @extend_schema(request=CrowdConfirmSerializer, responses={200: CrowdPaySerializer, **ERRORS})
     def post(self, request, slug):
-        campaign = campaign_for(request, slug, staff_only=True)
+        campaign = campaign_for(self, request, slug)
         data = _valid(CrowdConfirmSerializer, request)
         waiting = Assignment.objects.filter(
             campaign=campaign, status=Assignment.Status.SUBMITTED
@@ -407,11 +406,11 @@ class CrowdPay(APIView):
     )
 )
 class CrowdFinish(APIView):
-    permission_classes = [IsStaff]
+    permission_classes = [by_method(POST=IsStaff)]
 
     @extend_schema(request=None, responses={200: CrowdFinishSerializer, **ERRORS})
     def post(self, request, slug):
-        campaign = campaign_for(request, slug, staff_only=True)
+        campaign = campaign_for(self, request, slug)
         waiting = finish_on_platform(campaign, actor=request.user)
         campaign.refresh_from_db()
         return Response(
@@ -463,11 +462,11 @@ class CrowdFinish(APIView):
     ),
 )
 class CrowdReview(APIView):
-    permission_classes = [IsStaff]
+    permission_classes = [by_method(GET=IsStaff, POST=IsStaff)]
 
     @extend_schema(responses={200: CrowdReviewRowSerializer(many=True)})
     def get(self, request, slug):
-        campaign = campaign_for(request, slug, staff_only=True)
+        campaign = campaign_for(self, request, slug)
         rows = [review_row(r) for r in review_rows(campaign)]
         return Response(CrowdReviewRowSerializer(rows, many=True).data)
 
@@ -476,7 +475,7 @@ class CrowdReview(APIView):
         responses={200: CrowdReviewOutcomeSerializer, **ERRORS},
     )
     def post(self, request, slug):
-        campaign = campaign_for(request, slug, staff_only=True)
+        campaign = campaign_for(self, request, slug)
         data = _valid(CrowdReviewDecisionSerializer, request)
         outcome = decide(
             campaign,
@@ -505,11 +504,11 @@ class CrowdReview(APIView):
     ),
 )
 class LaunchRequestView(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [by_method(GET=IsManager, POST=IsManager)]
 
     @extend_schema(responses={200: LaunchApprovalSerializer, 404: None})
     def get(self, request, slug):
-        campaign = campaign_for(request, slug)
+        campaign = campaign_for(self, request, slug)
         latest = campaign.launch_requests.select_related("requested_by", "decided_by").first()
         if latest is None:
             raise Http404("No launch was requested for this campaign.")
@@ -519,7 +518,7 @@ class LaunchRequestView(APIView):
         request=CrowdPlaceSerializer, responses={201: LaunchApprovalSerializer, **ERRORS}
     )
     def post(self, request, slug):
-        campaign = campaign_for(request, slug)
+        campaign = campaign_for(self, request, slug)
         data = _valid(CrowdPlaceSerializer, request)
         campaign = place_on_platform(campaign, data.get("provider"), data["sandbox"])
         pending = request_launch(campaign, request.user)
@@ -536,13 +535,13 @@ class LaunchRequestView(APIView):
     )
 )
 class LaunchDecision(APIView):
-    permission_classes = [IsStaff]
+    permission_classes = [by_method(POST=IsStaff)]
 
     @extend_schema(
         request=LaunchDecisionSerializer, responses={200: LaunchApprovalSerializer, **ERRORS}
     )
     def post(self, request, slug):
-        campaign = campaign_for(request, slug, staff_only=True)
+        campaign = campaign_for(self, request, slug)
         data = _valid(LaunchDecisionSerializer, request)
         decided = decide_launch(campaign, request.user, data["approve"], data["reason"])
         decided.refresh_from_db()

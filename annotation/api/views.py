@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evalhub.api.serializers import InputErrorsSerializer
-from evalhub.permissions import IsStaff
+from evalhub.permissions import IsStaff, by_method
 from evalhub.services import read_upload
 from evalhub.slugs import SLUG_HELP, validate_slug
 
@@ -35,7 +35,7 @@ class AbcEvalUploadSerializer(serializers.Serializer):
 
 
 class AbcEvalImport(APIView):
-    permission_classes = [IsStaff]
+    permission_classes = [by_method(POST=IsStaff)]
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(

@@ -13,6 +13,7 @@ from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from evalhub.errors import UserInputError
 from evalhub.ratelimit import allow_key
 
 from .. import chat
@@ -80,7 +81,8 @@ def chat_action(request, public_id, item_id, action, fmt):
 
     def refuse(message, status, position=None, item=None, total=None):
         if as_json:
-            body = {"error": message}
+            # The API's one error shape, so that every script reads refusals one way.
+            body = UserInputError(message).as_dict()
             if item is not None:
                 body["state"] = chat_state(assignment, item).as_json()
             return JsonResponse(body, status=status)

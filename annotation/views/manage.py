@@ -313,7 +313,7 @@ def launch_decision(request, slug):
     campaign = get_object_or_404(Campaign, slug=slug)
     approve = request.POST.get("decision") == "approve"
     if approve and request.POST.get("confirm") != "yes":
-        messages.error(request, "Tick the confirmation: approving launches it and pays workers.")
+        show_on_page(request, "Tick the confirmation: approving launches it and pays workers.")
         return redirect(campaign)
     try:
         decide_launch(campaign, request.user, approve, request.POST.get("reason", ""))

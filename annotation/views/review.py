@@ -65,7 +65,7 @@ def campaign_review(request, slug):
                         request, f"{data['action'].capitalize()}: {len(outcome.done)} done."
                     )
                 for assignment, problem in outcome.failed:
-                    messages.error(request, f"{assignment.worker.external_id}: {problem}")
+                    show_on_page(request, str(problem), about=assignment.worker.external_id)
                 return redirect("annotation:manage-campaign-review", slug=campaign.slug)
         status = 400
     return render(

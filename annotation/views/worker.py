@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
-from evalhub.permissions import may_manage
+from evalhub.permissions import is_managed_by
 
 from ..allocation import NoWork, next_assignment
 from ..chat import chat_ended
@@ -125,7 +125,7 @@ def _before_serving(request, campaign, template: str, reason: str, status: int):
     """A start page shown to a visitor who is not (yet) served. A private campaign's
     title is for the people it serves and its managers: a stranger's page names no
     campaign (the title could say which unreleased system is being evaluated)."""
-    shown = campaign if may_manage(request.user, campaign) or is_public(campaign) else None
+    shown = campaign if is_managed_by(request.user, campaign) or is_public(campaign) else None
     context = {"campaign": shown, "reason": reason}
     return render(request, template, context, status=status)
 

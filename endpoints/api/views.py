@@ -2,7 +2,7 @@
 and its calls' outcomes, newest first: `GET /api/systems/<slug>/endpoint/calls/` (paginated;
 read-only, the same readers).
 
-Only the system's owner and staff (System.is_editable_by) read or change it: others who
+Only the system's owner and staff (System.is_managed_by) read or change it: others who
 can see the system get 403, those who cannot see it 404, anonymous callers 401. The token
 is write-only: `auth_token` is accepted (omitted keeps the stored one, "" removes it) and
 never returned; `has_token` says whether one is stored. PUT registers or replaces, PATCH
@@ -14,11 +14,10 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
-from rest_framework.exceptions import PermissionDenied
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from evalhub.models import System
+from evalhub.permissions import IsManager, by_method
 
 from ..budget import used_today
 from ..models import BotEndpoint, EndpointCall
@@ -110,20 +109,20 @@ def _out(name, value, code="200"):
     return OpenApiExample(name, value=value, response_only=True, status_codes=[code])
 
 
-def managed_system(request, slug) -> System:
-    system = get_object_or_404(System, slug=slug)
-    if not system.is_visible_to(request.user):
-        raise Http404("No such system.")
-    if not system.is_editable_by(request.user):
-        raise PermissionDenied("Only the owner of a system and staff manage its endpoint.")
-    return system
+class ManagedSystemMixin:
+    """The system named in the URL, for its managers only: 404 to who may not see it, 403 to
+    who sees it but does not manage it (the view declares `IsManager`)."""
 
+    def managed_system(self) -> System:
+        system = get_object_or_404(System, slug=self.kwargs["slug"])
+        self.check_object_permissions(self.request, system)
+        return system
 
-def managed_endpoint(request, slug) -> BotEndpoint:
-    endpoint = BotEndpoint.objects.filter(system=managed_system(request, slug)).first()
-    if endpoint is None:
-        raise Http404("The system has no bot endpoint.")
-    return endpoint
+    def managed_endpoint(self) -> BotEndpoint:
+        endpoint = BotEndpoint.objects.filter(system=self.managed_system()).first()
+        if endpoint is None:
+            raise Http404("The system has no bot endpoint.")
+        return endpoint
 
 
 @extend_schema_view(
@@ -142,16 +141,15 @@ def managed_endpoint(request, slug) -> BotEndpoint:
         ]
     ),
 )
-class BotEndpointView(generics.GenericAPIView):
+class BotEndpointView(ManagedSystemMixin, generics.GenericAPIView):
     serializer_class = BotEndpointSerializer
-    permission_classes = [IsAuthenticated]
+    permission_classes = [
+        by_method(GET=IsManager, PUT=IsManager, PATCH=IsManager, DELETE=IsManager)
+    ]
     queryset = BotEndpoint.objects.none()
 
-    def managed_system(self) -> System:
-        return managed_system(self.request, self.kwargs["slug"])
-
     def get_object(self) -> BotEndpoint:
-        return managed_endpoint(self.request, self.kwargs["slug"])
+        return self.managed_endpoint()
 
     def get(self, request, slug):
         return Response(self.get_serializer(self.get_object()).data)
@@ -217,14 +215,14 @@ CALL = {
 
 
 @extend_schema_view(get=extend_schema(examples=[_out("Calls", {"count": 1, "results": [CALL]})]))
-class EndpointCallList(generics.ListAPIView):
+class EndpointCallList(ManagedSystemMixin, generics.ListAPIView):
     """The outcomes of the endpoint's latest calls (endpoints/calls.py), for the system's
     owner and staff only: the same readers as the endpoint itself."""
 
     serializer_class = EndpointCallSerializer
-    permission_classes = [IsAuthenticated]
+    permission_classes = [by_method(GET=IsManager)]
     queryset = EndpointCall.objects.none()
 
     def get_queryset(self):
-        endpoint = managed_endpoint(self.request, self.kwargs["slug"])
+        endpoint = self.managed_endpoint()
         return EndpointCall.objects.filter(endpoint=endpoint).order_by("-at", "-id")

@@ -9,7 +9,7 @@ register = template.Library()
 @register.inclusion_tag("endpoints/_system_endpoint.html", takes_context=True)
 def system_endpoint(context, system):
     user = context["request"].user
-    if not system.is_editable_by(user):
+    if not system.is_managed_by(user):
         return {"show": False}
     endpoint = getattr(system, "endpoint", None)
     return {"show": True, "system": system, "endpoint": endpoint}

@@ -4,6 +4,8 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
+from ..declared import DeclaredInvalid, check
+
 
 def refuse_nul(field: serializers.Field, value) -> None:
     """A NUL character names nothing: PostgreSQL text cannot hold one, and looking it up
@@ -62,3 +64,25 @@ class VisibleSlugRelatedField(SlugLookupField):
         except (ObjectDoesNotExist, DjangoValidationError, TypeError, ValueError):
             # A malformed id (not a UUID, say) names nothing either.
             self.fail("does_not_exist", value=data)
+
+
+class DeclaredField(serializers.DictField):
+    """A declared config (evalhub/declared.py) as one field of a request: checked against
+    its schema, so that each wrong key is reported as "<field>.<key>" in the one error shape
+    (a wrong config as a whole as the field itself). The value is what was given; the
+    service fills in the defaults."""
+
+    def __init__(self, schema, **kwargs):
+        self.schema = schema
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        try:
+            check(self.schema, value)
+        except DeclaredInvalid as invalid:
+            whole = [m for key, m in invalid.errors.items() if not key]
+            raise serializers.ValidationError(
+                whole or {key: [m] for key, m in invalid.errors.items()}
+            ) from None
+        return value

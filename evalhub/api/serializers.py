@@ -1,3 +1,4 @@
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from ..models import Conversation, Prompt, PromptSet, Submission, System
@@ -135,6 +136,7 @@ class ConversationImportSerializer(serializers.Serializer):
     systems_created = serializers.ListField(child=serializers.CharField())
 
 
+@extend_schema_serializer(component_name="ErrorItem")
 class InputProblemSerializer(serializers.Serializer):
     line = serializers.IntegerField(required=False, allow_null=True)
     field = serializers.CharField(required=False)
@@ -144,8 +146,10 @@ class InputProblemSerializer(serializers.Serializer):
     message = serializers.CharField()
 
 
+@extend_schema_serializer(component_name="Error")
 class InputErrorsSerializer(serializers.Serializer):
-    """What every 400 of the API answers (evalhub/errors.py): "line" or "field", never both."""
+    """What every error of the API answers, 400 to 500 (evalhub/errors.py): each problem has a
+    "message" and one locator, "field" or "line" (null for the request as a whole)."""
 
     errors = InputProblemSerializer(many=True)
     error_count = serializers.IntegerField()

@@ -10,6 +10,8 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from ..permissions import Anyone, by_method
+from .exceptions import error_body
 from .parsers import PARSERS
 
 
@@ -32,13 +34,14 @@ from .parsers import PARSERS
 class ObtainAuthTokenWithLockout(ObtainAuthToken):
     # ObtainAuthToken names DRF's parsers itself; these are the API's (JSON nested too deep: 400).
     parser_classes = PARSERS
+    permission_classes = [by_method(POST=Anyone)]
 
     def post(self, request, *args, **kwargs):
         try:
             return super().post(request, *args, **kwargs)
         except ValidationError:
             if getattr(request, "axes_locked_out", False):
-                return Response({"detail": get_lockout_message()}, status=429)
+                return Response(error_body(get_lockout_message()), status=429)
             raise
 
 

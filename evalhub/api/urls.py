@@ -2,8 +2,9 @@
 
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import APIRootView, DefaultRouter
 
+from ..permissions import Anyone, by_method
 from .token import obtain_auth_token
 from .views import (
     ConversationImport,
@@ -13,7 +14,13 @@ from .views import (
     SystemViewSet,
 )
 
+
+class Root(APIRootView):
+    permission_classes = [by_method(GET=Anyone)]
+
+
 router = DefaultRouter()
+router.APIRootView = Root
 router.register("prompt-sets", PromptSetViewSet, basename="api-promptset")
 router.register("systems", SystemViewSet, basename="api-system")
 
@@ -27,6 +34,16 @@ urlpatterns = [
         name="api-seed-conversation-upload",
     ),
     path("token/", obtain_auth_token, name="api-token"),
-    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    path(
+        "schema/",
+        SpectacularAPIView.as_view(permission_classes=[by_method(GET=Anyone)]),
+        name="api-schema",
+    ),
+    path(
+        "docs/",
+        SpectacularSwaggerSplitView.as_view(
+            url_name="api-schema", permission_classes=[by_method(GET=Anyone)]
+        ),
+        name="api-docs",
+    ),
 ]

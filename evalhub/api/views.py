@@ -7,18 +7,11 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import Throttled
 from rest_framework.generics import RetrieveAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import IsAuthenticated, IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..models import PromptSet, Submission, System
-from ..permissions import (
-    IsManagerOrReadOnly,
-    IsStaff,
-    IsStaffOrReadOnly,
-    manageable_or_403,
-    visible_or_404,
-)
+from ..permissions import Anyone, IsManager, IsStaff, IsViewer, SignedIn, by_method
 from ..seed_uploads import allow_seed_upload
 from ..services import (
     create_prompt_set,
@@ -117,7 +110,7 @@ class PromptSetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     search_fields = ["name", "slug", "description", "source"]
     ordering_fields = ["name", "created", "slug"]
     ordering = ["name"]
-    permission_classes = [IsStaffOrReadOnly]
+    permission_classes = [by_method(GET=Anyone, POST=IsStaff)]
     parser_classes = [MultiPartParser, FormParser]
 
     def get_queryset(self):
@@ -181,7 +174,11 @@ class SystemViewSet(
     search_fields = ["name", "slug", "description", "owner__username"]
     ordering_fields = ["name", "created", "slug"]
     ordering = ["name"]
-    permission_classes = [IsAuthenticatedOrReadOnly, IsManagerOrReadOnly]
+    # Anybody reads what they may see (the queryset); the owner and staff change a system
+    # and submit its responses.
+    permission_classes = [
+        by_method(GET=Anyone, POST=SignedIn, PUT=IsManager, PATCH=IsManager, submit=IsManager)
+    ]
 
     def get_queryset(self):
         return (
@@ -215,9 +212,7 @@ class SystemViewSet(
     )
     @submissions.mapping.post
     def submit(self, request, slug=None):
-        system = manageable_or_403(
-            request.user, self.get_object(), "Only the owner of a system can submit its responses."
-        )
+        system = self.get_object()
         serializer = SubmissionUploadSerializer(data=request.data, user=request.user, system=system)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
@@ -242,21 +237,23 @@ class SystemViewSet(
 @extend_schema_view(get=extend_schema(examples=[_out("Submission", SUBMISSION)]))
 class SubmissionDetail(RetrieveAPIView):
     serializer_class = SubmissionSerializer
+    permission_classes = [by_method(GET=IsViewer)]
 
     def get_object(self):
         submission = get_object_or_404(
             Submission.objects.select_related("system", "prompt_set"),
             public_id=self.kwargs["public_id"],
         )
-        # Same answer as for a submission that does not exist: nothing leaks.
-        visible_or_404(self.request.user, submission.system, "No such submission.")
+        # A submission is seen by who sees its system; others get the 404 of a submission
+        # that does not exist: nothing leaks.
+        self.check_object_permissions(self.request, submission.system)
         return submission
 
 
 class ConversationImport(APIView):
     """Staff import conversations (JSON lines); every problem comes back with its line."""
 
-    permission_classes = [IsStaff]
+    permission_classes = [by_method(POST=IsStaff)]
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(
@@ -289,7 +286,7 @@ class SeedConversationUpload(APIView):
     """A signed-in researcher uploads human-human seed conversations for a domain; a line
     with a system speaker is refused with its line, and nothing is stored."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [by_method(POST=SignedIn)]
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(

@@ -6,6 +6,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.authtoken.models import Token
 
+from ..errors import show_on_page
 from ..forms import SignupForm
 from ..models import System
 from ..ratelimit import allow
@@ -19,7 +20,7 @@ def signup(request):
         request, "signup", settings.EVALHUB_SIGNUPS_PER_HOUR, window_seconds=3600
     ):
         form = SignupForm()
-        messages.error(request, "Too many sign-ups from your address; try again in an hour.")
+        show_on_page(request, "Too many sign-ups from your address; try again in an hour.")
         return render(request, "registration/signup.html", {"form": form}, status=429)
     if request.method == "POST" and form.is_valid():
         user = form.save()

@@ -5,6 +5,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
+from ..errors import show_on_page
 from ..importers.problems import InvalidUpload
 from ..seed_uploads import allow_seed_upload
 from ..services import import_seed_conversations, read_upload
@@ -19,7 +20,7 @@ def seed_upload(request):
     form = SeedUploadForm(request.POST or None, request.FILES or None)
     problems, status = None, 200
     if request.method == "POST" and not allow_seed_upload(request.user):
-        messages.error(request, "Too many seed uploads this hour; try again later.")
+        show_on_page(request, "Too many seed uploads this hour; try again later.")
         status = 429
     elif request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]

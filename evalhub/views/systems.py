@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods
 from ..forms import SubmissionForm, SystemForm
 from ..importers.problems import InvalidUpload
 from ..models import Submission, System
-from ..permissions import manageable_or_403, may_manage, visible_or_404
+from ..permissions import is_managed_by, manageable_or_403, visible_or_404
 from ..profile import system_profile
 from ..services import read_upload, submit_responses
 from ..uniqueness import SlugTaken, unique_slug
@@ -71,7 +71,7 @@ def system_detail(request, slug):
             "system": system,
             "profile": profile,
             "page": page,
-            "can_edit": may_manage(request.user, system),
+            "can_edit": is_managed_by(request.user, system),
         },
     )
 

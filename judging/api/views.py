@@ -21,8 +21,6 @@ from drf_spectacular.utils import (
 )
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from evalhub import permissions
@@ -157,7 +155,10 @@ class JudgeViewSet(
     viewsets.GenericViewSet,
 ):
     serializer_class = JudgeSerializer
-    permission_classes = [IsAuthenticated]
+    # A researcher's own judges (the queryset); anybody signed in makes one.
+    permission_classes = [
+        permissions.by_method(GET=permissions.SignedIn, POST=permissions.SignedIn)
+    ]
     lookup_field = "slug"
     filterset_fields: list[str] = []
     search_fields = ["slug", "name"]
@@ -212,7 +213,12 @@ class RubricViewSet(
     viewsets.GenericViewSet,
 ):
     serializer_class = RubricSerializer
-    permission_classes = [IsAuthenticated]
+    # Rubrics are shared; anybody signed in writes one, their author and staff revise it.
+    permission_classes = [
+        permissions.by_method(
+            GET=permissions.SignedIn, POST=permissions.SignedIn, revise=permissions.IsManager
+        )
+    ]
     queryset = Rubric.objects.select_related("owner")
     filterset_fields = ["task_kind", "name"]
 
@@ -228,8 +234,6 @@ class RubricViewSet(
     @action(detail=True, methods=["post"])
     def revise(self, request, pk=None):
         rubric = self.get_object()
-        if not rubric_versions.may_revise(request.user, rubric):
-            raise PermissionDenied("Only the rubric's author and staff revise it.")
         body = RubricReviseSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         revised = rubric_versions.revise(
@@ -297,7 +301,11 @@ class RunViewSet(
     viewsets.GenericViewSet,
 ):
     serializer_class = RunSerializer
-    permission_classes = [IsAuthenticated]
+    # The runs of a researcher's own judges (the queryset); `runs.start` checks the judge
+    # and the campaign are theirs.
+    permission_classes = [
+        permissions.by_method(GET=permissions.SignedIn, POST=permissions.SignedIn)
+    ]
     filterset_fields = ["status"]
 
     queryset = JudgeRun.objects.none()

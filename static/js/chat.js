@@ -71,7 +71,9 @@
       return response.json().then(function (data) {
         if (!response.ok) {
           if (data.state) draw(data.state);
-          showError(data.error || "Something went wrong; reload the page.");
+          // A refusal has the API's one error shape: {"errors": [{"message"}], "error_count"}.
+          var refusal = data.errors && data.errors.length ? data.errors[0].message : "";
+          showError(refusal || "Something went wrong; reload the page.");
           return null;
         }
         draw(data);

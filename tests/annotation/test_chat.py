@@ -99,7 +99,7 @@ def test_a_message_from_an_out_of_date_page_is_refused(client, one_bot):
     item = items(assignment)[0]
     say(client, assignment, item, "Hello", 0)
     response = say(client, assignment, item, "Something else", 0, json=True)
-    assert response.status_code == 409 and "out of date" in response.json()["error"]
+    assert response.status_code == 409 and "out of date" in response.json()["errors"][0]["message"]
     assert Turn.objects.count() == 2
 
 
@@ -186,7 +186,10 @@ def test_ending_before_the_minimum_is_refused(client, one_bot):
     item = items(assignment)[0]
     say(client, assignment, item, "Hello", 0)
     response = client.post(url("end", assignment, item, json=True))
-    assert response.status_code == 409 and "at least 2 messages" in response.json()["error"]
+    assert (
+        response.status_code == 409
+        and "at least 2 messages" in response.json()["errors"][0]["message"]
+    )
     assert conversation_of(assignment, item).metadata["chat"]["status"] == "open"
 
 
@@ -201,7 +204,7 @@ def test_the_conversation_ends_complete_after_the_last_turn(client, one_bot):
     assert conversation.metadata["incomplete"] is False
     assert list(usable_chats()) == [conversation]
     refused = say(client, assignment, item, "one more", 6, json=True)
-    assert refused.status_code == 409 and "has ended" in refused.json()["error"]
+    assert refused.status_code == 409 and "has ended" in refused.json()["errors"][0]["message"]
     assert Turn.objects.count() == 6
     page = client.get(assignment.get_absolute_url()).content.decode()
     assert "Rate the chatbot" in page and 'name="rating_quality"' in page
@@ -258,7 +261,7 @@ def test_messages_are_rate_limited_per_worker(client, one_bot, settings):
     item = items(assignment)[0]
     say(client, assignment, item, "Hello", 0)
     response = say(client, assignment, item, "Again", 2, json=True)
-    assert response.status_code == 429 and "too fast" in response.json()["error"]
+    assert response.status_code == 429 and "too fast" in response.json()["errors"][0]["message"]
     assert Turn.objects.count() == 2
 
 
@@ -315,7 +318,7 @@ def test_a_reply_still_coming_cannot_be_retried(client, one_bot):
     conversation.metadata["chat"]["asking_since"] = timezone.now().isoformat()
     conversation.save()
     refused = client.post(url("retry", assignment, item, json=True))
-    assert refused.status_code == 409 and "still coming" in refused.json()["error"]
+    assert refused.status_code == 409 and "still coming" in refused.json()["errors"][0]["message"]
     assert refused.json()["state"]["waiting"] is True and Turn.objects.count() == 1
 
 
@@ -358,7 +361,10 @@ def test_a_batch_past_its_time_takes_no_more_messages(client, one_bot):
     assignment.expires_at = timezone.now() - timedelta(minutes=1)
     assignment.save(update_fields=["expires_at"])
     response = say(client, assignment, item, "Hello", 0, json=True)
-    assert response.status_code == 409 and "time for this batch ran out" in response.json()["error"]
+    assert (
+        response.status_code == 409
+        and "time for this batch ran out" in response.json()["errors"][0]["message"]
+    )
     assert not Turn.objects.exists() and server.requests == []
 
 
@@ -409,5 +415,8 @@ def test_a_system_removed_from_the_catalog_is_a_clear_message(client, fakes):
     item = items(assignment)[0]
     system.delete()
     response = say(client, assignment, item, "Hello", 0, json=True)
-    assert response.status_code == 409 and "no longer available" in response.json()["error"]
+    assert (
+        response.status_code == 409
+        and "no longer available" in response.json()["errors"][0]["message"]
+    )
     assert not Conversation.objects.exists()

@@ -34,6 +34,7 @@ def test_repeated_failed_token_requests_lock_the_address_out(client, settings):
         client.post(url, {"username": "victim", "password": "wrong"})
     locked = client.post(url, {"username": "victim", "password": "right"})
     assert locked.status_code == 429 and "token" not in locked.json()
+    assert locked.json()["error_count"] == 1  # the one error shape
     assert not Token.objects.filter(user=user).exists()
 
 

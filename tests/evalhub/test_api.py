@@ -180,7 +180,7 @@ def test_session_auth_needs_csrf(owner):
     client.login(username="owner", password="pw-for-tests-1")
     response = client.post("/api/systems/", {"slug": "c", "name": "C"}, format="json")
     assert response.status_code == 403
-    assert "CSRF" in response.json()["detail"]
+    assert "CSRF" in response.json()["errors"][0]["message"]
 
 
 def test_api_lists_search_filter_and_order():

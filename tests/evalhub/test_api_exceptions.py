@@ -1,12 +1,15 @@
 """evalhub/api/exceptions.py: every input error of the API has the shape of UserInputError."""
 
+import json
+
 import pytest
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, Throttled
 from rest_framework.test import APIClient, APIRequestFactory
 from rest_framework.views import APIView
 
 from evalhub.errors import Problem, UserInputError
+from evalhub.models import System
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -75,13 +78,108 @@ def test_an_error_of_no_field_is_named_as_drf_names_it():
     }
 
 
-def test_other_errors_keep_drf_answer():
+# Every other status has the same shape: one error of the request as a whole. --------------
+
+
+def whole(message: str) -> dict:
+    return {"errors": [{"line": None, "message": message}], "error_count": 1}
+
+
+def test_a_404_raised_by_a_view_has_the_one_shape():
     def raise_(request):
         raise NotFound("No such system.")
 
     response = answer(raise_)
     assert response.status_code == 404
-    assert response.data == {"detail": "No such system."}
+    assert response.data == whole("No such system.")
+
+
+def test_a_429_has_the_one_shape_and_keeps_retry_after():
+    def raise_(request):
+        raise Throttled(wait=30)
+
+    response = answer(raise_)
+    assert response.status_code == 429
+    assert response["Retry-After"] == "30"
+    assert response.data["error_count"] == 1
+    assert "30 seconds" in response.data["errors"][0]["message"]
+
+
+def test_a_401_has_the_one_shape():
+    response = APIClient().post("/api/systems/", {"slug": "a", "name": "A"}, format="json")
+    assert response.status_code == 401
+    assert response.json() == whole("Authentication credentials were not provided.")
+    assert "WWW-Authenticate" in response
+
+
+def test_a_403_has_the_one_shape():
+    client = APIClient()
+    client.force_authenticate(factories.user("researcher"))
+    response = client.post("/api/conversations/import/", {}, format="multipart")
+    assert response.status_code == 403
+    assert response.json() == whole("Only staff may do this.")
+
+
+def test_a_404_of_an_object_has_the_one_shape():
+    response = APIClient().get("/api/systems/no-such-system/")
+    assert response.status_code == 404
+    assert response.json() == whole("No System matches the given query.")
+
+
+def test_a_path_of_no_api_route_answers_json_in_the_one_shape():
+    response = APIClient().get("/api/no-such-route/")
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == whole("Not found.")
+
+
+def test_a_path_of_no_page_keeps_the_html_404():
+    response = APIClient().get("/no-such-page/")
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")
+
+
+def test_a_server_error_under_the_api_answers_json_in_the_one_shape():
+    from django.test import RequestFactory
+
+    from evalhub.api.handlers import server_error
+
+    response = server_error(RequestFactory().get("/api/systems/"))
+    assert response.status_code == 500
+    assert json.loads(response.content) == whole("Server error.")
+
+
+def test_a_405_has_the_one_shape():
+    response = APIClient().delete("/api/systems/")
+    assert response.status_code == 405
+    assert response.json() == whole('Method "DELETE" not allowed.')
+
+
+def test_a_406_has_the_one_shape():
+    response = APIClient().get("/api/systems/", HTTP_ACCEPT="application/xml")
+    assert response.status_code == 406
+    assert response.json()["error_count"] == 1
+    assert "Accept" in response.json()["errors"][0]["message"]
+
+
+def test_a_415_has_the_one_shape():
+    client = APIClient()
+    client.force_authenticate(factories.user("researcher"))
+    response = client.post("/api/systems/", "slug=a", content_type="text/plain")
+    assert response.status_code == 415
+    assert response.json() == whole('Unsupported media type "text/plain" in request.')
+
+
+def test_a_body_that_does_not_parse_is_a_400_in_the_one_shape():
+    client = APIClient()
+    client.force_authenticate(factories.user("researcher"))
+    response = client.post("/api/systems/", "{not json", content_type="application/json")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error_count"] == 1
+    assert body["errors"][0]["line"] is None
+    assert body["errors"][0]["message"].startswith("JSON parse error")
+    assert not System.objects.exists()
 
 
 def test_a_real_endpoint_answers_a_missing_file_in_the_shape():
@@ -101,3 +199,34 @@ def test_the_schema_documents_the_shape_for_uploads(client):
     ref = submit["content"]["application/json"]["schema"]["$ref"]
     shape = schema["components"]["schemas"][ref.rsplit("/", 1)[1]]
     assert set(shape["properties"]) == {"errors", "error_count"}
+
+
+def test_an_error_of_an_export_is_answered_in_json_not_in_the_file_format():
+    client = APIClient()
+    client.force_authenticate(factories.user("researcher"))
+    response = client.get("/api/campaigns/no-such-campaign/export/csv/?format=csv")
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == whole("No Campaign matches the given query.")
+
+
+@pytest.mark.parametrize(
+    ("handler", "status", "message"),
+    [
+        ("bad_request", 400, "Bad request."),
+        ("permission_denied", 403, "Only staff may."),
+        ("page_not_found", 404, "Not found."),
+    ],
+)
+def test_django_s_own_errors_under_the_api_answer_the_one_shape(handler, status, message):
+    from django.core.exceptions import PermissionDenied
+    from django.test import RequestFactory
+
+    from evalhub.api import handlers
+
+    request = RequestFactory().get("/api/systems/")
+    response = getattr(handlers, handler)(request, PermissionDenied("Only staff may."))
+    assert response.status_code == status
+    assert json.loads(response.content) == whole(message)
+    page = getattr(handlers, handler)(RequestFactory().get("/systems/"), PermissionDenied())
+    assert page["Content-Type"].startswith("text/html")

@@ -172,6 +172,29 @@ def test_without_a_form_each_problem_is_a_message():
     assert texts[-1] == "... and 2 more problems."
 
 
+def test_a_text_is_one_problem_shown_about_its_subject():
+    request = page_request()
+    show_on_page(request, "nothing judged yet.", about="Spring cup")
+    assert [(m.message, m.level_tag) for m in get_messages(request)] == [
+        ("Spring cup: nothing judged yet.", "error")
+    ]
+
+
+def test_a_settings_error_is_a_user_input_error_with_its_fields():
+    from evalhub.declared import DeclaredInvalid
+
+    invalid = DeclaredInvalid({"replicates": "must be at least 1.", "": "not an object."})
+    assert isinstance(invalid, UserInputError)
+    assert invalid.as_dict() == {
+        "errors": [
+            {"field": "replicates", "message": "must be at least 1."},
+            {"line": None, "message": "not an object."},
+        ],
+        "error_count": 2,
+    }
+    assert str(invalid) == "must be at least 1. not an object."
+
+
 # Pages and API say the same ------------------------------------------------------------------
 
 

@@ -63,15 +63,15 @@ def test_is_owner(people, actor, expected):
 def test_an_object_without_owner_belongs_to_nobody(people):
     orphan = thing(None, public=True)
     assert not permissions.is_owner(people["owner"], orphan)
-    assert not permissions.may_manage(people["stranger"], orphan)
-    assert permissions.may_manage(people["staff"], orphan)
+    assert not permissions.is_managed_by(people["stranger"], orphan)
+    assert permissions.is_managed_by(people["staff"], orphan)
 
 
 @pytest.mark.parametrize(
     "actor, expected", [("anonymous", False), ("stranger", False), ("owner", True), ("staff", True)]
 )
-def test_may_manage(people, actor, expected):
-    assert permissions.may_manage(people[actor], thing(people["owner"], public=True)) is expected
+def test_is_managed_by(people, actor, expected):
+    assert permissions.is_managed_by(people[actor], thing(people["owner"], public=True)) is expected
 
 
 @pytest.mark.parametrize("actor", ACTORS)
@@ -129,7 +129,7 @@ def test_visible_to_filters_a_queryset(people, systems, actor, expected):
 def test_managed_by_filters_a_queryset(people, systems, actor, expected):
     rows = permissions.managed_by(System.objects.all(), people[actor])
     assert set(rows.values_list("slug", flat=True)) == expected
-    managed = {s.slug for s in systems.values() if permissions.may_manage(people[actor], s)}
+    managed = {s.slug for s in systems.values() if permissions.is_managed_by(people[actor], s)}
     assert managed == expected
 
 
@@ -164,6 +164,13 @@ def test_manageable_or_403(people):
         permissions.manageable_or_403(people["stranger"], obj, "only the owner")
 
 
+def test_manageable_or_403_answers_404_to_who_may_not_see_it(people):
+    hidden = thing(people["owner"], public=False)
+    assert permissions.manageable_or_403(people["staff"], hidden, "no") is hidden
+    with pytest.raises(Http404):
+        permissions.manageable_or_403(people["stranger"], hidden, "only the owner")
+
+
 def test_visible_or_404(people):
     hidden = thing(people["owner"], public=False)
     assert permissions.visible_or_404(people["staff"], hidden) is hidden
@@ -184,13 +191,16 @@ def test_drf_classes_say_what_the_predicates_say(people, actor, method):
     user = people[actor]
     obj = thing(people["owner"], public=True)
     request = api_request(user, method)
-    safe = method == "GET"
+    view = SimpleNamespace(action=None, allowed_methods=["GET", "POST"])
+    declared = permissions.by_method(GET=permissions.Anyone, POST=permissions.IsManager)()
     assert permissions.IsStaff().has_permission(request, None) is permissions.is_staff(user)
-    assert permissions.IsStaffOrReadOnly().has_permission(request, None) is (
-        safe or permissions.is_staff(user)
+    assert permissions.IsManager().has_object_permission(request, None, obj) is (
+        permissions.is_managed_by(user, obj)
     )
-    assert permissions.IsManagerOrReadOnly().has_object_permission(request, None, obj) is (
-        safe or permissions.may_manage(user, obj)
+    # The public object is read by anybody; only its managers change it.
+    assert declared.has_permission(request, view) is (method == "GET" or user.is_authenticated)
+    assert declared.has_object_permission(request, view, obj) is (
+        method == "GET" or permissions.is_managed_by(user, obj)
     )
 
 
@@ -226,7 +236,7 @@ def test_a_system_edit_page_and_its_api_agree_on_who_changes_it(people, systems,
         f"/api/systems/{system.slug}/", {"description": "changed by the API"}, format="json"
     )
     system.refresh_from_db()
-    if permissions.may_manage(user, system):
+    if permissions.is_managed_by(user, system):
         assert page.status_code == 302 and api.status_code == 200
         assert (system.name, system.description) == ("Renamed on the page", "changed by the API")
     else:

@@ -226,6 +226,6 @@ class TournamentProgressSerializer(serializers.Serializer):
 
 
 class ActionSerializer(serializers.Serializer):
-    detail = serializers.CharField()
+    message = serializers.CharField()
     status = serializers.CharField()
     campaign = serializers.CharField(allow_null=True)

@@ -7,17 +7,14 @@ Visibility is the pages' own (`Tournament.objects.visible_to`): published tourna
 own, all of them for staff. Creating needs a login (token or session).
 """
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied
-from rest_framework.permissions import IsAuthenticated, IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.progress import progress as campaign_progress
-from evalhub.permissions import manageable_or_403, may_manage
+from evalhub.permissions import Anyone, IsManager, SignedIn, by_method
 from evalhub.uniqueness import SlugTaken, unique_slug
 
 from .. import ab_experiment, spot_the_bot_campaign
@@ -81,7 +78,7 @@ def _out(name, value, code="200"):
 
 
 def _action(detail, status_, code, campaign=None):
-    body = {"detail": detail, "status": status_, "campaign": campaign}
+    body = {"message": detail, "status": status_, "campaign": campaign}
     return [_out(detail, body, code)]
 
 
@@ -145,6 +142,18 @@ class TournamentViewSet(
     search_fields = ["name", "slug", "description"]
     ordering_fields = ["created", "name", "slug"]
     ordering = ["-created"]
+    # Anybody reads the tournaments they may see (the queryset); anybody signed in creates
+    # one; its owner and staff run it.
+    permission_classes = [
+        by_method(
+            GET=Anyone,
+            POST=SignedIn,
+            progress=IsManager,
+            collect=IsManager,
+            generate=IsManager,
+            launch=IsManager,
+        )
+    ]
 
     def get_queryset(self):
         return (
@@ -162,23 +171,17 @@ class TournamentViewSet(
         except SlugTaken as taken:
             raise serializers.ValidationError({"slug": [str(taken)]}) from None
 
-    def _managed(self, slug) -> Tournament:
-        tournament = get_object_or_404(self.get_queryset(), slug=slug)
-        return manageable_or_403(
-            self.request.user, tournament, "Only the owner of a tournament and staff can change it."
-        )
-
     def _answer(self, tournament: Tournament, detail: str, code=status.HTTP_200_OK):
         tournament.refresh_from_db()
         campaign = tournament.campaign.slug if tournament.campaign_id else None
-        body = {"detail": detail, "status": tournament.status, "campaign": campaign}
+        body = {"message": detail, "status": tournament.status, "campaign": campaign}
         return Response(body, status=code)
 
     @extend_schema(request=None, responses={202: ActionSerializer})
-    @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])
+    @action(detail=True, methods=["post"])
     def collect(self, request, slug=None):
         """Queue the collection of the planned bot-bot dialogues (owner or staff)."""
-        tournament = self._managed(slug)
+        tournament = self.get_object()
         # PlanInvalid and CollectionError are UserInputErrors: the handler answers 400.
         spot_the_bot_campaign.start_collection(tournament)
         return self._answer(tournament, "Collection started.", status.HTTP_202_ACCEPTED)
@@ -187,9 +190,7 @@ class TournamentViewSet(
     @action(detail=True, methods=["get"])
     def progress(self, request, slug=None):
         """Collected, failed and planned dialogues, and the campaign's judgments so far."""
-        tournament = get_object_or_404(self.get_queryset(), slug=slug)
-        if not may_manage(request.user, tournament):
-            raise PermissionDenied("Only the owner of a tournament and staff follow it.")
+        tournament = self.get_object()
         campaign = tournament.campaign
         body = {
             "status": tournament.status,
@@ -201,10 +202,10 @@ class TournamentViewSet(
         return Response(body)
 
     @extend_schema(request=None, responses={201: ActionSerializer})
-    @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])
+    @action(detail=True, methods=["post"])
     def generate(self, request, slug=None):
         """Build the campaign from the collected (or imported) conversations."""
-        tournament = self._managed(slug)
+        tournament = self.get_object()
         if tournament.kind == Tournament.Kind.SPOT_THE_BOT:
             result = spot_the_bot_campaign.generate_campaign(tournament)
             detail = (
@@ -217,10 +218,10 @@ class TournamentViewSet(
         return self._answer(tournament, detail, status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: ActionSerializer, 202: ActionSerializer})
-    @action(detail=True, methods=["post"], permission_classes=[IsAuthenticated])
+    @action(detail=True, methods=["post"])
     def launch(self, request, slug=None):
         """Launch the campaign, or request its launch where staff approve launches."""
-        tournament = self._managed(slug)
+        tournament = self.get_object()
         outcome = request_tournament_launch(tournament, request.user)
         if outcome.launched:
             return self._answer(tournament, "The campaign is live.")
@@ -255,6 +256,8 @@ def _campaign_counts(campaign) -> dict:
 class SeedDomainList(APIView):
     """`GET /api/seed-domains/`: the domains a Spot The Bot tournament can collect in."""
 
+    permission_classes = [by_method(GET=Anyone)]
+
     @extend_schema(responses={200: SeedDomainSerializer(many=True)})
     def get(self, request):
         return Response(seed_domains(request.user))
@@ -278,7 +281,7 @@ class PartnerSetList(APIView):
     (logged in):
     create one of systems you may see."""
 
-    permission_classes = [IsAuthenticatedOrReadOnly]
+    permission_classes = [by_method(GET=Anyone, POST=SignedIn)]
 
     @extend_schema(responses={200: PartnerSetSerializer(many=True)})
     def get(self, request):

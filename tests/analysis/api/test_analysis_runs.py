@@ -108,12 +108,49 @@ def test_bad_parameters_are_named():
     assert not AnalysisRun.objects.exists()
 
 
-def test_researchers_may_not_request_analyses():
-    tournament = builders.spot_the_bot_tournament()
-    response = api(factories.user()).post(
-        "/api/analysis-runs/", {"tournament": tournament.slug}, format="json"
-    )
+# One action, one rule: POST /api/analysis-runs/ and POST /api/tournaments/<slug>/analyses/
+# both let the tournament's owner and staff request an analysis, and nobody else.
+REQUESTS = {
+    "runs": lambda t: ("/api/analysis-runs/", {"tournament": t.slug, "parameters": builders.FAST}),
+    "analyses": lambda t: (f"/api/tournaments/{t.slug}/analyses/", {"parameters": builders.FAST}),
+}
+
+
+@pytest.mark.parametrize("entry", REQUESTS)
+def test_the_tournaments_owner_requests_its_analysis_through_either_entry(entry):
+    owner = factories.user()
+    tournament = builders.spot_the_bot_tournament(owner=owner)
+    AnalysisRun.objects.all().delete()  # the builder's own, if it queued one
+    url, body = REQUESTS[entry](tournament)
+    response = api(owner).post(url, body, format="json")
+    assert response.status_code in (200, 201, 202), response.json()
+    assert AnalysisRun.objects.filter(tournament=tournament).count() == 1
+
+
+@pytest.mark.parametrize("entry", REQUESTS)
+def test_another_researcher_is_refused_through_either_entry(entry):
+    tournament = builders.spot_the_bot_tournament(owner=factories.user(), finish=True)
+    assert tournament.published
+    AnalysisRun.objects.all().delete()
+    url, body = REQUESTS[entry](tournament)
+    response = api(factories.user()).post(url, body, format="json")
     assert response.status_code == 403
+    assert response.json()["error_count"] == 1
+    assert not AnalysisRun.objects.exists()
+
+
+@pytest.mark.parametrize("entry", REQUESTS)
+def test_an_unpublished_tournament_is_not_found_by_others_through_either_entry(entry):
+    tournament = builders.spot_the_bot_tournament(owner=factories.user())
+    assert not tournament.published
+    AnalysisRun.objects.all().delete()
+    url, body = REQUESTS[entry](tournament)
+    response = api(factories.user()).post(url, body, format="json")
+    assert response.status_code == 404
+    assert response.json() == {
+        "errors": [{"line": None, "message": "Not found."}],
+        "error_count": 1,
+    }
     assert not AnalysisRun.objects.exists()
 
 

@@ -146,6 +146,20 @@ def test_the_run_button_reports_nothing_to_analyse(client, staff):
     assert not AnalysisRun.objects.exists()
 
 
+def test_wrong_settings_are_shown_field_by_field_and_nothing_runs(client, owner):
+    tournament = builders.spot_the_bot_tournament(owner=owner)
+    AnalysisRun.objects.all().delete()
+    client.force_login(owner)
+    response = client.post(
+        reverse("analysis:analyze", args=[tournament.slug]),
+        {"preset": "no-such-preset"},
+        follow=True,
+    )
+    texts = [str(m) for m in response.context["messages"]]
+    assert len(texts) == 1 and texts[0].startswith(f"{tournament.name}: preset: ")
+    assert not AnalysisRun.objects.exists()
+
+
 def test_only_the_owner_and_staff_run_analyses(client, owner, researcher):
     tournament = builders.bare_tournament(owner)
     url = reverse("analysis:analyze", args=[tournament.slug])

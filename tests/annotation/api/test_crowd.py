@@ -100,6 +100,29 @@ def test_estimate_gives_staff_the_cost_and_the_balance(stub, boss):
     )
 
 
+def test_strangers_get_404_for_a_private_campaign_as_if_it_did_not_exist(owner):
+    from annotation.models import Item
+
+    c = draft(owner)
+    hidden = factories.system(visibility="private")
+    response = factories.submission(hidden, factories.prompt_set(1)).responses.get()
+    Item.objects.filter(campaign=c, position=0).update(response_a=response)
+    assert not c.is_public()  # it shows a private system's output
+    stranger = api(factories.user("x"))
+    not_found = {"errors": [{"line": None, "message": "Not found."}], "error_count": 1}
+    for method, rest in [
+        ("get", "crowd/estimate/"),
+        ("post", "crowd/launch/"),
+        ("get", "launch-request/"),
+        ("post", "launch-request/"),
+    ]:
+        response = getattr(stranger, method)(path(c, rest), {}, format="json")
+        assert (response.status_code, response.json()) == (404, not_found), rest
+    assert not LaunchRequest.objects.exists()
+    c.refresh_from_db()
+    assert c.status == "draft"
+
+
 def test_strangers_get_403_and_visitors_401(owner):
     c = draft(owner)
     assert api(factories.user("x")).get(path(c, "crowd/estimate/")).status_code == 403
