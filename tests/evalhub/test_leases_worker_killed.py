@@ -113,7 +113,8 @@ class Workers:
 
 @pytest.fixture
 def workers(request):
-    pool = Workers(request.node.name[-24:].strip("_"))
+    # "collection", "run" (judge), "analysis": names its workers and their logs.
+    pool = Workers(request.node.originalname.split("_whose")[0].split("_")[-1])
     yield pool
     pool.stop()
 
