@@ -7,9 +7,12 @@ service in docker-compose.yml; everything else (metrics, maintenance) goes to ``
 Beat's schedule is here, in code, so that it is reviewed and versioned with the tasks.
 """
 
+import logging
 import os
+import threading
 
 from celery import Celery
+from celery.signals import worker_ready, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
 
@@ -41,6 +44,84 @@ app.conf.task_annotations = {
 }
 
 
+# A message whose worker died unacknowledged (the whole worker killed, so nobody handed it
+# back) is delivered again by Redis after the visibility timeout. No shorter than the longest
+# hard limit, or a task still running would be delivered a second time (harmless under the
+# lease, but wasted); no longer, so such a message waits as little as possible. The lease
+# sweep (below) takes the work over well before that anyway.
+
+
+def longest_task_seconds(conf) -> int:
+    """The longest hard time limit of any task (the annotated ones and the default)."""
+    limits = [int(limits["time_limit"]) for limits in conf.task_annotations.values()]
+    return max([*limits, int(conf.task_time_limit or 0)])
+
+
+@app.on_after_configure.connect
+def _set_visibility_timeout(sender, **_) -> None:
+    # The settings are read lazily (they import this module's package): set it once read.
+    sender.conf.broker_transport_options = {
+        **(sender.conf.broker_transport_options or {}),
+        "visibility_timeout": longest_task_seconds(sender.conf),
+    }
+
+
+# The sweeps that queue again the work whose lease lapsed (its worker died) or whose
+# message was never sent; run by beat and by every worker process (below).
+LEASE_SWEEPS = (
+    "analysis.tasks.requeue_pending_analyses",
+    "tournaments.tasks.reclaim_lapsed_dialogues",
+    "judging.tasks.reclaim_lapsed_judge_runs",
+)
+
+logger = logging.getLogger(__name__)
+
+
+def _sweep_interval() -> float:
+    from django.conf import settings
+
+    return float(settings.EVALHUB_LEASE_SWEEP_SECONDS)
+
+
+def sweep_lapsed_work() -> int:
+    """Run every lease sweep here and now; how many pieces of work were queued again."""
+    queued = 0
+    for name in LEASE_SWEEPS:
+        try:
+            queued += int(app.tasks[name]() or 0)
+        except Exception:
+            logger.exception("The sweep %s failed", name)
+    return queued
+
+
+_sweeper_stop = threading.Event()
+
+
+def _sweep_forever() -> None:
+    from django.db import connections
+
+    while True:
+        try:
+            sweep_lapsed_work()
+        finally:
+            connections.close_all()  # this thread's; a child forked meanwhile inherits none
+        if _sweeper_stop.wait(_sweep_interval()):
+            return
+
+
+@worker_ready.connect
+def _start_sweeping(**_) -> None:
+    """Every worker sweeps at its start and then every EVALHUB_LEASE_SWEEP_SECONDS, so a
+    dead worker's work is taken over within two minutes even where beat does not run."""
+    _sweeper_stop.clear()
+    threading.Thread(target=_sweep_forever, name="lease sweep", daemon=True).start()
+
+
+@worker_shutdown.connect
+def _stop_sweeping(**_) -> None:
+    _sweeper_stop.set()
+
+
 def _every_interval() -> float:
     from django.conf import settings
 
@@ -58,17 +139,9 @@ app.conf.beat_schedule = {
         "task": "evalhub.tasks.requeue_pending_submissions",
         "schedule": _every_interval(),
     },
-    "requeue-pending-analyses": {
-        "task": "analysis.tasks.requeue_pending_analyses",
-        "schedule": _every_interval(),
-    },
-    "reclaim-stale-dialogues": {
-        "task": "tournaments.tasks.reclaim_stale_dialogues",
-        "schedule": _every_interval(),
-    },
-    "reclaim-stale-judge-runs": {
-        "task": "judging.tasks.reclaim_stale_judge_runs",
-        "schedule": _every_interval(),
+    **{
+        f"lease-sweep-{name.split('.')[0]}": {"task": name, "schedule": _sweep_interval()}
+        for name in LEASE_SWEEPS
     },
     "prune-endpoint-calls": {
         "task": "endpoints.tasks.prune_endpoint_calls",

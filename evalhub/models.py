@@ -425,3 +425,20 @@ class NoticePreference(models.Model):
 
     def __str__(self):
         return f"{self.user} · {self.kind}"
+
+
+class Lease(models.Model):
+    """Who does one piece of background work now (evalhub/leases.py): held while
+    ``expires_at`` is ahead, renewed by its owner's heartbeat, free for anyone once it lapses.
+    A released lease is deleted, so a row whose time has passed is work whose owner died."""
+
+    key = models.CharField(max_length=200, unique=True)
+    owner = models.CharField(max_length=200)
+    acquired_at = models.DateTimeField()
+    heartbeat_at = models.DateTimeField()
+    expires_at = models.DateTimeField(db_index=True)
+    # How many owners took it; more than one means a takeover (a worker died).
+    attempts = models.PositiveIntegerField(default=1)
+
+    def __str__(self):
+        return f"{self.key} · {self.owner} until {self.expires_at:%H:%M:%S}"

@@ -383,15 +383,16 @@ EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS = float(
     os.environ.get("EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS", "20")
 )
 EVALHUB_CHAT_MESSAGES_PER_MINUTE = int(os.environ.get("EVALHUB_CHAT_MESSAGES_PER_MINUTE", "20"))
-EVALHUB_COLLECTION_STALE_SECONDS = float(os.environ.get("EVALHUB_COLLECTION_STALE_SECONDS", "3600"))
-# Automatic judges (judging/): a running judge run without a heartbeat for this long lost its
-# worker and is claimed again; one task works on a run for at most the slice, then queues
+# Background work (collection, judge runs, analysis runs) is claimed through one lease
+# (evalhub/leases.py) that its owner renews four times a lease; a dead owner's lease lapses
+# after EVALHUB_LEASE_SECONDS and the sweep (every EVALHUB_LEASE_SWEEP_SECONDS, in beat and
+# in every worker process) queues its work again: taken over within lease + sweep, < 2 min.
+EVALHUB_LEASE_SECONDS = float(os.environ.get("EVALHUB_LEASE_SECONDS", "60"))
+EVALHUB_LEASE_SWEEP_SECONDS = float(os.environ.get("EVALHUB_LEASE_SWEEP_SECONDS", "30"))
+# Automatic judges (judging/): one task works on a run for at most the slice, then queues
 # the rest (so it stays within the task time limits) and reads the reply limit.
-EVALHUB_JUDGE_STALE_SECONDS = float(os.environ.get("EVALHUB_JUDGE_STALE_SECONDS", "120"))
 EVALHUB_JUDGE_SLICE_SECONDS = float(os.environ.get("EVALHUB_JUDGE_SLICE_SECONDS", "300"))
 EVALHUB_JUDGE_MAX_REPLY_CHARS = int(os.environ.get("EVALHUB_JUDGE_MAX_REPLY_CHARS", "20000"))
-# An analysis run "running" for longer than this lost its worker and may be claimed again.
-EVALHUB_ANALYSIS_STALE_SECONDS = float(os.environ.get("EVALHUB_ANALYSIS_STALE_SECONDS", "3600"))
 
 # Crowd platforms (annotation/crowd/). Task URLs given to platforms are built from
 # EVALHUB_PUBLIC_URL, the HTTPS address workers reach. AWS credentials come the usual boto3

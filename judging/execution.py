@@ -1,10 +1,12 @@
 """A worker judging a run's items: claim, concurrency, budget, progress, pause, death.
 
-Claim. A worker takes a run with one conditional UPDATE (queued, or running with a
-heartbeat older than EVALHUB_JUDGE_STALE_SECONDS: its worker died) that sets it running
-and increments `lease`. Every later write of this worker (a judgment with its counters, a
-heartbeat, the final status) applies only while the run still carries that lease, so a
-worker thought dead that wakes up writes nothing, and two workers never judge one run.
+Claim. A worker holds the run's lease ("judge-run:<pk>", evalhub/leases.py) while it
+judges: free, lapsed (its worker died) or held by a dead process of this host, it is taken;
+otherwise the task does nothing. Holding it, the worker sets the run running and
+increments `JudgeRun.lease`, the generation of the lease: every later write of this worker
+(a judgment with its counters, a heartbeat, the final status) applies only while the run
+still carries that generation, so a worker thought dead that wakes up writes nothing, and
+two workers never judge one run.
 
 Concurrency. Up to `run.concurrency` items are in flight, each on a thread that only talks
 HTTP and parses (judging/answering.py); every database write happens on the worker's own
@@ -20,8 +22,9 @@ Stopping. Between answers the worker rereads the run's status: paused (by the ow
 a lost lease, stops taking new items; the ones in flight are finished and stored (while
 the lease holds). A spent daily budget pauses the run with the reason; a transport error
 the client gave up on fails it with the error; the unjudged items wait for a resume.
-After EVALHUB_JUDGE_SLICE_SECONDS the worker hands the rest to a new task (the run
-queued again), which keeps every task within Celery's time limits.
+After EVALHUB_JUDGE_SLICE_SECONDS the worker queues the run again and returns "continued";
+the task (judging/tasks.py) then sends the next message, once the lease is released, which
+keeps every task within Celery's time limits.
 """
 
 import logging
@@ -29,12 +32,11 @@ import queue
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import timedelta
 from functools import partial
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -47,10 +49,11 @@ from endpoints.client import (
     database_budget,
     database_record,
 )
+from evalhub import leases
 
 from .answering import Answer, Question, answer
+from .items import judgeable_items, pending_items
 from .models import AutomaticJudgment, JudgeRun
-from .runs import judgeable_items, pending_items
 
 logger = logging.getLogger(__name__)
 Status = JudgeRun.Status
@@ -61,27 +64,23 @@ class LostLease(Exception):
     """Another worker holds the run now (or it was deleted): stop, write nothing."""
 
 
-def stale_before():
-    return timezone.now() - timedelta(seconds=settings.EVALHUB_JUDGE_STALE_SECONDS)
+# The lease a worker judging a run holds: "judge-run:<pk>".
+LEASE_PREFIX = "judge-run"
 
 
 def claim(run_id: int) -> int | None:
-    """Take the run for this worker: its lease, or None when it is not claimable."""
+    """Set the run running for this worker, which holds its lease: the lease's new
+    generation, or None when the run is not queued or running (paused, done)."""
     now = timezone.now()
-    claimable = Q(status=Status.QUEUED) | Q(
-        Q(heartbeat__isnull=True) | Q(heartbeat__lt=stale_before()), status=Status.RUNNING
-    )
     with transaction.atomic():
-        changed = (
-            JudgeRun.objects.filter(pk=run_id)
-            .filter(claimable)
-            .update(
-                status=Status.RUNNING,
-                lease=F("lease") + 1,
-                heartbeat=now,
-                started_at=Coalesce("started_at", now),
-                last_error="",
-            )
+        changed = JudgeRun.objects.filter(
+            pk=run_id, status__in=(Status.QUEUED, Status.RUNNING)
+        ).update(
+            status=Status.RUNNING,
+            lease=F("lease") + 1,
+            heartbeat=now,
+            started_at=Coalesce("started_at", now),
+            last_error="",
         )
         if not changed:
             return None
@@ -176,11 +175,19 @@ def make_client(run: JudgeRun, inbox: _Inbox) -> BotClient:
 
 
 def execute(run_id: int, *, client_factory=make_client) -> str:
-    """Judge the run's pending items; "done", "paused", "failed", "continued" (a new
-    task takes the rest), "lost" (another worker took over) or "skipped" (not claimable)."""
-    lease = claim(run_id)
-    if lease is None:
-        return "skipped"
+    """Judge the run's pending items; "done", "paused", "failed", "continued" (queued again
+    for a new task to take the rest), "lost" (another worker took over) or "skipped" (not
+    claimable, or its lease is held by a live worker)."""
+    with leases.holding(leases.key_for(LEASE_PREFIX, run_id)) as held:
+        if held is None:
+            return "skipped"
+        lease = claim(run_id)
+        if lease is None:
+            return "skipped"
+        return _judge(run_id, lease, held, client_factory)
+
+
+def _judge(run_id: int, lease: int, held: leases.Held, client_factory) -> str:
     run = JudgeRun.objects.select_related("judge__endpoint", "rubric", "campaign").get(pk=run_id)
     _fenced(run, lease).update(items_total=judgeable_items(run.campaign).count())
     kind = run.campaign.kind
@@ -227,6 +234,11 @@ def execute(run_id: int, *, client_factory=make_client) -> str:
                 continue
             if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
                 last_beat = time.monotonic()
+                try:
+                    held.beat()
+                except leases.LeaseLost:
+                    outcome = "lost"
+                # The run's own heartbeat is what its page shows.
                 if not _fenced(run, lease).update(heartbeat=timezone.now()):
                     outcome = "lost"
             if message != "done":
@@ -264,9 +276,6 @@ def execute(run_id: int, *, client_factory=make_client) -> str:
         return "failed"
     if outcome == "continued" or pending_items(run).exists():
         if _fenced(run, lease).exclude(status=Status.PAUSED).update(status=Status.QUEUED):
-            from .runs import _send
-
-            _send(run)
             return "continued"
         return "paused"
     _finish(run, lease, Status.DONE)

@@ -9,14 +9,16 @@ have no automatic judgment of this run yet (judging/execution.py).
 from django.db import transaction
 from django.db.models import Q
 
-from annotation.models import Campaign, Item
+from annotation.models import Campaign
 from endpoints.budget import used_today
 from endpoints.models import BotEndpoint
-from evalhub import permissions
+from evalhub import leases, permissions
 from evalhub.declared import bounds
 from evalhub.errors import UserInputError
-from evalhub.queueing import enqueue
 
+from . import sending
+from .execution import LEASE_PREFIX
+from .items import judgeable_items, pending_items
 from .models import Judge, JudgeRun, Rubric
 from .rubrics import judgeable_kinds
 from .run_settings import JudgeRunSettings
@@ -24,19 +26,22 @@ from .run_settings import JudgeRunSettings
 Status = JudgeRun.Status
 ACTIVE = (Status.QUEUED, Status.RUNNING)
 
+__all__ = [
+    "LEASE_PREFIX",
+    "RunInvalid",
+    "check_settings",
+    "check_startable",
+    "judgeable_items",
+    "pause",
+    "pending_items",
+    "progress",
+    "resume",
+    "start",
+]
+
 
 class RunInvalid(UserInputError):
     """A run that cannot start, pause or resume; the message says why."""
-
-
-def judgeable_items(campaign: Campaign):
-    return Item.objects.filter(
-        campaign=campaign, role=Item.Role.TASK, auto_payload__isnull=True
-    ).order_by("position")
-
-
-def pending_items(run: JudgeRun):
-    return judgeable_items(run.campaign).exclude(automatic_judgments__run=run)
 
 
 def check_settings(concurrency, max_attempts) -> None:
@@ -73,12 +78,6 @@ def check_startable(user, judge: Judge, rubric: Rubric, campaign: Campaign) -> N
         raise RunInvalid("The campaign has no task items to judge.", field="campaign")
 
 
-def _send(run: JudgeRun) -> bool:
-    from .tasks import run_judge  # tasks import this module
-
-    return enqueue(run_judge, run.pk)
-
-
 def start(
     user, judge: Judge, rubric: Rubric, campaign: Campaign, *, concurrency=2, max_attempts=3
 ) -> JudgeRun:
@@ -94,7 +93,7 @@ def start(
             max_attempts=max_attempts,
             items_total=judgeable_items(campaign).count(),
         )
-        transaction.on_commit(lambda: _send(run))
+        transaction.on_commit(lambda: sending.send(run))
     return run
 
 
@@ -108,9 +107,12 @@ def pause(run: JudgeRun) -> JudgeRun:
 
 
 def resume(run: JudgeRun) -> JudgeRun:
-    """Queue a paused, failed or done run again; it judges the items it has not judged
-    (a done run only when items were added since)."""
-    resumable = Q(status__in=(Status.PAUSED, Status.FAILED))
+    """Queue a paused, failed or done run again, or an active one whose worker died (its
+    lease lapsed: resumed at once, not after a timeout); it judges the items it has not
+    judged (a done run only when items were added since)."""
+    resumable = Q(status__in=(Status.PAUSED, Status.FAILED)) | Q(
+        leases.lapsed(LEASE_PREFIX), status=Status.RUNNING
+    )
     if run.status == Status.DONE:
         if not pending_items(run).exists():
             raise RunInvalid("Every item of the campaign is judged by this run already.")
@@ -122,7 +124,7 @@ def resume(run: JudgeRun) -> JudgeRun:
             .update(status=Status.QUEUED, last_error="", finished_at=None, heartbeat=None)
         )
         if changed:
-            transaction.on_commit(lambda: _send(run))
+            transaction.on_commit(lambda: sending.send(run))
     run.refresh_from_db()
     if not changed:
         raise RunInvalid(f"A {run.get_status_display().lower()} run cannot be resumed.")

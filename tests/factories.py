@@ -83,3 +83,18 @@ def loaded_conversations():
     return Conversation.objects.prefetch_related("speakers__system", "turns").order_by(
         "external_id"
     )
+
+
+def lease(key: str, *, lapsed: bool = False, owner: str = "another-host:4242:feedbeef"):
+    """A lease held by a worker of another host: live, or lapsed (that worker died)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from evalhub.models import Lease
+
+    now = timezone.now()
+    expires = now - timedelta(seconds=1) if lapsed else now + timedelta(seconds=60)
+    return Lease.objects.create(
+        key=key, owner=owner, acquired_at=now, heartbeat_at=now, expires_at=expires
+    )

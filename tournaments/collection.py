@@ -18,24 +18,24 @@ schedule; metadata: tournament, planned key, seed conversation, plan seed, attem
 
 States of a PlannedDialogue: pending → running → complete, or running → failed (with the
 error and the attempt count), and failed → running again on a retry, which starts the
-conversation from scratch. A worker claims a row with a compare-and-set UPDATE on
-(status, attempts), so two workers never run the same dialogue; `attempts` then works as
-a fencing token: heartbeats and the final write only apply while the row still carries
-this worker's attempt. A running row whose worker died (no heartbeat for
-EVALHUB_COLLECTION_STALE_SECONDS) can be claimed again.
+conversation from scratch. A worker collects a row while it holds the row's lease
+("collection:<pk>", evalhub/leases.py), so two workers never run the same dialogue; it then
+sets the row running with a compare-and-set UPDATE on (status, attempts), and `attempts`
+works as a fencing token: heartbeats and the final write only apply while the row still
+carries this worker's attempt. A running row whose worker died (its lease lapsed, within a
+minute) is taken over by the next worker that asks (the lease sweep, a Retry).
 """
 
 import logging
 import random
-from datetime import timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
 from endpoints.client import BotClient, BotError, Endpoint
 from endpoints.models import BotEndpoint
+from evalhub import leases
 from evalhub.errors import UserInputError
 from evalhub.models import Conversation, Speaker, System, Turn
 
@@ -45,6 +45,8 @@ logger = logging.getLogger(__name__)
 
 SEED_TURNS = 2
 Status = PlannedDialogue.Status
+# The lease a worker collecting a planned dialogue holds: "collection:<planned pk>".
+LEASE_PREFIX = "collection"
 
 
 class CollectionError(UserInputError):
@@ -112,22 +114,14 @@ def pick_seed(domain: str, seed: int, owner) -> tuple[str, list[str]]:
 # Claiming and fencing -------------------------------------------------------------------
 
 
-def stale_before():
-    return timezone.now() - timedelta(seconds=settings.EVALHUB_COLLECTION_STALE_SECONDS)
-
-
 def _claim_dialogue(pk: int) -> int | None:
-    """Take the row for this worker; its new attempt number, or None if not claimable."""
-    row = PlannedDialogue.objects.filter(pk=pk).values("status", "attempts", "updated").first()
-    if row is None:
+    """Set the row running for this worker, which holds its lease: the new attempt
+    number, or None if it is complete (or gone). A running row is one whose previous
+    worker died: holding the lease proves that nobody else is collecting it."""
+    row = PlannedDialogue.objects.filter(pk=pk).values("status", "attempts").first()
+    if row is None or row["status"] not in (Status.PENDING, Status.FAILED, Status.RUNNING):
         return None
     match = {"pk": pk, "status": row["status"], "attempts": row["attempts"]}
-    if row["status"] == Status.RUNNING:
-        if row["updated"] >= stale_before():
-            return None
-        match["updated"] = row["updated"]  # a heartbeat in between means it is alive
-    elif row["status"] not in (Status.PENDING, Status.FAILED):
-        return None
     attempt = row["attempts"] + 1
     won = PlannedDialogue.objects.filter(**match).update(
         status=Status.RUNNING, attempts=attempt, last_error="", updated=timezone.now()
@@ -143,7 +137,11 @@ def _load(pk: int) -> PlannedDialogue:
     return PlannedDialogue.objects.select_related("tournament").get(pk=pk)
 
 
-def _heartbeat(pk: int, attempt: int) -> None:
+def _heartbeat(pk: int, attempt: int, held: leases.Held) -> None:
+    try:
+        held.beat()
+    except leases.LeaseLost as lost:
+        raise _LostClaim from lost
     # QuerySet.update() skips auto_now, so `updated` is set by hand.
     if not _mine(pk, attempt).update(updated=timezone.now()):
         raise _LostClaim
@@ -180,12 +178,19 @@ def collect_dialogue(planned: PlannedDialogue) -> Conversation | None:
     Raises DialogueFailed, after recording the failure on the row, when a bot fails for
     good or the dialogue cannot be seeded; other errors (database) are recorded when
     possible and propagate unchanged."""
-    attempt = _claim_dialogue(planned.pk)
+    with leases.holding(leases.key_for(LEASE_PREFIX, planned.pk)) as held:
+        if held is None:
+            return None
+        return _collect_held(planned.pk, held)
+
+
+def _collect_held(pk: int, held: leases.Held) -> Conversation | None:
+    attempt = _claim_dialogue(pk)
     if attempt is None:
         return None
-    planned = _load(planned.pk)
+    planned = _load(pk)
     try:
-        return _collect(planned, attempt)
+        return _collect(planned, attempt, held)
     except _LostClaim:
         logger.warning("Lost the claim on %s (attempt %s) to another worker", planned, attempt)
         return None
@@ -207,11 +212,12 @@ def _record_failure(planned: PlannedDialogue, attempt: int, message: str) -> Non
             status=Status.FAILED, last_error=message[:4000], updated=timezone.now()
         )
     except Exception:
-        # The database itself may be what failed; the row becomes stale and reclaimable.
+        # The database itself may be what failed; the row stays running, and its lease,
+        # released, lets the next worker take it.
         logger.exception("Could not record the failure of %s", planned)
 
 
-def _collect(planned: PlannedDialogue, attempt: int) -> Conversation:
+def _collect(planned: PlannedDialogue, attempt: int, held: leases.Held) -> Conversation:
     tournament = planned.tournament
     seed_id, seed_texts = pick_seed(tournament.domain, planned.seed, tournament.owner)
     clients = clients_for(tournament, planned.speakers)
@@ -225,7 +231,7 @@ def _collect(planned: PlannedDialogue, attempt: int) -> Conversation:
                 who = f"turn {len(turns)} by {planned.speakers[speaker]}"
                 raise _TurnFailed(f"{who}: {type(error).__name__}: {error}", error) from error
             turns.append({"speaker": speaker, "text": text})
-            _heartbeat(planned.pk, attempt)
+            _heartbeat(planned.pk, attempt, held)
     return _store(planned, attempt, seed_id, seed, turns[len(seed) :])
 
 
@@ -279,12 +285,13 @@ def _store(planned: PlannedDialogue, attempt: int, seed_id: str, seed: list[dict
 
 
 def dialogues_to_collect(tournament: Tournament, *, retry_failed: bool = False) -> list[int]:
-    """Ids of the pending rows; with retry_failed, also failed and stale running ones."""
+    """Ids of the pending rows; with retry_failed, also the failed ones and the running
+    ones whose worker died (their lease lapsed), which a Retry thus takes over at once."""
     plan = tournament.plan
     ids = list(plan.filter(status=Status.PENDING).values_list("pk", flat=True))
     if retry_failed:
         ids += plan.filter(status=Status.FAILED).values_list("pk", flat=True)
-        ids += plan.filter(status=Status.RUNNING, updated__lt=stale_before()).values_list(
+        ids += plan.filter(leases.lapsed(LEASE_PREFIX), status=Status.RUNNING).values_list(
             "pk", flat=True
         )
     return sorted(ids)

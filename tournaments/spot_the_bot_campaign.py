@@ -317,8 +317,8 @@ def check_retry_allowed(tournament: Tournament) -> None:
 
 
 def retryable(tournament: Tournament) -> int:
-    """How many planned dialogues a retry would run again: failed, or running with no
-    heartbeat for longer than the lease (their worker died)."""
+    """How many planned dialogues a retry would run again: failed, or running with a
+    lapsed lease (their worker died; evalhub/leases.py)."""
     return (
         len(dialogues_to_collect(tournament, retry_failed=True))
         - tournament.plan.filter(status=PlannedDialogue.Status.PENDING).count()

@@ -8,20 +8,27 @@ away the turns already generated. When the client gives up, the dialogue is reco
 failed and the task ends normally, so one broken bot does not hold up (or, in eager mode,
 abort) the rest of the tournament; `collect_tournament(retry_failed=True)` runs the failed
 ones again once the bot is fixed. Celery's autoretry is kept for database errors
-(OperationalError), after which the row is failed or stale and so claimable again.
+(OperationalError), after which the row is failed, or running with its lease released, and
+so claimable again.
 
-Both tasks are idempotent: a dialogue is claimed atomically before it is collected, and a
+Both tasks are idempotent: a dialogue's lease is held while it is collected, and a
 complete one is never collected again.
 """
 
 import logging
+from datetime import timedelta
 
 from celery import shared_task
+from django.conf import settings
 from django.db import OperationalError
+from django.db.models import Q
+from django.utils import timezone
 
+from evalhub import leases
 from evalhub.queueing import enqueue
 
 from .collection import (
+    LEASE_PREFIX,
     DialogueFailed,
     check_collectable,
     check_seed_pool,
@@ -29,7 +36,6 @@ from .collection import (
     dialogues_to_collect,
     mark_collecting,
     mark_ready_if_complete,
-    stale_before,
 )
 from .models import PlannedDialogue, Tournament
 from .plan import make_plan
@@ -77,15 +83,17 @@ def collect_tournament(tournament_id: int, retry_failed: bool = False) -> dict:
 
 
 @shared_task
-def reclaim_stale_dialogues() -> int:
-    """Queue again the dialogues of collecting tournaments whose lease ran out (running
-    with no heartbeat for EVALHUB_COLLECTION_STALE_SECONDS: the worker died) or that are
-    still pending after that long (their message was never sent); how many were queued.
-    Collecting a dialogue claims it first, so one that is alive after all is not touched."""
-    stale = stale_before()
-    ids = PlannedDialogue.objects.filter(
-        tournament__status=Tournament.Status.COLLECTING,
-        status__in=[PlannedDialogue.Status.RUNNING, PlannedDialogue.Status.PENDING],
-        updated__lt=stale,
-    ).values_list("pk", flat=True)
+def reclaim_lapsed_dialogues() -> int:
+    """Queue again the dialogues of collecting tournaments whose lease lapsed (running: the
+    worker died) or that are still pending after a maintenance interval (their message was
+    never sent); how many were queued. Collecting a dialogue takes its lease first, so one
+    queued twice is collected once."""
+    waited = timezone.now() - timedelta(seconds=settings.EVALHUB_MAINTENANCE_INTERVAL_SECONDS)
+    Status = PlannedDialogue.Status
+    ids = (
+        PlannedDialogue.objects.filter(tournament__status=Tournament.Status.COLLECTING)
+        .filter(Q(status=Status.RUNNING) | Q(status=Status.PENDING, updated__lt=waited))
+        .filter(leases.lapsed(LEASE_PREFIX))
+        .values_list("pk", flat=True)
+    )
     return sum(enqueue(collect_planned_dialogue, pk) for pk in ids)

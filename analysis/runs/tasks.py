@@ -5,12 +5,15 @@ subject with the same inputs digest and parameters digest is returned instead of
 (a database constraint makes that true under concurrency too). A succeeded run is final; a
 failed one is queued again, which is how an admin retries.
 
-The task is idempotent and retryable: it claims the run atomically (pending, failed, or
-running for longer than ``settings.EVALHUB_ANALYSIS_STALE_SECONDS``, i.e. a worker died), does nothing for a run that
-has succeeded or that another worker is computing, and records every failure with its
-message on the run instead of raising, so that in embedded mode (eager Celery) a failing
-analysis shows its message on the page rather than a server error. Database errors are
-the exception: the claim is handed back and Celery retries with backoff.
+The task is idempotent and retryable: it computes a run while it holds the run's lease
+("analysis-run:<pk>", evalhub/leases.py), so it does nothing for a run that has succeeded
+or that a live worker is computing, and takes over a run whose worker died (its lease
+lapsed, or its process is gone from this host: the message redelivered at once). Its
+writes are fenced by the lease, so a worker thought dead writes nothing. It records every
+failure with its message on the run instead of raising, so that in embedded mode (eager
+Celery) a failing analysis shows its message on the page rather than a server error.
+Database errors are the exception: the claim is handed back and Celery retries with
+backoff.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from analysis.pages.plots import render_plots
 from analysis.reports import NothingToAnalyse, build_report, canonical_digest
 from analysis.runs.parameters import normalize_parameters
 from annotation.models import Campaign, Study
+from evalhub import leases
 from evalhub.models import NoticeKind
 from evalhub.notifications import notify
 from evalhub.queueing import QUEUE_UNREACHABLE, enqueue
@@ -52,6 +56,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+# The lease a worker computing a run holds: "analysis-run:<pk>".
+LEASE_PREFIX = "analysis-run"
 
 _LIBRARIES = ("numpy", "scipy", "lifelines", "trueskill", "matplotlib")
 
@@ -150,14 +157,18 @@ def queue_run(run_id: int) -> bool:
 # Task names are those of the old analysis/tasks.py: queued messages and beat name them.
 @shared_task(name="analysis.tasks.requeue_pending_analyses")
 def requeue_pending_analyses() -> int:
-    """Queue again the runs left pending (their message was never sent) or running for
-    longer than the stale time (their worker died); how many were queued."""
+    """Queue again the runs left pending (their message was never sent) or running with
+    a lapsed lease (their worker died); how many were queued."""
     now = timezone.now()
     waiting = Q(
         status=AnalysisRun.Status.PENDING,
         created__lt=now - timedelta(seconds=settings.EVALHUB_MAINTENANCE_INTERVAL_SECONDS),
-    ) | Q(status=AnalysisRun.Status.RUNNING, started_at__lt=now - stale_after())
-    ids = AnalysisRun.objects.filter(waiting).values_list("pk", flat=True)
+    ) | Q(status=AnalysisRun.Status.RUNNING)
+    ids = (
+        AnalysisRun.objects.filter(waiting)
+        .filter(leases.lapsed(LEASE_PREFIX))
+        .values_list("pk", flat=True)
+    )
     return sum(queue_run(pk) for pk in ids)
 
 
@@ -218,24 +229,23 @@ def analyze_judge_run(
     return _request(subject, parameters, user, synchronous)
 
 
-def _update(run_id: int, only_if: str, **fields) -> int:
-    """Update the run if it is still in status ``only_if`` (never a run finished meanwhile)."""
-    return AnalysisRun.objects.filter(pk=run_id, status=only_if).update(**fields)
+def _update(held: leases.Held, run_id: int, only_if: str, **fields) -> int:
+    """Update the run if it is still in status ``only_if`` (never a run finished meanwhile)
+    and this worker still holds its lease."""
+    return held.fence(AnalysisRun.objects.filter(pk=run_id, status=only_if)).update(**fields)
 
 
-def stale_after() -> timedelta:
-    """A run "running" for longer than this lost its worker (acks_late redelivers the message)."""
-    return timedelta(seconds=settings.EVALHUB_ANALYSIS_STALE_SECONDS)
-
-
-def _start_run_if_claimable(run_id: int, *, take_over: bool = False) -> bool:
-    """Claim the run: pending, failed, or running for too long; with ``take_over`` (the
-    message was redelivered because its worker died) any running one."""
+def _start_run_if_claimable(run_id: int) -> bool:
+    """Set the run running for this worker, which holds its lease: pending, failed, or
+    running (its previous worker died: holding the lease proves nobody else computes it)."""
     now = timezone.now()
-    running = Q(status=AnalysisRun.Status.RUNNING)
-    if not take_over:
-        running &= Q(started_at__lt=now - stale_after())
-    claimable = Q(status__in=[AnalysisRun.Status.PENDING, AnalysisRun.Status.FAILED]) | running
+    claimable = Q(
+        status__in=[
+            AnalysisRun.Status.PENDING,
+            AnalysisRun.Status.FAILED,
+            AnalysisRun.Status.RUNNING,
+        ]
+    )
     return bool(
         AnalysisRun.objects.filter(claimable, pk=run_id).update(
             status=AnalysisRun.Status.RUNNING,
@@ -248,27 +258,29 @@ def _start_run_if_claimable(run_id: int, *, take_over: bool = False) -> bool:
     )
 
 
-def _write_progress(run_id: int, text: str) -> None:
-    _update(run_id, AnalysisRun.Status.RUNNING, progress=text[:200])
+def _write_progress(held: leases.Held, run_id: int, text: str) -> None:
+    """A checkpoint: the lease is renewed here if no heartbeat thread does it."""
+    try:
+        held.beat()
+    except leases.LeaseLost:
+        return  # the fenced final write will do nothing; the new owner reports progress
+    _update(held, run_id, AnalysisRun.Status.RUNNING, progress=text[:200])
 
 
 @shared_task(
     name="analysis.tasks.run_analysis",
-    bind=True,
     autoretry_for=(OperationalError,),
     retry_backoff=True,
     max_retries=5,
     acks_late=True,
     reject_on_worker_lost=True,
 )
-def run_analysis(self, run_id: int) -> str:
+def run_analysis(run_id: int) -> str:
     """Compute one run: "succeeded", "failed", "skipped" (done or being done) or "missing"."""
-    # A redelivered message means the worker computing the run died: its claim is void.
-    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
-    return _compute(run_id, take_over=redelivered)
+    return _compute(run_id)
 
 
-def _compute(run_id: int, *, take_over: bool = False, inputs=None) -> str:
+def _compute(run_id: int, *, inputs=None) -> str:
     """``run_analysis``'s work. ``inputs`` are the run's inputs when the caller has just
     loaded and digested them (a synchronous request); otherwise they are loaded again and
     must still have the digest the run was requested with."""
@@ -282,11 +294,18 @@ def _compute(run_id: int, *, take_over: bool = False, inputs=None) -> str:
     if run is None:
         logger.warning("Analysis run %s vanished before it ran", run_id)
         return "missing"
-    if run.status == AnalysisRun.Status.SUCCEEDED or not _start_run_if_claimable(
-        run_id, take_over=take_over
-    ):
+    if run.status == AnalysisRun.Status.SUCCEEDED:
         return "skipped"
+    with leases.holding(leases.key_for(LEASE_PREFIX, run_id)) as held:
+        if held is None or not _start_run_if_claimable(run_id):
+            return "skipped"
+        return _compute_held(run, held, inputs)
+
+
+def _compute_held(run: AnalysisRun, held: leases.Held, inputs) -> str:
+    run_id = run.pk
     running = AnalysisRun.Status.RUNNING
+    update = partial(_update, held, run_id, running)
     try:
         if inputs is None:
             inputs = _inputs(
@@ -300,34 +319,32 @@ def _compute(run_id: int, *, take_over: bool = False, inputs=None) -> str:
                 raise InputsChanged(
                     "The judgments changed after this analysis was requested; run a new analysis."
                 )
-        result = build_report(inputs, run.parameters, progress=partial(_write_progress, run_id))
-        _write_progress(run_id, "Drawing plots")
+        progress = partial(_write_progress, held, run_id)
+        result = build_report(inputs, run.parameters, progress=progress)
+        progress("Drawing plots")
         plots = render_plots(result)
     except OperationalError:
         # Hand the claim back so that Celery's retry can take it again.
-        _update(run_id, running, status=AnalysisRun.Status.PENDING, progress="Retrying")
+        update(status=AnalysisRun.Status.PENDING, progress="Retrying")
         raise
     except Exception as error:
         logger.exception("Analysis run %s failed", run_id)
-        _update(
-            run_id,
-            running,
+        update(
             status=AnalysisRun.Status.FAILED,
             finished_at=timezone.now(),
             progress="",
             error=f"{type(error).__name__}: {error}"[:2000],
         )
         return "failed"
-    _update(
-        run_id,
-        running,
+    if not update(
         status=AnalysisRun.Status.SUCCEEDED,
         result=result,
         plots=plots,
         versions=library_versions(),
         finished_at=timezone.now(),
         progress="Done",
-    )
+    ):
+        return "lost"  # another worker took the run over and writes it
     _tell_results_ready(run)
     return "succeeded"
 

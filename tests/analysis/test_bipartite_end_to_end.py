@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from analysis.models import AnalysisRun
-from judging import execution, runs
+from judging import execution, runs, sending
 from tests import factories
 from tests.analysis.judge_builders import bipartite_tournament
 from tests.endpoints import openai_fake
@@ -37,7 +37,7 @@ def test_a_bipartite_tournament_is_judged_automatically_and_compared(
     campaign = tournament.campaign
     judge = judging_builders.judge(fake_judge, owner=ada)
     rubric = judging_builders.default_rubric("spot_the_bot")
-    monkeypatch.setattr(runs, "_send", lambda run: True)  # this test is the worker
+    monkeypatch.setattr(sending, "send", lambda run: True)  # this test is the worker
     judge_run = runs.start(ada, judge, rubric, campaign)
     assert execution.execute(judge_run.pk) == "done"
     judge_run.refresh_from_db()

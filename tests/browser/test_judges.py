@@ -4,7 +4,7 @@ the worker judges the items (a slow fake judge on 127.0.0.1), then reads the jud
 
 import pytest
 
-from judging import execution, runs
+from judging import execution, sending
 from judging.models import JudgeRun
 from tests import factories
 from tests.endpoints import openai_fake
@@ -33,7 +33,7 @@ def test_a_judge_runs_over_a_campaign_with_progress_shown(
     rubric = builders.default_rubric("ab")
     # The worker is this test: the run stays queued when started, as with a busy broker.
     queued = []
-    monkeypatch.setattr(runs, "_send", lambda run: queued.append(run.pk) or True)
+    monkeypatch.setattr(sending, "send", lambda run: queued.append(run.pk) or True)
 
     page.goto("/accounts/login/")
     page.fill("#id_username", "ada")

@@ -13,6 +13,7 @@ from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from analysis.models import AnalysisRun
 from analysis.runs.tasks import requeue_pending_analyses
+from evalhub.celery import LEASE_SWEEPS
 from evalhub.celery import app as celery_app
 from evalhub.models import Submission
 from evalhub.queueing import QUEUE_UNREACHABLE
@@ -103,8 +104,8 @@ def test_beat_schedules_every_maintenance_task_and_each_is_registered():
     assert tasks == {
         "evalhub.tasks.requeue_pending_submissions",
         "analysis.tasks.requeue_pending_analyses",
-        "tournaments.tasks.reclaim_stale_dialogues",
-        "judging.tasks.reclaim_stale_judge_runs",
+        "tournaments.tasks.reclaim_lapsed_dialogues",
+        "judging.tasks.reclaim_lapsed_judge_runs",
         "evalhub.tasks.clear_expired_sessions",
         "annotation.tasks.sync_crowd_campaigns",
         "endpoints.tasks.prune_endpoint_calls",
@@ -119,3 +120,23 @@ def test_a_killed_worker_s_task_is_delivered_again_and_limits_are_set():
     assert conf.worker_max_tasks_per_child > 0
     assert conf.task_time_limit > conf.task_soft_time_limit > 0
     assert conf.task_annotations["analysis.tasks.run_analysis"]["time_limit"] > 0
+
+
+def test_the_visibility_timeout_is_the_longest_task_limit_and_prefetch_is_one():
+    """A message of a worker killed whole comes back after the visibility timeout: never
+    while its task may still run, and no later than that."""
+    conf = celery_app.conf
+    longest = max(
+        [limits["time_limit"] for limits in conf.task_annotations.values()] + [conf.task_time_limit]
+    )
+    assert conf.broker_transport_options["visibility_timeout"] == longest == 3060
+    assert conf.worker_prefetch_multiplier == 1
+
+
+def test_the_lease_sweeps_run_within_the_takeover_budget(settings):
+    """A dead worker's lease lapses after EVALHUB_LEASE_SECONDS and the next sweep queues
+    its work: together within the two minutes promised, with renewals four times a lease."""
+    schedule = celery_app.conf.beat_schedule
+    swept = {entry["task"]: entry["schedule"] for entry in schedule.values()}
+    assert all(swept[name] == settings.EVALHUB_LEASE_SWEEP_SECONDS for name in LEASE_SWEEPS)
+    assert settings.EVALHUB_LEASE_SECONDS + settings.EVALHUB_LEASE_SWEEP_SECONDS < 120

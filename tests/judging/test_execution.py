@@ -2,8 +2,6 @@
 stores, retries of unparseable answers, refusals, 429s, concurrency, budget, pause,
 resumption after a dead worker, and transport failures."""
 
-from datetime import timedelta
-
 import pytest
 from django.http import QueryDict
 from django.utils import timezone
@@ -11,8 +9,11 @@ from django.utils import timezone
 from annotation.models import Item
 from endpoints.client import BotClient, Endpoint, RetryPolicy, database_budget
 from endpoints.models import EndpointUsage
+from evalhub.models import Lease
 from judging import execution, runs
+from judging import tasks as judging_tasks
 from judging.models import AutomaticJudgment, JudgeRun
+from tests import factories
 from tests.endpoints import openai_fake
 from tests.judging import builders, fake_judges
 
@@ -187,24 +188,26 @@ def test_a_run_whose_worker_died_is_claimed_again_and_judges_only_the_rest(fake)
     campaign = builders.ab(3)
     run = new_run(server, campaign)
     first = runs.judgeable_items(campaign).first()
-    # The dead worker had stored one judgment and stopped beating long ago.
+    # The dead worker had stored one judgment, and its lease lapsed.
     AutomaticJudgment.objects.create(run=run, item=first, status="ok", payload={"choice": "a"})
-    JudgeRun.objects.filter(pk=run.pk).update(
-        status="running", lease=4, items_done=1, heartbeat=timezone.now() - timedelta(hours=1)
-    )
+    JudgeRun.objects.filter(pk=run.pk).update(status="running", lease=4, items_done=1)
+    factories.lease(f"judge-run:{run.pk}", lapsed=True)
     assert execution.execute(run.pk, client_factory=fast_client()) == "done"
     run.refresh_from_db()
     assert (run.lease, run.items_done, run.judgments.count()) == (5, 3, 3)
     assert len(server.requests) == 2
     assert run.judgments.get(item=first).payload == {"choice": "a"}
+    assert not Lease.objects.exists()  # released: the next message may take it at once
 
 
 def test_a_run_with_a_live_worker_is_not_claimed_twice(fake):
     server = fake(fake_judges.answers({"better": "1"}))
     run = new_run(server, builders.ab(2))
     JudgeRun.objects.filter(pk=run.pk).update(status="running", heartbeat=timezone.now())
+    factories.lease(f"judge-run:{run.pk}")
     assert execution.execute(run.pk, client_factory=fast_client()) == "skipped"
     assert run.judgments.count() == 0 and server.requests == []
+    assert JudgeRun.objects.get(pk=run.pk).lease == 0
 
 
 def test_a_worker_that_lost_its_lease_writes_nothing(fake):
@@ -258,19 +261,22 @@ def test_tokens_a_server_does_not_report_stay_unknown(fake):
     assert (run.prompt_tokens, run.completion_tokens) == (0, 0)
 
 
-def test_a_slice_that_runs_out_queues_the_rest(fake, settings, django_capture_on_commit_callbacks):
+def test_a_slice_that_runs_out_queues_the_rest(fake, settings):
     settings.EVALHUB_JUDGE_SLICE_SECONDS = 0
     server = fake(fake_judges.answers({"better": "1"}))
     run = new_run(server, builders.ab(3), concurrency=1)
-    sent = []
-    runs_send = runs._send
-    try:
-        runs._send = lambda r: sent.append(r.pk) or True
-        assert execution.execute(run.pk, client_factory=fast_client()) == "continued"
-    finally:
-        runs._send = runs_send
+    assert execution.execute(run.pk, client_factory=fast_client()) == "continued"
     run.refresh_from_db()
-    assert run.status == "queued" and run.items_done == 1 and sent == [run.pk]
+    assert run.status == "queued" and run.items_done == 1
+    assert not Lease.objects.exists()  # released before the task sends the rest on
+
+
+def test_the_task_sends_a_continued_run_on_after_its_lease_is_released(monkeypatch):
+    sent = []
+    monkeypatch.setattr(judging_tasks, "execute", lambda run_id: "continued")
+    monkeypatch.setattr(judging_tasks, "enqueue", lambda task, pk: sent.append(pk) or True)
+    assert judging_tasks.run_judge(7) == "continued"
+    assert sent == [7]
 
 
 def test_the_default_client_reads_long_replies(fake, settings):

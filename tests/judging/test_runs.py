@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Item
-from judging import runs, tasks
+from judging import runs, sending, tasks
 from judging.models import AutomaticJudgment, JudgeRun
 from tests import factories
 from tests.judging import builders
@@ -87,7 +87,7 @@ def test_a_done_run_cannot_be_paused():
     assert run.status == "done"
 
 
-def test_reclaim_sends_dead_and_lost_runs_again(monkeypatch):
+def test_the_sweep_sends_dead_and_lost_runs_again(monkeypatch):
     judge = builders.judge(None)
     old = timezone.now() - timedelta(hours=1)
     campaign = builders.ab(1, owner=judge.owner)
@@ -95,14 +95,43 @@ def test_reclaim_sends_dead_and_lost_runs_again(monkeypatch):
     lost = start(judge, campaign)
     alive = start(judge, campaign)
     paused = start(judge, campaign)
-    JudgeRun.objects.filter(pk=dead.pk).update(status="running", heartbeat=old)
+    just_queued = start(judge, campaign)
+    JudgeRun.objects.filter(pk=dead.pk).update(status="running", heartbeat=timezone.now())
+    factories.lease(f"judge-run:{dead.pk}", lapsed=True)
     JudgeRun.objects.filter(pk=lost.pk).update(created=old)
-    JudgeRun.objects.filter(pk=alive.pk).update(status="running", heartbeat=timezone.now())
+    JudgeRun.objects.filter(pk=alive.pk).update(status="running", heartbeat=old)
+    factories.lease(f"judge-run:{alive.pk}")
     JudgeRun.objects.filter(pk=paused.pk).update(status="paused", heartbeat=old)
     sent = []
     monkeypatch.setattr(tasks, "enqueue", lambda task, pk: sent.append(pk) or True)
-    assert tasks.reclaim_stale_judge_runs() == 2
+    assert tasks.reclaim_lapsed_judge_runs() == 2
     assert sorted(sent) == sorted([dead.pk, lost.pk])
+    assert just_queued.pk not in sent
+
+
+def test_resume_acts_at_once_on_a_running_run_whose_lease_lapsed(
+    monkeypatch, django_capture_on_commit_callbacks
+):
+    sent = []
+    monkeypatch.setattr(sending, "send", lambda run: sent.append(run.pk) or True)
+    judge = builders.judge(None)
+    run = start(judge, builders.ab(1, owner=judge.owner))
+    JudgeRun.objects.filter(pk=run.pk).update(status="running", heartbeat=timezone.now())
+    factories.lease(f"judge-run:{run.pk}", lapsed=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert runs.resume(run).status == "queued"
+    assert JudgeRun.objects.get(pk=run.pk).status == "queued" and sent == [run.pk]
+
+
+def test_resume_refuses_a_running_run_whose_worker_is_alive(monkeypatch):
+    monkeypatch.setattr(sending, "send", lambda run: True)
+    judge = builders.judge(None)
+    run = start(judge, builders.ab(1, owner=judge.owner))
+    JudgeRun.objects.filter(pk=run.pk).update(status="running")
+    factories.lease(f"judge-run:{run.pk}")
+    with pytest.raises(runs.RunInvalid, match="A running run cannot be resumed"):
+        runs.resume(run)
+    assert JudgeRun.objects.get(pk=run.pk).status == "running"
 
 
 def test_the_task_judges_a_queued_run(fake):

@@ -3,17 +3,15 @@ the stored conversations, failures, retries, idempotency and the concurrency lim
 
 import random
 import threading
-from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.db.models import F
-from django.utils import timezone
 
 from annotation.models import Campaign
 from endpoints import budget as endpoint_budget
 from endpoints.models import BotEndpoint, EndpointUsage
-from evalhub.models import Conversation, Speaker, Turn
+from evalhub.models import Conversation, Lease, Speaker, Turn
 from tests import factories
 from tests.endpoints import bots, openai_fake
 from tournaments import collection, tasks
@@ -280,25 +278,34 @@ def test_a_tournament_under_annotation_is_not_collected(serve, seeds):
 
 
 @pytest.mark.django_db
-def test_a_running_dialogue_is_left_alone_until_it_is_stale(serve, seeds, settings):
+def test_a_running_dialogue_is_left_alone_while_its_lease_is_live(serve, seeds):
     server = serve(bots.counting)
     t = tournament("self-play", [bot("solo", server)])
     make_plan(t)
     planned = t.plan.get()
-    PlannedDialogue.objects.filter(pk=planned.pk).update(
-        status="running", attempts=1, updated=timezone.now()
-    )
+    PlannedDialogue.objects.filter(pk=planned.pk).update(status="running", attempts=1)
+    factories.lease(f"collection:{planned.pk}")
     assert collect_dialogue(planned) is None
     assert tasks.collect_tournament.delay(t.pk, retry_failed=True).get()["enqueued"] == 0
     assert server.requests == []
+    planned.refresh_from_db()
+    assert planned.status == "running" and planned.attempts == 1
 
-    settings.EVALHUB_COLLECTION_STALE_SECONDS = 60
-    PlannedDialogue.objects.filter(pk=planned.pk).update(
-        updated=timezone.now() - timedelta(seconds=61)
-    )
+
+@pytest.mark.django_db
+def test_a_retry_takes_a_dead_worker_s_dialogue_over_at_once_and_collects_it_once(serve, seeds):
+    server = serve(bots.counting)
+    t = tournament("self-play", [bot("solo", server)])
+    make_plan(t)
+    planned = t.plan.get()
+    PlannedDialogue.objects.filter(pk=planned.pk).update(status="running", attempts=1)
+    factories.lease(f"collection:{planned.pk}", lapsed=True)
     assert tasks.collect_tournament.delay(t.pk, retry_failed=True).get()["enqueued"] == 1
     planned.refresh_from_db()
     assert planned.status == "complete" and planned.attempts == 2
+    assert Conversation.objects.filter(external_id=f"cup/{planned.key}").count() == 1
+    assert not Lease.objects.exists()  # released once stored
+    assert tasks.collect_tournament.delay(t.pk, retry_failed=True).get()["enqueued"] == 0
 
 
 @pytest.mark.django_db

@@ -1,10 +1,11 @@
 """Runs are computed idempotently, failures are recorded and retried, campaigns that finish
 are analysed, and excluding blocked workers changes what is analysed."""
 
-from datetime import timedelta
+import socket
+import subprocess
+import sys
 
 import pytest
-from django.utils import timezone
 
 from analysis.inputs.judgments import load_inputs
 from analysis.models import AnalysisRun
@@ -12,6 +13,8 @@ from analysis.reports import NothingToAnalyse
 from analysis.runs import tasks
 from analysis.runs.tasks import analyze_tournament, run_analysis
 from annotation.models import Campaign, Judgment, Worker
+from evalhub.models import Lease
+from tests import factories
 from tests.analysis import builders
 
 pytestmark = pytest.mark.django_db
@@ -65,49 +68,56 @@ def test_a_queued_run_reads_the_judgments_again_when_it_runs(monkeypatch):
     assert len(reads) == 1
 
 
-def test_a_run_being_computed_elsewhere_is_left_alone_until_it_is_stale():
+def test_a_run_whose_lease_is_live_elsewhere_is_left_alone():
     tournament = builders.spot_the_bot_tournament()
     run = analyze_tournament(tournament, builders.FAST)  # queued on commit: not computed here
-    AnalysisRun.objects.filter(pk=run.pk).update(
-        status=AnalysisRun.Status.RUNNING, started_at=timezone.now()
-    )
+    AnalysisRun.objects.filter(pk=run.pk).update(status=AnalysisRun.Status.RUNNING, attempts=1)
+    factories.lease(f"analysis-run:{run.pk}")
     assert run_analysis(run.pk) == "skipped"
-    AnalysisRun.objects.filter(pk=run.pk).update(
-        started_at=timezone.now() - tasks.stale_after() - timedelta(minutes=1)
-    )
-    assert run_analysis(run.pk) == "succeeded"
+    run.refresh_from_db()
+    assert run.status == AnalysisRun.Status.RUNNING and run.attempts == 1 and run.result is None
 
 
-def test_the_stale_time_is_the_setting(settings):
-    settings.EVALHUB_ANALYSIS_STALE_SECONDS = 60
+def test_a_run_whose_lease_lapsed_is_taken_over_and_computed_once():
     tournament = builders.spot_the_bot_tournament()
     run = analyze_tournament(tournament, builders.FAST)  # queued on commit: not computed here
-    AnalysisRun.objects.filter(pk=run.pk).update(
-        status=AnalysisRun.Status.RUNNING, started_at=timezone.now() - timedelta(seconds=30)
-    )
+    AnalysisRun.objects.filter(pk=run.pk).update(status=AnalysisRun.Status.RUNNING, attempts=1)
+    factories.lease(f"analysis-run:{run.pk}", lapsed=True)
+    assert run_analysis(run.pk) == "succeeded"
     assert run_analysis(run.pk) == "skipped"
-    AnalysisRun.objects.filter(pk=run.pk).update(started_at=timezone.now() - timedelta(seconds=90))
-    assert run_analysis(run.pk) == "succeeded"
-    assert AnalysisRun.objects.get(pk=run.pk).status == AnalysisRun.Status.SUCCEEDED
-
-
-def test_a_redelivered_message_takes_over_the_run_of_a_dead_worker():
-    """acks_late + reject_on_worker_lost: a killed worker's message comes back marked
-    redelivered, and its run, still "running", is computed once more and completes."""
-    tournament = builders.spot_the_bot_tournament()
-    run = analyze_tournament(tournament, builders.FAST)  # queued on commit: not computed here
-    AnalysisRun.objects.filter(pk=run.pk).update(
-        status=AnalysisRun.Status.RUNNING, started_at=timezone.now(), attempts=1
-    )
-    run_analysis.push_request(delivery_info={"redelivered": True})
-    try:
-        assert run_analysis.run(run.pk) == "succeeded"
-    finally:
-        run_analysis.pop_request()
     run.refresh_from_db()
     assert run.status == AnalysisRun.Status.SUCCEEDED and run.attempts == 2 and run.result
     assert AnalysisRun.objects.filter(tournament=tournament).count() == 1
+    assert not Lease.objects.exists()
+
+
+def test_a_redelivered_message_takes_over_at_once_the_run_of_a_dead_process_of_this_host():
+    """acks_late + reject_on_worker_lost: a killed worker process's message comes back at
+    once, and its lease, still live but owned by a process gone from this host, is taken."""
+    tournament = builders.spot_the_bot_tournament()
+    run = analyze_tournament(tournament, builders.FAST)  # queued on commit: not computed here
+    AnalysisRun.objects.filter(pk=run.pk).update(status=AnalysisRun.Status.RUNNING, attempts=1)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    factories.lease(f"analysis-run:{run.pk}", owner=f"{socket.gethostname()}:{gone.pid}:dead")
+    assert run_analysis(run.pk) == "succeeded"
+    run.refresh_from_db()
+    assert run.status == AnalysisRun.Status.SUCCEEDED and run.attempts == 2 and run.result
     assert run_analysis.reject_on_worker_lost and run_analysis.acks_late
+
+
+def test_the_sweep_queues_running_runs_whose_lease_lapsed(monkeypatch):
+    tournament = builders.spot_the_bot_tournament()
+    dead = analyze_tournament(tournament, builders.FAST)
+    alive = analyze_tournament(tournament, {**builders.FAST, "replicates": 7})
+    AnalysisRun.objects.filter(pk__in=[dead.pk, alive.pk]).update(status=AnalysisRun.Status.RUNNING)
+    factories.lease(f"analysis-run:{dead.pk}", lapsed=True)
+    factories.lease(f"analysis-run:{alive.pk}")
+    queued = []
+    monkeypatch.setattr(tasks, "enqueue", lambda task, pk: queued.append(pk) or True)
+    assert tasks.requeue_pending_analyses() == 1
+    assert queued == [dead.pk]
+    assert AnalysisRun.objects.get(pk=dead.pk).status == AnalysisRun.Status.RUNNING
 
 
 def test_a_failure_is_recorded_and_a_retry_succeeds(monkeypatch):
