@@ -211,7 +211,7 @@ def test_the_table_shows_each_workers_training_attempts_and_outcome(staff_client
 
     # The gate to training is the start link: allocation itself serves anyone, as it
     # does a worker who took a batch before the campaign required training.
-    c = abc_campaign(training=1, n_task=4)
+    c = abc_campaign(training=2, n_task=4, config={"training_conversations": 1})
     passed, failed, never = trainee("ann"), trainee("bob"), trainee("cat")
     train(c, passed, 3)
     train(c, passed, 0)
