@@ -6,6 +6,7 @@ from django.urls import path
 from .importers.problems import InvalidUpload
 from .models import (
     Conversation,
+    Lease,
     Notice,
     NoticePreference,
     Prompt,
@@ -247,3 +248,22 @@ class NoticePreferenceAdmin(admin.ModelAdmin):
     list_filter = ["kind"]
     list_select_related = ["user"]
     raw_id_fields = ["user"]
+
+
+@admin.register(Lease)
+class LeaseAdmin(admin.ModelAdmin):
+    """Who holds which background work, for an operator watching a takeover. Read-only:
+    only evalhub/leases.py takes, renews and releases leases, so that no work runs twice."""
+
+    list_display = ["key", "owner", "acquired_at", "heartbeat_at", "expires_at", "attempts"]
+    search_fields = ["key", "owner"]
+    ordering = ["expires_at"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -8,8 +8,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from evalhub import leases
 from evalhub.models import (
     Conversation,
+    Lease,
     Notice,
     NoticeKind,
     NoticePreference,
@@ -100,6 +102,7 @@ CATALOG = [
     Turn,
     Notice,
     NoticePreference,
+    Lease,
 ]
 
 
@@ -113,6 +116,7 @@ def catalog(n: int, prefix: str):
         factories.conversation(f"{prefix}-c{i}", [system, None], ["hi", "hello", "bye"])
         notify(system.owner, NoticeKind.SUBMISSION_SCORED, f"{system.name} was scored.")
         set_preferences(system.owner, {NoticeKind.SUBMISSION_FAILED: (True, False)})
+        leases.acquire(leases.key_for(f"{prefix}-work", i))
 
 
 def test_every_catalog_model_has_an_admin():

@@ -10,7 +10,9 @@ from django.db.models import F
 
 from annotation.models import Campaign
 from endpoints import budget as endpoint_budget
+from endpoints import calls as endpoint_calls
 from endpoints.models import BotEndpoint, EndpointUsage
+from evalhub import leases
 from evalhub.models import Conversation, Lease, Speaker, Turn
 from tests import factories
 from tests.endpoints import bots, openai_fake
@@ -348,6 +350,10 @@ def database_steps_serialized_on_sqlite(monkeypatch):
     # The daily budget is charged with an UPDATE before each bot request, from the threads.
     targets = [(collection, name) for name in [*steps, "_record_failure"]]
     targets.append((endpoint_budget, "spend"))
+    # The lease is taken, renewed and released, and each request's outcome recorded, from
+    # the threads too.
+    targets += [(leases, name) for name in ("acquire", "renew", "release")]
+    targets.append((endpoint_calls, "record"))
     for module, name in targets:
         original = getattr(module, name)
 
