@@ -19,7 +19,6 @@ from tournaments.models import Tournament
 
 from .dialogue_inputs import SCOPES, UnknownScope, conversations_in, load_dialogues
 from .reports import NothingToAnalyse
-from .reports.dialogue_metrics import dialogue_metrics_report
 
 MAX_CONVERSATIONS = 5000
 PUBLIC_SCOPES = ("domain", "tournament")
@@ -47,6 +46,9 @@ def dialogue_metrics(request, scope, name):
         raise Http404(str(unknown)) from None
     visible = set(System.objects.visible_to(request.user).values_list("slug", flat=True))
     dialogues = [d for d in inputs.dialogues if d.system in visible]
+    # The report imports scipy.stats: here, not with this module, loaded at app start-up.
+    from .reports.dialogue_metrics import dialogue_metrics_report
+
     try:
         result = dialogue_metrics_report(
             dialogues,

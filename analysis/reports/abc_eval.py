@@ -26,24 +26,8 @@ from evalstats.behaviour import (
 )
 
 from .common import Progress, report_progress
-from .data import BehaviourData, NothingToAnalyse, plain_rows
+from .data import UNDESIRABLE_LABELS, BehaviourData, NothingToAnalyse, plain_rows
 from .dimensional import sensitivity_rows
-
-# Figure 4 (undesirable behaviours); every other label is one of Figure 5's.
-UNDESIRABLE_LABELS = frozenset(
-    {
-        "uninterpretable",
-        "antisocial",
-        "lack of empathy",
-        "commonsense contradiction",
-        "fact contradiction",
-        "self contradiction",
-        "partner contradiction",
-        "redundant",
-        "ignore",
-        "irrelevant",
-    }
-)
 
 
 def label_group(label: str) -> str:

@@ -20,6 +20,24 @@ import numpy as np
 
 from evalhub.errors import UserInputError
 
+# ABC-Eval's Figure 4 (undesirable behaviours); every other label is one of Figure 5's. Here,
+# with the data shapes, and not in ``abc_eval`` (which imports scipy.stats), because the
+# dialogue inputs loaded at app start-up need it too.
+UNDESIRABLE_LABELS = frozenset(
+    {
+        "uninterpretable",
+        "antisocial",
+        "lack of empathy",
+        "commonsense contradiction",
+        "fact contradiction",
+        "self contradiction",
+        "partner contradiction",
+        "redundant",
+        "ignore",
+        "irrelevant",
+    }
+)
+
 HUMAN = "human"
 
 

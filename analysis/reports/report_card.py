@@ -27,9 +27,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from evalstats.proportions import sign_test_from_counts
-
-from .abc_eval import UNDESIRABLE_LABELS
+from .data import UNDESIRABLE_LABELS
 
 ALPHA = 0.05
 ORDER = {"strength": 0, "weakness": 1, "even": 2}
@@ -152,6 +150,10 @@ def comparative_rows(section: dict | None, system: str) -> list[dict]:
 
 
 def feature_rows(features: dict | None, system: str) -> list[dict]:
+    # evalstats.proportions imports scipy.stats: here, not with the report card page's
+    # modules, which are loaded at app start-up.
+    from evalstats.proportions import sign_test_from_counts
+
     rows = []
     for feature, counts in ((features or {}).get("win_rates") or {}).get(system, {}).items():
         wins, losses = int(counts.get("wins") or 0), int(counts.get("losses") or 0)
