@@ -13,8 +13,8 @@ judgments count when it exists; without it, blocked workers are filtered here.
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
-import numpy as np
 from django.db.models import QuerySet
 
 from annotation.kinds import spot_the_bot
@@ -25,6 +25,9 @@ from tournaments.models import Tournament
 
 from .dimensional_inputs import DIMENSIONAL_KINDS, campaign_inputs, study_inputs
 from .reports import ABData, SpotTheBotData
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["NoCampaign", "judgments_queryset", "load_inputs"]
 
@@ -99,6 +102,8 @@ def _spot_the_bot(
             "pk", "worker_id", "payload", "item__content__meta"
         )
     )
+    import numpy as np  # here, not at app start-up (the signals import this module)
+
     table = spot_the_bot.analysis_rows(judgments)
     # One transpose of the row tuples, then one array per column.
     fields = spot_the_bot.AnalysisRow._fields
@@ -125,6 +130,8 @@ def _spot_the_bot(
 
 
 def _ab(slug: str, campaign: Campaign, queryset: QuerySet) -> ABData:
+    import numpy as np
+
     judged = _ab_columns(
         (item, worker, meta, payload)
         for item, worker, payload, meta in queryset.values_list(
@@ -152,8 +159,8 @@ def _ab(slug: str, campaign: Campaign, queryset: QuerySet) -> ABData:
 
 
 _AB_COLUMNS = {
-    "item": np.int64,
-    "worker": np.int64,
+    "item": "int64",
+    "worker": "int64",
     "system_a": str,
     "system_b": str,
     "choice": str,
@@ -162,6 +169,8 @@ _AB_COLUMNS = {
 
 def _ab_columns(rows) -> dict[str, np.ndarray]:
     """(item, worker, meta, payload) rows as the A/B columns but ``automatic``."""
+    import numpy as np
+
     columns: dict = {name: [] for name in _AB_COLUMNS}
     for item, worker, meta, payload in rows:
         columns["item"].append(item)

@@ -16,11 +16,14 @@ pays them:
 The reference is the target itself (there is no other implementation of start-up to compare
 with); ``--project DIR`` runs the same measurement on another checkout of the project (e.g.
 ``git worktree add /tmp/startup-base <commit>``) to give the "before" figures, with this
-checkout's virtualenv. Nothing is asserted equal here: the results of ``analyze`` are
+checkout's virtualenv; ``--python`` runs the commands with another interpreter (a
+virtualenv with ``requirements.txt`` only is the production image's shape: the dev
+virtualenv adds libraries that DRF, drf-spectacular, Django and httpx import when they are
+installed, such as markdown, jinja2, requests, colorama and rich). Nothing is asserted equal here: the results of ``analyze`` are
 pinned by tests/analysis, this only times it. Without the real data the script says so and
 exits with status 2 (a synthetic study would not be the issue's measurement).
 
-    python bench/bench_startup.py [--data DIR] [--repeats 5] [--project DIR]
+    python bench/bench_startup.py [--data DIR] [--repeats 5] [--project DIR] [--python PATH]
 """
 
 from __future__ import annotations
@@ -62,9 +65,10 @@ def largest_domain(data: Path) -> tuple[str, Path, Path] | None:
 class Project:
     """``manage.py`` of one checkout, on the temporary database, run as a fresh process."""
 
-    def __init__(self, root: Path, workdir: Path):
+    def __init__(self, root: Path, workdir: Path, python: Path):
         self.manage = root / "manage.py"
         self.root = root
+        self.python = python
         self.environment = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "evalhub.settings",
@@ -82,7 +86,7 @@ class Project:
         """Run ``manage.py arguments`` and return its wall time in seconds."""
         started = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, str(self.manage), *arguments],
+            [str(self.python), str(self.manage), *arguments],
             cwd=self.root,
             env=self.environment,
             capture_output=True,
@@ -125,6 +129,13 @@ def main() -> None:
     parser.add_argument(
         "--project", type=Path, default=ROOT, help="the checkout to measure (default: this one)"
     )
+    parser.add_argument(
+        "--python",
+        type=Path,
+        default=Path(sys.executable),
+        help="the interpreter that runs manage.py (default: this one, the dev virtualenv); "
+        "e.g. one of a virtualenv with requirements.txt only, the production image's shape",
+    )
     args = parser.parse_args()
 
     domain = largest_domain(args.data)
@@ -140,7 +151,7 @@ def main() -> None:
     load = harness.load_average()
     workdir = Path(tempfile.mkdtemp(prefix="evalhub-bench-startup-"))
     try:
-        project = Project(args.project.resolve(), workdir)
+        project = Project(args.project.resolve(), workdir, args.python)
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],
             cwd=project.root,
@@ -148,7 +159,10 @@ def main() -> None:
             text=True,
             check=False,
         ).stdout.strip()
-        print(f"load average {load:.2f}; project {project.root} ({commit}); database in {workdir}")
+        print(
+            f"load average {load:.2f}; project {project.root} ({commit}); python {args.python}; "
+            f"database in {workdir}"
+        )
         project.run("migrate", "--verbosity", "0")
         project.run(
             "import_spotthebot",
@@ -184,6 +198,7 @@ def main() -> None:
         harness.record(
             "startup",
             project_commit=commit,
+            python=str(args.python),
             domain=name,
             children_peak_rss_mb=round(harness.peak_children_rss_mb(), 1),
             **figures,

@@ -2,7 +2,8 @@
 inputs and parameters, JSON safety and the progress callback's type.
 
 Apart from ``common`` (which imports ``evalstats`` and through it ``scipy.stats``) so that
-``analysis.reports`` and the run bookkeeping load at app start-up without the statistics.
+``analysis.reports`` and the run bookkeeping load at app start-up without the statistics;
+numpy too is imported by the functions, when they run.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass
-
-import numpy as np
 
 Progress = Callable[[str], None]
 
@@ -34,6 +33,8 @@ def canonical_digest(value) -> str:
 
 
 def _fields_of(value):
+    import numpy as np  # not at app start-up (module docstring)
+
     if is_dataclass(value) and not isinstance(value, type):
         return {field.name: getattr(value, field.name) for field in fields(value)}
     if isinstance(value, np.ndarray | np.generic):
@@ -43,16 +44,21 @@ def _fields_of(value):
 
 def json_safe(value):
     """The value with numpy types made plain and NaN/infinity replaced by None."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return [json_safe(v) for v in value.tolist()]
-    if isinstance(value, np.bool_ | bool):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        return float(value) if math.isfinite(value) else None
-    return value
+    import numpy as np  # not at app start-up (module docstring)
+
+    def safe(value):
+        if isinstance(value, dict):
+            return {str(k): safe(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [safe(v) for v in value]
+        if isinstance(value, np.ndarray):
+            return [safe(v) for v in value.tolist()]
+        if isinstance(value, np.bool_ | bool):
+            return bool(value)
+        if isinstance(value, np.integer):
+            return int(value)
+        if isinstance(value, float | np.floating):
+            return float(value) if math.isfinite(value) else None
+        return value
+
+    return safe(value)
