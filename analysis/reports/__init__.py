@@ -116,13 +116,13 @@ def build_report(
     NothingToAnalyse when there is nothing to rank, ValueError for bad parameters.
     """
     params = normalize_parameters(parameters)
-    report = reports().get(type(data))
+    report = report_functions().get(type(data))
     if report is None:
         raise TypeError(f"cannot analyse {type(data).__name__}")
     return json_safe(report(data, params, progress))
 
 
-def reports() -> dict:
+def report_functions() -> dict:
     """Each kind of input and the function that reports on it.
 
     Imported on the first report, not with this package: the report modules import
