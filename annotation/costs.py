@@ -8,22 +8,21 @@ out. Items that are not about one conversation (A/B responses) count as their ow
 "conversation" in the per-conversation times.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db.models import Count, OuterRef, Subquery, Sum
 
-from evalstats.cost import (
-    CostProjection,
-    CostSummary,
-    TimedJudgment,
-    cost_summary,
-    judgments_for_proportion,
-    projected_cost,
-)
-
 from .models import Assignment, Campaign, CrowdAction, Item, Judgment
 from .progress import judgment_ms
+
+# evalstats.cost is imported where the figures are computed, not with this module: the
+# campaign pages that import it load at app start-up, and it imports scipy.stats (~0.5 s).
+if TYPE_CHECKING:
+    from evalstats.cost import CostProjection, CostSummary, TimedJudgment
 
 # Interval half-widths (on a proportion, worst case p = 0.5) the panel prices.
 HALF_WIDTHS = (0.10, 0.05)
@@ -48,6 +47,8 @@ class CampaignCosts:
 
 
 def timed_judgments(campaign: Campaign) -> list[TimedJudgment]:
+    from evalstats.cost import TimedJudgment
+
     rows = (
         Judgment.objects.filter(campaign=campaign, item__auto_payload__isnull=True)
         .annotate(ms=judgment_ms())
@@ -105,6 +106,8 @@ def campaign_costs(campaign: Campaign, figures: dict | None = None) -> CampaignC
     The target is every shown item (gold copies too) judged ``redundancy`` times, as the
     progress figures count it.
     """
+    from evalstats.cost import cost_summary, judgments_for_proportion, projected_cost
+
     judgments = timed_judgments(campaign)
     if not judgments:
         return None

@@ -29,7 +29,6 @@ import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-import numpy as np
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
@@ -181,6 +180,8 @@ def worker_figures(campaign: Campaign) -> list[WorkerFigures]:
         )
         .order_by("pk")
     )
+    import numpy as np  # here, not at app start-up (the campaign pages import this module)
+
     training = _training(campaign, [w.pk for w in workers])
     return [
         WorkerFigures(

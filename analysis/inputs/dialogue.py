@@ -21,17 +21,21 @@ the behaviour judgments, whatever the number of conversations.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db.models import Q, QuerySet
 
-from analysis.reports.abc_eval import UNDESIRABLE_LABELS
+from analysis.reports.data import UNDESIRABLE_LABELS
 from annotation.models import Campaign, Item, Judgment, Study
 from evalhub.errors import UserInputError
 from evalhub.models import Conversation
-from evalstats.dialogue_metrics import Conversation as Dialogue
-from evalstats.dialogue_metrics import Turn
 from tournaments.models import Tournament
 from tournaments.spot_the_bot_campaign import bot_conversations
+
+# evalstats.dialogue_metrics imports scipy.stats: imported where dialogues are built, not
+# when the dialogue metrics page's module is loaded at app start-up.
+if TYPE_CHECKING:
+    from evalstats.dialogue_metrics import Conversation as Dialogue
 
 __all__ = ["ERROR_LABELS", "SCOPES", "DialogueInputs", "UnknownScope", "load_dialogues"]
 
@@ -113,6 +117,9 @@ def error_flags(
 
 
 def _dialogues(conversation, flags) -> list[Dialogue]:
+    from evalstats.dialogue_metrics import Conversation as Dialogue
+    from evalstats.dialogue_metrics import Turn
+
     speakers = list(conversation.speakers.all())
     bots = [s for s in speakers if s.system_id]
     humans = [s for s in speakers if not s.system_id]

@@ -10,7 +10,6 @@ holds the labels present, each a list of flags per bot turn in ``bot_turns`` ord
 
 from __future__ import annotations
 
-import numpy as np
 from django.db.models import QuerySet
 
 from analysis.reports import BehaviourData, ComparativeData, LikertData, StudyData
@@ -115,6 +114,8 @@ def _concatenate(parts: list, cls):
     """One dataclass of every field's entries in turn (the study's campaigns together)."""
     if not parts:
         return None
+    import numpy as np  # here, not at app start-up (the signals import this module)
+
     fields = _column_names(cls)
     return cls(
         subject=parts[0].subject,

@@ -13,8 +13,8 @@ judgments count when it exists; without it, blocked workers are filtered here.
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
-import numpy as np
 from django.db.models import QuerySet
 
 from analysis.inputs.dimensional import DIMENSIONAL_KINDS, campaign_inputs, study_inputs
@@ -24,6 +24,9 @@ from annotation.models import Campaign, Item, Study
 from annotation.quality import judgments_for_analysis
 from evalhub.errors import UserInputError
 from tournaments.models import Tournament
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["NoCampaign", "judgments_queryset", "load_inputs"]
 
@@ -98,6 +101,8 @@ def _spot_the_bot(
             "pk", "worker_id", "payload", "item__content__meta"
         )
     )
+    import numpy as np  # here, not at app start-up (the signals import this module)
+
     table = spot_the_bot.analysis_rows(judgments)
     # One transpose of the row tuples, then one array per column.
     fields = spot_the_bot.AnalysisRow._fields
@@ -124,6 +129,8 @@ def _spot_the_bot(
 
 
 def _ab(slug: str, campaign: Campaign, queryset: QuerySet) -> ABData:
+    import numpy as np
+
     judged = _ab_columns(
         (item, worker, meta, payload)
         for item, worker, payload, meta in queryset.values_list(
@@ -151,8 +158,8 @@ def _ab(slug: str, campaign: Campaign, queryset: QuerySet) -> ABData:
 
 
 _AB_COLUMNS = {
-    "item": np.int64,
-    "worker": np.int64,
+    "item": "int64",
+    "worker": "int64",
     "system_a": str,
     "system_b": str,
     "choice": str,
@@ -161,6 +168,8 @@ _AB_COLUMNS = {
 
 def _ab_columns(rows) -> dict[str, np.ndarray]:
     """(item, worker, meta, payload) rows as the A/B columns but ``automatic``."""
+    import numpy as np
+
     columns: dict = {name: [] for name in _AB_COLUMNS}
     for item, worker, meta, payload in rows:
         columns["item"].append(item)

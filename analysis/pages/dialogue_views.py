@@ -15,7 +15,6 @@ from django.views.decorators.http import require_GET
 
 from analysis.inputs.dialogue import SCOPES, UnknownScope, conversations_in, load_dialogues
 from analysis.reports import NothingToAnalyse
-from analysis.reports.dialogue_metrics import dialogue_metrics_report
 from evalhub.models import System
 from evalhub.permissions import is_staff
 from tournaments.models import Tournament
@@ -46,6 +45,9 @@ def dialogue_metrics(request, scope, name):
         raise Http404(str(unknown)) from None
     visible = set(System.objects.visible_to(request.user).values_list("slug", flat=True))
     dialogues = [d for d in inputs.dialogues if d.system in visible]
+    # The report imports scipy.stats: here, not with this module, loaded at app start-up.
+    from analysis.reports.dialogue_metrics import dialogue_metrics_report
+
     try:
         result = dialogue_metrics_report(
             dialogues,

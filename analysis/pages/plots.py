@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import io
 import math
+from functools import cache
+from typing import TYPE_CHECKING
 
-import matplotlib
-import matplotlib.patches
-from matplotlib.backends.backend_svg import FigureCanvasSVG
-from matplotlib.figure import Figure
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "DIMENSIONAL_PLOT_TITLES",
@@ -54,13 +54,23 @@ _STYLE = {
     "axes.spines.top": False,
     "axes.spines.right": False,
 }
-_PALETTE = matplotlib.colormaps["tab10"].colors
+
+
+# matplotlib is imported by the functions that draw, never with this module: the pages and
+# the run bookkeeping that import the cheap parts here (which plots a result has, their
+# names) are loaded at app start-up by every process, and matplotlib costs about 0.3 s.
+@cache
+def _palette() -> tuple:
+    import matplotlib
+
+    return matplotlib.colormaps["tab10"].colors
 
 
 def _color(result: dict, system: str):
     systems = result.get("systems", [])
     index = systems.index(system) if system in systems else len(systems)
-    return _PALETTE[index % len(_PALETTE)]
+    palette = _palette()
+    return palette[index % len(palette)]
 
 
 def _number(value) -> float:
@@ -78,12 +88,17 @@ def _label_inches(labels) -> float:
 
 
 def _render(name: str, draw, figsize) -> str:
+    import matplotlib
+
     with matplotlib.rc_context(_STYLE):
         return _svg(_figure(draw, figsize), name)
 
 
 def _svg(figure: Figure, name: str) -> str:
     """The figure as SVG text; ``name`` salts its ids (deterministic output)."""
+    import matplotlib
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
     with matplotlib.rc_context({"svg.hashsalt": name}):
         buffer = io.StringIO()
         FigureCanvasSVG(figure).print_svg(buffer, metadata={"Date": None})
@@ -91,6 +106,8 @@ def _svg(figure: Figure, name: str) -> str:
 
 
 def _figure(draw, figsize) -> Figure:
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=figsize, layout="constrained")
     draw(figure)
     return figure
@@ -182,6 +199,8 @@ def win_rate_heatmap(result: dict) -> str | None:
 
 
 def _mark_empty_cell(ax, i: int, j: int, text: str) -> None:
+    import matplotlib.patches
+
     ax.add_patch(
         matplotlib.patches.Rectangle(
             (j - 0.5, i - 0.5), 1, 1, facecolor=_NOT_COMPARED, hatch="//", edgecolor="#c9d1dc"
@@ -207,6 +226,9 @@ def survival_plots(result: dict) -> dict[str, str]:
     curves = survival["curves"]
     x = [0, *lengths]
     systems = [s for s in result.get("systems", []) if s in curves]
+    import matplotlib
+    from matplotlib.figure import Figure
+
     with matplotlib.rc_context(_STYLE):
         figure = Figure(figsize=(6.4 + _label_inches(curves), 4.0), layout="constrained")
         ax = figure.add_subplot()
@@ -318,7 +340,7 @@ def stability_curve(result: dict) -> str | None:
             n,
             [_number(v) for v in stability["share_reproduced"]],
             marker="o",
-            color=_PALETTE[0],
+            color=_palette()[0],
             label="reproduces the full-data ranking",
             gid="stability-reproduced",
         )
@@ -327,7 +349,7 @@ def stability_curve(result: dict) -> str | None:
             [_number(v) for v in stability["share_modal"]],
             marker="s",
             linestyle="--",
-            color=_PALETTE[1],
+            color=_palette()[1],
             label="most common subsample ranking",
             gid="stability-modal",
         )
@@ -523,7 +545,7 @@ def agreement_plot(result: dict) -> str | None:
             [_number(row["alpha"]) for row in rows],
             yerr=_errors(rows, "alpha"),
             fmt="o",
-            color=_PALETTE[0],
+            color=_palette()[0],
             elinewidth=0.8,
             capsize=2,
             gid="alpha",
@@ -645,8 +667,8 @@ def versus_convergence(result: dict, section: dict, name: str) -> str:
     def draw(figure):
         ax = figure.add_subplot()
         for statistic, color, marker in (
-            ("spearman", _PALETTE[0], "o"),
-            ("kendall", _PALETTE[1], "s"),
+            ("spearman", _palette()[0], "o"),
+            ("kendall", _palette()[1], "s"),
         ):
             ax.fill_between(
                 n,

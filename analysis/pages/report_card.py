@@ -40,10 +40,9 @@ from django.db.models import Q
 from django.urls import NoReverseMatch, reverse
 
 from analysis.models import AnalysisRun
-from analysis.reports.abc_eval import UNDESIRABLE_LABELS
+from analysis.reports.data import UNDESIRABLE_LABELS
 from annotation.models import Campaign, Item, Judgment, Study
 from evalhub.permissions import is_staff
-from evalstats.proportions import sign_test_from_counts
 from tournaments.models import Tournament
 
 ALPHA = 0.05
@@ -167,6 +166,10 @@ def comparative_rows(section: dict | None, system: str) -> list[dict]:
 
 
 def feature_rows(features: dict | None, system: str) -> list[dict]:
+    # evalstats.proportions imports scipy.stats: here, not with the report card page's
+    # modules, which are loaded at app start-up.
+    from evalstats.proportions import sign_test_from_counts
+
     rows = []
     for feature, counts in ((features or {}).get("win_rates") or {}).get(system, {}).items():
         wins, losses = int(counts.get("wins") or 0), int(counts.get("losses") or 0)

@@ -67,10 +67,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from analysis.reports.ab import ab_report
-from analysis.reports.abc_eval import abc_eval_report
-from analysis.reports.common import Progress, canonical_digest, json_safe
-from analysis.reports.comparative import comparative_report
 from analysis.reports.data import (
     HUMAN,
     ABData,
@@ -82,22 +78,8 @@ from analysis.reports.data import (
     SpotTheBotData,
     StudyData,
 )
-from analysis.reports.human_vs_automatic import human_vs_automatic_report
-from analysis.reports.likert import likert_report
-from analysis.reports.spot_the_bot import spot_the_bot_report
-from analysis.reports.study import study_report
+from analysis.reports.jsonable import Progress, canonical_digest, json_safe
 from analysis.runs.parameters import DEFAULT_PARAMETERS, normalize_parameters
-
-# Each kind of input and the module that reports on it.
-REPORTS = {
-    SpotTheBotData: spot_the_bot_report,
-    ABData: ab_report,
-    BehaviourData: abc_eval_report,
-    LikertData: likert_report,
-    ComparativeData: comparative_report,
-    StudyData: study_report,
-    HumanVsAutomaticData: human_vs_automatic_report,
-}
 
 __all__ = [
     "DEFAULT_PARAMETERS",
@@ -134,7 +116,34 @@ def build_report(
     NothingToAnalyse when there is nothing to rank, ValueError for bad parameters.
     """
     params = normalize_parameters(parameters)
-    report = REPORTS.get(type(data))
+    report = report_functions().get(type(data))
     if report is None:
         raise TypeError(f"cannot analyse {type(data).__name__}")
     return json_safe(report(data, params, progress))
+
+
+def report_functions() -> dict:
+    """Each kind of input and the function that reports on it.
+
+    Imported on the first report, not with this package: the report modules import
+    ``evalstats`` and through it ``scipy.stats`` (about a second), and this package is loaded
+    at app start-up (signals, views, the ``analyze`` command) by every process, most of which
+    never build a report.
+    """
+    from .ab import ab_report
+    from .abc_eval import abc_eval_report
+    from .comparative import comparative_report
+    from .human_vs_automatic import human_vs_automatic_report
+    from .likert import likert_report
+    from .spot_the_bot import spot_the_bot_report
+    from .study import study_report
+
+    return {
+        SpotTheBotData: spot_the_bot_report,
+        ABData: ab_report,
+        BehaviourData: abc_eval_report,
+        LikertData: likert_report,
+        ComparativeData: comparative_report,
+        StudyData: study_report,
+        HumanVsAutomaticData: human_vs_automatic_report,
+    }

@@ -19,29 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.reports.common import Progress, report_progress
-from analysis.reports.data import BehaviourData, NothingToAnalyse, plain_rows
+from analysis.reports.data import UNDESIRABLE_LABELS, BehaviourData, NothingToAnalyse, plain_rows
 from analysis.reports.sensitivity import sensitivity_rows
 from evalstats.behaviour import (
     BehaviourJudgment,
     behaviour_agreement,
     behaviour_comparisons,
     behaviour_rates,
-)
-
-# Figure 4 (undesirable behaviours); every other label is one of Figure 5's.
-UNDESIRABLE_LABELS = frozenset(
-    {
-        "uninterpretable",
-        "antisocial",
-        "lack of empathy",
-        "commonsense contradiction",
-        "fact contradiction",
-        "self contradiction",
-        "partner contradiction",
-        "redundant",
-        "ignore",
-        "irrelevant",
-    }
 )
 
 

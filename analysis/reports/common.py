@@ -3,11 +3,9 @@ Bradley-Terry), ranking stability, Krippendorff's alpha, digests and JSON safety
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, is_dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,54 +20,14 @@ from evalstats.stability import (
     subsample_rankings,
 )
 
+from .jsonable import Progress, canonical_digest, json_safe  # noqa: F401  (re-exported)
+
 # Label codes ordered bot < unsure < human, as the win function and the ordinal alpha use.
 LABEL_CODE = {"bot": pw.BOT, "unsure": pw.UNSURE, "human": pw.HUMAN}
 AB_OUTCOME = {"a": pw.A_WINS, "b": pw.B_WINS, "tie": pw.TIE}
 # pairwise codes (a=0, b=1, tie=-1) to trueskill codes (a=+1, b=-1, draw=0)
 _TO_TRUESKILL = {pw.A_WINS: ts.A_WINS, pw.B_WINS: ts.B_WINS, pw.TIE: ts.DRAW}
 _SIGNIFICANCE = 0.05
-
-Progress = Callable[[str], None]
-
-
-def canonical_digest(value) -> str:
-    """sha256 of the canonical JSON of a dataclass or JSON-like value (sorted keys).
-
-    The JSON is the same as of ``dataclasses.asdict(value)``, but dataclasses are turned into
-    dicts as the encoder meets them, without asdict's deep copy of every tuple (a study's
-    inputs hold a few hundred thousand values: 0.1 s instead of 0.3 s per digest here).
-    An array is written as its ``tolist()``, the JSON of the tuple it replaced, so that a
-    dataclass holding arrays has the digest it had holding tuples.
-    """
-    text = json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=_fields_of
-    )
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _fields_of(value):
-    if is_dataclass(value) and not isinstance(value, type):
-        return {field.name: getattr(value, field.name) for field in fields(value)}
-    if isinstance(value, np.ndarray | np.generic):
-        return value.tolist()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-
-
-def json_safe(value):
-    """The value with numpy types made plain and NaN/infinity replaced by None."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return [json_safe(v) for v in value.tolist()]
-    if isinstance(value, np.bool_ | bool):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        return float(value) if math.isfinite(value) else None
-    return value
 
 
 def category_codes(values: np.ndarray, codes: Mapping[str, int]) -> np.ndarray:

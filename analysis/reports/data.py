@@ -15,10 +15,32 @@ depending on the kind, and its readers take whole rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from evalhub.errors import UserInputError
+
+# numpy is imported where arrays are made, not with this module: the signals, pages and
+# commands that name these dataclasses load it at app start-up (numpy costs about 0.1 s).
+if TYPE_CHECKING:
+    import numpy as np
+
+# ABC-Eval's Figure 4 (undesirable behaviours); every other label is one of Figure 5's. Here,
+# with the data shapes, and not in ``abc_eval`` (which imports scipy.stats), because the
+# dialogue inputs loaded at app start-up need it too.
+UNDESIRABLE_LABELS = frozenset(
+    {
+        "uninterpretable",
+        "antisocial",
+        "lack of empathy",
+        "commonsense contradiction",
+        "fact contradiction",
+        "self contradiction",
+        "partner contradiction",
+        "redundant",
+        "ignore",
+        "irrelevant",
+    }
+)
 
 HUMAN = "human"
 
@@ -27,16 +49,19 @@ class NothingToAnalyse(UserInputError, ValueError):
     """The inputs hold no judgment that the analysis could use."""
 
 
-INT = np.int64
-BOOL = np.bool_
-STR = np.str_
+# dtypes by name (the same dtypes as np.int64, np.bool_, np.str_ and np.object_).
+INT = "int64"
+BOOL = "bool"
+STR = "str"
 # Likert's turn is a bot turn's position or None (a dialogue-level rating): an object array
 # of None and small ints, which CPython shares, so no object per entry either.
-OBJECT = np.object_
+OBJECT = "object"
 
 
 def column(values, dtype) -> np.ndarray:
     """``values`` as a read-only 1-D array of ``dtype`` (an array of that dtype is not copied)."""
+    import numpy as np
+
     array = np.array(values, dtype=dtype, copy=None)
     if array.ndim != 1:
         raise ValueError(f"a column must be one-dimensional, not of shape {array.shape}")
@@ -104,6 +129,8 @@ class SpotTheBotData:
                 "opponent_label": STR,
             },
         )
+        import numpy as np
+
         preferences = np.array(self.preferences, dtype=np.int8, copy=None)
         preferences = preferences.reshape(len(self.judgment), len(self.features))
         preferences.flags.writeable = False

@@ -60,7 +60,13 @@ logger = logging.getLogger(__name__)
 # The lease a worker computing a run holds: "analysis-run:<pk>".
 LEASE_PREFIX = "analysis-run"
 
-_LIBRARIES = ("numpy", "scipy", "lifelines", "trueskill", "matplotlib")
+# The libraries whose code computes a run's figures: numpy and scipy (through evalstats) for
+# every report, matplotlib for its plots. Only libraries a runtime module imports belong
+# here (tests/analysis/test_provenance.py reads the imports): trueskill and lifelines are the
+# references the tests check evalstats against, never code a run executes.
+COMPUTING_LIBRARIES = ("numpy", "scipy")
+PLOTTING_LIBRARIES = ("matplotlib",)
+_LIBRARIES = COMPUTING_LIBRARIES + PLOTTING_LIBRARIES
 
 
 class InputsChanged(RuntimeError):
@@ -79,9 +85,12 @@ def _evalhub_version() -> str:
         return "unknown"
 
 
-def library_versions() -> dict[str, str | None]:
-    """Versions of the libraries whose numbers a run depends on, and EvalHub's own."""
-    return dict(_installed_versions())
+def library_versions(*, plotted: bool = False) -> dict[str, str | None]:
+    """Versions of the libraries that computed a run's figures, matplotlib's only when it
+    drew the run's plots (``plotted``), and EvalHub's own."""
+    installed = _installed_versions()
+    names = COMPUTING_LIBRARIES + (PLOTTING_LIBRARIES if plotted else ())
+    return {name: installed[name] for name in (*names, "evalhub")}
 
 
 @cache
@@ -340,7 +349,7 @@ def _compute_held(run: AnalysisRun, held: leases.Held, inputs) -> str:
         status=AnalysisRun.Status.SUCCEEDED,
         result=result,
         plots=plots,
-        versions=library_versions(),
+        versions=library_versions(plotted=bool(plots)),
         finished_at=timezone.now(),
         progress="Done",
     ):

@@ -17,9 +17,6 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from xml.sax.saxutils import escape
 
-import boto3
-from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 from django.utils import timezone
 
@@ -105,6 +102,12 @@ def external_submit_url(turk_submit_to: str) -> str | None:
 
 def make_client(sandbox: bool):
     """A boto3 MTurk client with retries (throttling retried with backoff) and timeouts."""
+    # boto3 is imported here and in ``call``, never with this module: the crowd providers
+    # are loaded at app start-up by every process (the worker pages name them), and boto3
+    # with botocore costs about 0.15 s that only a launch on MTurk needs.
+    import boto3
+    from botocore.config import Config
+
     endpoint = settings.EVALHUB_MTURK_ENDPOINT_URL or (
         SANDBOX_ENDPOINT if sandbox else PRODUCTION_ENDPOINT
     )
@@ -165,6 +168,8 @@ class MTurkProvider(LocalProvider):
     def call(self, campaign, operation: str, **params):
         """One API call; busy-service errors retried with exponential backoff on top of
         botocore's own retries. Any other error is PlatformRefused (nothing was done)."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
         attempts = settings.EVALHUB_CROWD_RETRY_ATTEMPTS
         for attempt in range(1, attempts + 1):
             try:

@@ -43,6 +43,10 @@ def resolve(slug: str, kind: str | None):
 
 
 class Command(BaseCommand):
+    # No system checks: they import the URLconf and every view module (a third of a second
+    # or more) to check pages this command never serves; ``manage.py check``, ``migrate`` and
+    # ``runserver`` run them.
+    requires_system_checks = []
     help = (
         "Analyse a tournament (win rates, TrueSkill clusters, Bradley-Terry, survival, "
         "agreement, stability), a campaign or an imported study (behaviour rates, Likert "

@@ -217,9 +217,9 @@ def test_library_versions_are_read_once_per_process(monkeypatch):
     monkeypatch.setattr(tasks.metadata, "version", lambda name: looked_up.append(name) or "1.0")
     tasks._installed_versions.cache_clear()
     try:
-        first = tasks.library_versions()
+        first = tasks.library_versions(plotted=True)
         first["numpy"] = "changed by a caller"
-        second = tasks.library_versions()
+        second = tasks.library_versions(plotted=True)
     finally:
         tasks._installed_versions.cache_clear()
     assert sorted(looked_up) == sorted([*tasks._LIBRARIES, "evalhub"])
