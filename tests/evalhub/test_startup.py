@@ -95,7 +95,7 @@ def test_it_imports_no_heavy_library_at_start_up():
     imported = [name for name in HEAVY if name in modules]
 
     assert imported == [], "\n".join(import_chain(log, name) for name in imported)
-    assert "analysis.urls" in modules and "analysis.tasks" in modules  # it did start up
+    assert "analysis.urls" in modules and "analysis.runs.tasks" in modules  # it did start up
 
 
 def test_import_chain_names_each_importer():

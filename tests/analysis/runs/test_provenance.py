@@ -6,12 +6,12 @@ import ast
 from pathlib import Path
 
 import pytest
-from analysis.tasks import analyze_tournament
 
-from analysis import tasks
+from analysis.runs import tasks
+from analysis.runs.tasks import analyze_tournament
 from tests.analysis import builders
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 NOT_RUNTIME = ("tests", "bench")
 TEST_REFERENCES = ("trueskill", "lifelines", "krippendorff", "statsmodels", "sklearn")
 
