@@ -1,6 +1,7 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 
+from .api.handlers import no_such_route
 from .views import accounts, compare, health, notices, pages, seeds, systems
 
 urlpatterns = [
@@ -51,6 +52,9 @@ urlpatterns = [
     path("api/", include("annotation.api.urls")),
     path("api/", include("tournaments.api.urls")),
     path("api/", include("judging.api.urls")),
+    # Last: a path under /api/ that no route above matches. Only paths ending in a slash, so
+    # that a missing slash is still redirected to the route it names (APPEND_SLASH).
+    re_path(r"^api/(?:.*/)?$", no_such_route),
 ]
 
 # Under /api/ Django's own errors answer JSON in the API's one error shape; elsewhere the

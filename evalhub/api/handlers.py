@@ -41,6 +41,13 @@ def page_not_found(request, exception):
     return defaults.page_not_found(request, exception)
 
 
+def no_such_route(request, *args, **kwargs):
+    """The last route under /api/: a path no API route matches. A route and not only
+    handler404, because with DEBUG on Django answers an unmatched URL with its technical
+    HTML page instead of calling handler404; the API's shape must not depend on DEBUG."""
+    return _json("Not found.", 404)
+
+
 def server_error(request):
     if is_api(request):
         return _json("Server error.", 500)

@@ -133,6 +133,22 @@ def test_a_path_of_no_api_route_answers_json_in_the_one_shape():
     assert response.json() == whole("Not found.")
 
 
+def test_a_path_of_no_api_route_answers_json_with_debug_on_too(settings):
+    settings.DEBUG = True  # `make run`: Django's technical 404 page would answer otherwise
+
+    response = APIClient().get("/api/no-such-route/")
+
+    assert response.status_code == 404
+    assert response.json() == whole("Not found.")
+
+
+def test_a_path_under_the_api_without_its_slash_is_still_redirected():
+    response = APIClient().get("/api/systems")
+
+    assert response.status_code == 301
+    assert response["Location"] == "/api/systems/"
+
+
 def test_a_path_of_no_page_keeps_the_html_404():
     response = APIClient().get("/no-such-page/")
     assert response.status_code == 404
