@@ -141,7 +141,7 @@ def test_participant_compares_dialogues_and_gets_the_completion_code(page, scree
 
     code = page.get_by_test_id("completion-code")
     expect(code).to_be_visible()
-    assignment = Assignment.objects.get(worker__external_id="pp-2090")
+    assignment = Assignment.objects.get(worker__external_id="link:pp-2090")
     assert assignment.status == "submitted"
     assert code.inner_text().strip() == assignment.completion_code
     assert Judgment.objects.filter(assignment=assignment).count() == 3

@@ -103,7 +103,7 @@ def test_participant_spots_bots_and_gets_the_completion_code(page, screenshot):
 
     code = page.get_by_test_id("completion-code")
     expect(code).to_be_visible()
-    assignment = Assignment.objects.get(worker__external_id="pp-4411")
+    assignment = Assignment.objects.get(worker__external_id="link:pp-4411")
     assert assignment.status == "submitted"
     assert code.inner_text().strip() == assignment.completion_code
     assert Judgment.objects.filter(assignment=assignment).count() == 3
