@@ -6,7 +6,6 @@ local file. Setting DATABASE_URL, CELERY_BROKER_URL, SECRET_KEY, ALLOWED_HOSTS a
 DEBUG=0 switches to the production shape (see docker-compose.yml and the README).
 """
 
-import os
 import secrets
 from pathlib import Path
 
@@ -14,21 +13,9 @@ import dj_database_url
 from csp import constants as csp_constants
 from django.core.exceptions import ImproperlyConfigured
 
+from evalhub import config
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    value = os.environ.get(name)
-    if not value:
-        return default
-    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 def local_secret_key(path: Path) -> str:
@@ -41,18 +28,19 @@ def local_secret_key(path: Path) -> str:
     return key
 
 
-# Off unless set: `make run` and the tests set DEBUG=1 for the embedded mode.
-DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured(
-            "SECRET_KEY is not set. With DEBUG off EvalHub refuses to start without one: "
-            "set SECRET_KEY to a long random string (or DEBUG=1 for a local embedded run)."
-        )
-    SECRET_KEY = local_secret_key(BASE_DIR / ".secret_key")
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# Every environment variable is declared in evalhub/config.py (type, range, default,
+# meaning); a bad one stops start-up here with a message naming it.
+try:
+    env = config.load()
+except config.ConfigError as invalid:
+    raise ImproperlyConfigured(str(invalid)) from None
+
+# Off unless set: `make run` and the tests set DEBUG=1 for the embedded mode. Without DEBUG
+# a SECRET_KEY is required (config.Settings refuses to start without one).
+DEBUG = env.DEBUG
+SECRET_KEY = env.SECRET_KEY or local_secret_key(BASE_DIR / ".secret_key")
+ALLOWED_HOSTS = env.ALLOWED_HOSTS
+CSRF_TRUSTED_ORIGINS = env.CSRF_TRUSTED_ORIGINS
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -116,8 +104,8 @@ TEMPLATES = [
 
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
-        conn_max_age=int(os.environ.get("EVALHUB_CONN_MAX_AGE", "0")),
+        env.DATABASE_URL or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+        conn_max_age=env.EVALHUB_CONN_MAX_AGE,
         # A persistent connection is checked before each request reuses it, so a database
         # restart costs no request an error.
         conn_health_checks=True,
@@ -127,9 +115,7 @@ DATABASES = {
 # plans them once per connection: the crowdworker pages' two queries
 # (annotation/hot_queries.py). The ORM binds on the client and never prepares; behind a
 # transaction-pooling PgBouncer set EVALHUB_PG_PREPARE=0.
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool(
-    "EVALHUB_PG_PREPARE", True
-):
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.EVALHUB_PG_PREPARE:
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 0
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Writers wait for each other instead of failing with "database is locked".
@@ -158,7 +144,7 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 # Uploads are never served from a URL of their own: evalhub.views.systems.submission_file
 # hands a file out under its system's visibility. MEDIA_URL has no route.
 MEDIA_URL = "media/"
-MEDIA_ROOT = Path(os.environ.get("EVALHUB_MEDIA_ROOT") or BASE_DIR / "media")
+MEDIA_ROOT = Path(env.EVALHUB_MEDIA_ROOT or BASE_DIR / "media")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -171,17 +157,17 @@ STORAGES = {
     },
 }
 
-EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
-DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "evalhub@localhost")
+EMAIL_BACKEND = env.EMAIL_BACKEND
+DEFAULT_FROM_EMAIL = env.DEFAULT_FROM_EMAIL
 
 # Production is safe by default: anything that is not DEBUG gets secure cookies and HSTS.
 if not DEBUG:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = int(os.environ.get("EVALHUB_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_SECONDS = env.EVALHUB_HSTS_SECONDS
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    SECURE_HSTS_PRELOAD = env_bool("EVALHUB_HSTS_PRELOAD", True)
-    SECURE_SSL_REDIRECT = env_bool("EVALHUB_SSL_REDIRECT", True)
+    SECURE_HSTS_PRELOAD = env.EVALHUB_HSTS_PRELOAD
+    SECURE_SSL_REDIRECT = env.EVALHUB_SSL_REDIRECT
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     # Container healthchecks ask over plain HTTP from inside.
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
@@ -190,8 +176,8 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
 # Celery: without a broker, tasks run eagerly inside the request (embedded mode).
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
-CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
+CELERY_BROKER_URL = env.CELERY_BROKER_URL
+CELERY_RESULT_BACKEND = env.CELERY_RESULT_BACKEND or None
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 # A message is acknowledged when its task ends, and handed back if the worker process dies,
@@ -200,10 +186,10 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # A worker child is replaced after this many tasks, so a leak cannot grow for ever.
-CELERY_WORKER_MAX_TASKS_PER_CHILD = int(os.environ.get("EVALHUB_WORKER_MAX_TASKS_PER_CHILD", "100"))
+CELERY_WORKER_MAX_TASKS_PER_CHILD = env.EVALHUB_WORKER_MAX_TASKS_PER_CHILD
 # Default limits; tasks that need other ones set theirs (see evalhub/celery.py).
-CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("EVALHUB_TASK_SOFT_TIME_LIMIT", "600"))
-CELERY_TASK_TIME_LIMIT = int(os.environ.get("EVALHUB_TASK_TIME_LIMIT", "660"))
+CELERY_TASK_SOFT_TIME_LIMIT = env.EVALHUB_TASK_SOFT_TIME_LIMIT
+CELERY_TASK_TIME_LIMIT = env.EVALHUB_TASK_TIME_LIMIT
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A request must not hang when the broker is down: give up quickly and let beat re-queue.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
@@ -212,13 +198,11 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "inte
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Work left pending (broker down) or abandoned (worker died) is re-queued this often.
-EVALHUB_MAINTENANCE_INTERVAL_SECONDS = int(
-    os.environ.get("EVALHUB_MAINTENANCE_INTERVAL_SECONDS", "300")
-)
+EVALHUB_MAINTENANCE_INTERVAL_SECONDS = env.EVALHUB_MAINTENANCE_INTERVAL_SECONDS
 
 # Caches: Redis in production (login lockouts and rate limits shared by every web process),
 # local memory embedded.
-CACHE_URL = os.environ.get("CACHE_URL", "")
+CACHE_URL = env.CACHE_URL
 CACHES = {
     "default": (
         # Django's backend, reusing its redis-py client (evalhub/cache.py).
@@ -239,25 +223,21 @@ AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
-AXES_FAILURE_LIMIT = int(os.environ.get("EVALHUB_LOGIN_FAILURE_LIMIT", "5"))
-AXES_COOLOFF_TIME = float(os.environ.get("EVALHUB_LOGIN_COOLOFF_HOURS", "1"))
+AXES_FAILURE_LIMIT = env.EVALHUB_LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = env.EVALHUB_LOGIN_COOLOFF_HOURS
 AXES_LOCKOUT_PARAMETERS = ["ip_address"]
 AXES_RESET_ON_SUCCESS = True
 # Behind the proxy of docker-compose the client's address is in X-Forwarded-For.
 AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
 # Sign-ups per client address and hour (evalhub/ratelimit.py).
-EVALHUB_SIGNUPS_PER_HOUR = int(os.environ.get("EVALHUB_SIGNUPS_PER_HOUR", "5"))
+EVALHUB_SIGNUPS_PER_HOUR = env.EVALHUB_SIGNUPS_PER_HOUR
 # Seed-conversation uploads per researcher and hour (evalhub/seed_uploads.py).
-EVALHUB_SEED_UPLOADS_PER_HOUR = int(os.environ.get("EVALHUB_SEED_UPLOADS_PER_HOUR", "20"))
+EVALHUB_SEED_UPLOADS_PER_HOUR = env.EVALHUB_SEED_UPLOADS_PER_HOUR
 # New crowd identities on a campaign's start link (annotation/entry.py): per client address
 # and hour, over all campaigns; per campaign and minute, over all addresses. One script
 # cannot invent hundreds of workers and drain a campaign.
-EVALHUB_NEW_WORKERS_PER_ADDRESS_PER_HOUR = int(
-    os.environ.get("EVALHUB_NEW_WORKERS_PER_ADDRESS_PER_HOUR", "10")
-)
-EVALHUB_NEW_WORKERS_PER_CAMPAIGN_PER_MINUTE = int(
-    os.environ.get("EVALHUB_NEW_WORKERS_PER_CAMPAIGN_PER_MINUTE", "60")
-)
+EVALHUB_NEW_WORKERS_PER_ADDRESS_PER_HOUR = env.EVALHUB_NEW_WORKERS_PER_ADDRESS_PER_HOUR
+EVALHUB_NEW_WORKERS_PER_CAMPAIGN_PER_MINUTE = env.EVALHUB_NEW_WORKERS_PER_CAMPAIGN_PER_MINUTE
 
 # A Content-Security-Policy on every response (django-csp): only this site's scripts,
 # styles, images and fonts; inline <style> blocks carry the request's nonce.
@@ -334,7 +314,7 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Uploads larger than this are refused with a message before they are parsed.
-EVALHUB_MAX_UPLOAD_BYTES = int(os.environ.get("EVALHUB_MAX_UPLOAD_BYTES", str(20 * 1024 * 1024)))
+EVALHUB_MAX_UPLOAD_BYTES = env.EVALHUB_MAX_UPLOAD_BYTES
 # Django refuses request bodies above this before the view sees them; keep it above the
 # upload limit so the view, not a bare 400, tells the user the file is too large.
 DATA_UPLOAD_MAX_MEMORY_SIZE = EVALHUB_MAX_UPLOAD_BYTES + 1024 * 1024
@@ -342,83 +322,69 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 # Bounded work: a plan's size is computed arithmetically and refused above these
 # (a tournament's planned conversations; a campaign's assignments, i.e. batches x redundancy).
-EVALHUB_MAX_PLANNED_CONVERSATIONS = int(
-    os.environ.get("EVALHUB_MAX_PLANNED_CONVERSATIONS", "100000")
-)
-EVALHUB_MAX_ASSIGNMENTS_PER_CAMPAIGN = int(
-    os.environ.get("EVALHUB_MAX_ASSIGNMENTS_PER_CAMPAIGN", "100000")
-)
+EVALHUB_MAX_PLANNED_CONVERSATIONS = env.EVALHUB_MAX_PLANNED_CONVERSATIONS
+EVALHUB_MAX_ASSIGNMENTS_PER_CAMPAIGN = env.EVALHUB_MAX_ASSIGNMENTS_PER_CAMPAIGN
 # Training attempts a worker may begin per qualification key (annotation/training.py).
-EVALHUB_TRAINING_MAX_ATTEMPTS = int(os.environ.get("EVALHUB_TRAINING_MAX_ATTEMPTS", "2"))
+EVALHUB_TRAINING_MAX_ATTEMPTS = env.EVALHUB_TRAINING_MAX_ATTEMPTS
 
 # Bot endpoints and live dialogue collection (endpoints/client.py, collection.py).
 # Defaults for new endpoints: total seconds per request, requests in flight, requests a day.
-EVALHUB_BOT_TIMEOUT_SECONDS = float(os.environ.get("EVALHUB_BOT_TIMEOUT_SECONDS", "30"))
-EVALHUB_BOT_MAX_CONCURRENCY = int(os.environ.get("EVALHUB_BOT_MAX_CONCURRENCY", "2"))
-EVALHUB_BOT_DAILY_BUDGET = int(os.environ.get("EVALHUB_BOT_DAILY_BUDGET", "5000"))
+EVALHUB_BOT_TIMEOUT_SECONDS = env.EVALHUB_BOT_TIMEOUT_SECONDS
+EVALHUB_BOT_MAX_CONCURRENCY = env.EVALHUB_BOT_MAX_CONCURRENCY
+EVALHUB_BOT_DAILY_BUDGET = env.EVALHUB_BOT_DAILY_BUDGET
 # Retries of transient failures; a Retry-After longer than the cap ends the retries.
-EVALHUB_BOT_RETRY_ATTEMPTS = int(os.environ.get("EVALHUB_BOT_RETRY_ATTEMPTS", "3"))
-EVALHUB_BOT_RETRY_BASE_DELAY = float(os.environ.get("EVALHUB_BOT_RETRY_BASE_DELAY", "0.5"))
-EVALHUB_BOT_RETRY_MAX_DELAY = float(os.environ.get("EVALHUB_BOT_RETRY_MAX_DELAY", "8"))
-EVALHUB_BOT_RETRY_AFTER_MAX_SECONDS = float(
-    os.environ.get("EVALHUB_BOT_RETRY_AFTER_MAX_SECONDS", "60")
-)
-EVALHUB_BOT_MAX_REPLY_CHARS = int(os.environ.get("EVALHUB_BOT_MAX_REPLY_CHARS", "4000"))
-EVALHUB_BOT_SLOT_WAIT_SECONDS = float(os.environ.get("EVALHUB_BOT_SLOT_WAIT_SECONDS", "300"))
+EVALHUB_BOT_RETRY_ATTEMPTS = env.EVALHUB_BOT_RETRY_ATTEMPTS
+EVALHUB_BOT_RETRY_BASE_DELAY = env.EVALHUB_BOT_RETRY_BASE_DELAY
+EVALHUB_BOT_RETRY_MAX_DELAY = env.EVALHUB_BOT_RETRY_MAX_DELAY
+EVALHUB_BOT_RETRY_AFTER_MAX_SECONDS = env.EVALHUB_BOT_RETRY_AFTER_MAX_SECONDS
+EVALHUB_BOT_MAX_REPLY_CHARS = env.EVALHUB_BOT_MAX_REPLY_CHARS
+EVALHUB_BOT_SLOT_WAIT_SECONDS = env.EVALHUB_BOT_SLOT_WAIT_SECONDS
 # A concurrency slot's lease outlives the request's total deadline by this much.
-EVALHUB_BOT_LEASE_MARGIN_SECONDS = float(os.environ.get("EVALHUB_BOT_LEASE_MARGIN_SECONDS", "5"))
+EVALHUB_BOT_LEASE_MARGIN_SECONDS = env.EVALHUB_BOT_LEASE_MARGIN_SECONDS
 # Outbound requests refuse loopback, private, link-local, multicast and reserved addresses
 # (after DNS resolution) unless this is set: tests and on-premises deployments.
-EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = env_bool("EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES", False)
+EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = env.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES
 # Outcomes of calls kept per endpoint for its owner (endpoints/calls.py): the newest this
 # many, none older than this many days (pruned by the maintenance beat).
-EVALHUB_ENDPOINT_CALLS_KEPT = int(os.environ.get("EVALHUB_ENDPOINT_CALLS_KEPT", "500"))
-EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS = float(
-    os.environ.get("EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS", "14")
-)
+EVALHUB_ENDPOINT_CALLS_KEPT = env.EVALHUB_ENDPOINT_CALLS_KEPT
+EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS = env.EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS
 # Chat campaigns (annotation/chat.py, endpoints/chat.py): a worker waits at most
 # this long for one reply (the endpoint's own timeout is used when shorter; one retry of a
 # transient failure fits inside), and sends at most this many messages a minute.
-EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS = float(
-    os.environ.get("EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS", "20")
-)
-EVALHUB_CHAT_MESSAGES_PER_MINUTE = int(os.environ.get("EVALHUB_CHAT_MESSAGES_PER_MINUTE", "20"))
+EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS = env.EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS
+EVALHUB_CHAT_MESSAGES_PER_MINUTE = env.EVALHUB_CHAT_MESSAGES_PER_MINUTE
 # Background work (collection, judge runs, analysis runs) is claimed through one lease
 # (evalhub/leases.py) that its owner renews four times a lease; a dead owner's lease lapses
 # after EVALHUB_LEASE_SECONDS and the sweep (every EVALHUB_LEASE_SWEEP_SECONDS, in beat and
 # in every worker process) queues its work again: taken over within lease + sweep, < 2 min.
-EVALHUB_LEASE_SECONDS = float(os.environ.get("EVALHUB_LEASE_SECONDS", "60"))
-EVALHUB_LEASE_SWEEP_SECONDS = float(os.environ.get("EVALHUB_LEASE_SWEEP_SECONDS", "30"))
+EVALHUB_LEASE_SECONDS = env.EVALHUB_LEASE_SECONDS
+EVALHUB_LEASE_SWEEP_SECONDS = env.EVALHUB_LEASE_SWEEP_SECONDS
 # Automatic judges (judging/): one task works on a run for at most the slice, then queues
 # the rest (so it stays within the task time limits) and reads the reply limit.
-EVALHUB_JUDGE_SLICE_SECONDS = float(os.environ.get("EVALHUB_JUDGE_SLICE_SECONDS", "300"))
-EVALHUB_JUDGE_MAX_REPLY_CHARS = int(os.environ.get("EVALHUB_JUDGE_MAX_REPLY_CHARS", "20000"))
+EVALHUB_JUDGE_SLICE_SECONDS = env.EVALHUB_JUDGE_SLICE_SECONDS
+EVALHUB_JUDGE_MAX_REPLY_CHARS = env.EVALHUB_JUDGE_MAX_REPLY_CHARS
 
 # Crowd platforms (annotation/crowd/). Task URLs given to platforms are built from
 # EVALHUB_PUBLIC_URL, the HTTPS address workers reach. AWS credentials come the usual boto3
 # way (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ~/.aws). The endpoint
 # settings let a local test double stand in for either platform.
-EVALHUB_PUBLIC_URL = os.environ.get("EVALHUB_PUBLIC_URL", "").rstrip("/")
-EVALHUB_PROLIFIC_TOKEN = os.environ.get("EVALHUB_PROLIFIC_TOKEN", "")
-EVALHUB_PROLIFIC_API_URL = os.environ.get(
-    "EVALHUB_PROLIFIC_API_URL", "https://api.prolific.com/api/v1/"
-)
+EVALHUB_PUBLIC_URL = env.EVALHUB_PUBLIC_URL
+EVALHUB_PROLIFIC_TOKEN = env.EVALHUB_PROLIFIC_TOKEN
+EVALHUB_PROLIFIC_API_URL = env.EVALHUB_PROLIFIC_API_URL
 # Prolific's service fee as a fraction of rewards and bonuses (check your account's rate).
-EVALHUB_PROLIFIC_SERVICE_FEE = float(os.environ.get("EVALHUB_PROLIFIC_SERVICE_FEE", "0.429"))
-EVALHUB_PROLIFIC_TIMEOUT = float(os.environ.get("EVALHUB_PROLIFIC_TIMEOUT", "30"))
-EVALHUB_MTURK_ENDPOINT_URL = os.environ.get("EVALHUB_MTURK_ENDPOINT_URL", "")
+EVALHUB_PROLIFIC_SERVICE_FEE = env.EVALHUB_PROLIFIC_SERVICE_FEE
+EVALHUB_PROLIFIC_TIMEOUT = env.EVALHUB_PROLIFIC_TIMEOUT
+EVALHUB_MTURK_ENDPOINT_URL = env.EVALHUB_MTURK_ENDPOINT_URL
 # Where a finished MTurk assignment may be posted back (turkSubmitTo is checked against it).
-EVALHUB_MTURK_SUBMIT_ORIGINS = env_list(
-    "EVALHUB_MTURK_SUBMIT_ORIGINS", ["https://www.mturk.com", "https://workersandbox.mturk.com"]
-)
-EVALHUB_CROWD_RETRY_ATTEMPTS = int(os.environ.get("EVALHUB_CROWD_RETRY_ATTEMPTS", "5"))
-EVALHUB_CROWD_RETRY_BASE_DELAY = float(os.environ.get("EVALHUB_CROWD_RETRY_BASE_DELAY", "1"))
+EVALHUB_MTURK_SUBMIT_ORIGINS = env.EVALHUB_MTURK_SUBMIT_ORIGINS
+EVALHUB_CROWD_RETRY_ATTEMPTS = env.EVALHUB_CROWD_RETRY_ATTEMPTS
+EVALHUB_CROWD_RETRY_BASE_DELAY = env.EVALHUB_CROWD_RETRY_BASE_DELAY
 # How often the periodic task syncs live campaigns with their platform.
-EVALHUB_CROWD_SYNC_SECONDS = int(os.environ.get("EVALHUB_CROWD_SYNC_SECONDS", "300"))
+EVALHUB_CROWD_SYNC_SECONDS = env.EVALHUB_CROWD_SYNC_SECONDS
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("EVALHUB_LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": env.EVALHUB_LOG_LEVEL},
 }
