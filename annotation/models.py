@@ -14,18 +14,20 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Exists, OuterRef, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from evalhub.declared import range_constraint, range_validators
+from evalhub.declared import DeclaredInvalid, range_constraint, range_validators
 from evalhub.models import Conversation, Prompt, Response, System
 from evalhub.slugs import validate_slug
 
 from .campaign_settings import CampaignSettings
 from .kinds import KIND_CHOICES
+from .provider_settings import provider_config
 
 
 def completion_code() -> str:
@@ -158,6 +160,20 @@ class Campaign(models.Model):
 
     def get_absolute_url(self):
         return reverse("annotation:manage-campaign", args=[self.slug])
+
+    def clean(self):
+        super().clean()
+        try:
+            provider_config(self.provider, self.provider_config)
+        except DeclaredInvalid as invalid:
+            raise ValidationError(
+                {
+                    "provider_config": [
+                        f"{key}: {message}" if key else message
+                        for key, message in invalid.errors.items()
+                    ]
+                }
+            ) from None
 
     def start_url(self):
         return reverse("annotation:start", args=[self.slug])

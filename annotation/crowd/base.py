@@ -16,6 +16,8 @@ whole loop testable offline.
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
+from ..provider_settings import provider_config
+
 CENT = Decimal("0.01")
 
 
@@ -109,6 +111,18 @@ class CrowdProvider:
     # Whether one participant may do several batches (MTurk: several HITs; Prolific: one
     # submission per study).
     allows_more_batches = True
+
+    def config(self, campaign) -> dict:
+        """The campaign's `provider_config` checked against this provider's declared
+        schema (annotation/provider_settings.py), defaults filled in."""
+        return provider_config(self.key, campaign.provider_config)
+
+    def _save_config(self, campaign, **values) -> None:
+        """Remember ids made on the platform; what the schema does not declare is refused."""
+        stored = {**(campaign.provider_config or {}), **values}
+        provider_config(self.key, stored)
+        campaign.provider_config = stored
+        type(campaign).objects.filter(pk=campaign.pk).update(provider_config=stored)
 
     def identify(self, request) -> Arrival | None:
         raise NotImplementedError

@@ -186,16 +186,6 @@ class MTurkProvider(LocalProvider):
         raise AssertionError("unreachable")
 
     @staticmethod
-    def config(campaign) -> dict:
-        return campaign.provider_config or {}
-
-    def _save_config(self, campaign, **values) -> None:
-        campaign.provider_config = {**self.config(campaign), **values}
-        type(campaign).objects.filter(pk=campaign.pk).update(
-            provider_config=campaign.provider_config
-        )
-
-    @staticmethod
     def task_url(batch) -> str:
         return public_url(start_path(batch.campaign), {"provider": "mturk", "batch": batch.pk})
 

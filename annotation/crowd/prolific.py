@@ -192,16 +192,6 @@ class ProlificProvider(LocalProvider):
             self._api = (where, client)
         return self._api[1]
 
-    @staticmethod
-    def config(campaign) -> dict:
-        return campaign.provider_config or {}
-
-    def _save_config(self, campaign, **values) -> None:
-        campaign.provider_config = {**self.config(campaign), **values}
-        type(campaign).objects.filter(pk=campaign.pk).update(
-            provider_config=campaign.provider_config
-        )
-
     # -- what the participant sees -------------------------------------------------------
 
     def completion_code(self, campaign) -> str:
