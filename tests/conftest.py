@@ -78,3 +78,11 @@ def _postgres_only(request):
     if env_flag("EVALHUB_REQUIRE_POSTGRES"):
         pytest.fail(f"EVALHUB_REQUIRE_POSTGRES is set but this test {reason}")
     pytest.skip(reason)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Browser tests run last. Playwright's sync API, once started (a session fixture), leaves
+    its event loop set as the running loop of the main thread, and `asyncio.run` refuses to
+    start inside a running loop: the async tests (tests/endpoints/test_streaming.py) must
+    run before the first browser test."""
+    items.sort(key=lambda item: "tests/browser/" in item.nodeid.replace("\\", "/"))
