@@ -200,24 +200,27 @@ def api_page() -> str:
             if anonymous and who != "anyone":
                 who = f"no login needed; {who}"
             rows.append(f"| `{method.upper()} {path}` | {summary} | {who} |")
-    return "\n".join(
-        [
-            "# API reference",
-            "",
-            f"Generated at build time from the OpenAPI schema ({schema['info']['title']} "
-            f"{schema['info']['version']}) that drf-spectacular builds from the views: the "
-            "same schema the server publishes at `/api/schema/`, with Swagger UI at "
-            "`/api/docs/`. *Who* lists the permission classes the view checks; objects a "
-            "caller may not see answer 404. How to use the API, with a whole study "
-            "walked through: [REST API](../api.md).",
-            "",
-            f"{len(rows)} operations.",
-            "",
-            "| operation | summary | who |",
-            "|---|---|---|",
-            *rows,
-        ]
-    ) + "\n"
+    return (
+        "\n".join(
+            [
+                "# API reference",
+                "",
+                f"Generated at build time from the OpenAPI schema ({schema['info']['title']} "
+                f"{schema['info']['version']}) that drf-spectacular builds from the views: the "
+                "same schema the server publishes at `/api/schema/`, with Swagger UI at "
+                "`/api/docs/`. *Who* lists the permission classes the view checks; objects a "
+                "caller may not see answer 404. How to use the API, with a whole study "
+                "walked through: [REST API](../api.md).",
+                "",
+                f"{len(rows)} operations.",
+                "",
+                "| operation | summary | who |",
+                "|---|---|---|",
+                *rows,
+            ]
+        )
+        + "\n"
+    )
 
 
 # --- the settings reference ---------------------------------------------------------------------
@@ -233,7 +236,7 @@ def settings_page() -> str:
     # until it is merged the page says so rather than copy the settings by hand.
     return (
         "# Settings reference\n\n"
-        "!!! warning \"Not generated in this build\"\n"
+        '!!! warning "Not generated in this build"\n'
         "    This page is generated from the declared settings schema, "
         "`evalhub.config.reference_markdown()`, which this tree does not have yet.\n"
     )

@@ -1,0 +1,111 @@
+"""The documentation site under docs/: the pages link only inside the repository, the
+guides link a sample of every upload format, and the build hooks generate the
+references from the code (``make test`` builds the whole site with --strict)."""
+
+import importlib.util
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from mkdocs.exceptions import PluginError
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+PAGES = sorted(DOCS.rglob("*.md"))
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def load_hooks():
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+hooks = load_hooks()
+
+
+def local_targets(text: str) -> list[str]:
+    return [
+        target.split("#")[0]
+        for target in LINK.findall(text)
+        if not target.startswith(("http://", "https://", "mailto:", "#"))
+    ]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(DOCS)))
+def test_every_page_links_only_inside_the_repository(page):
+    text = page.read_text()
+    # (`/work/<campaign>/` is the crowdworkers' start link, a URL of the site itself.)
+    for outside in ("../shared", "/work/shared", "/work/wt", "/home/"):
+        assert outside not in text, f"{page.name} points outside the repository: {outside}"
+    generated = {(DOCS / uri).resolve() for uri in hooks.GENERATED}
+    for target in local_targets(text):
+        path = (page.parent / target).resolve()
+        assert path.is_relative_to(ROOT) and (path.exists() or path in generated), target
+
+
+def test_the_architecture_page_links_the_readme():
+    assert "../README.md" in local_targets((DOCS / "architecture.md").read_text())
+
+
+def test_the_guides_link_a_sample_for_every_upload_format():
+    guides = "".join(page.read_text() for page in (DOCS / "guides").glob("*.md"))
+    for name in (
+        "prompts.txt",
+        "prompts.jsonl",
+        "responses.txt",
+        "responses.jsonl",
+        "responses.csv",
+        "conversations.jsonl",
+        "gold-and-training.jsonl",
+    ):
+        assert f"(../examples/{name})" in guides
+        assert (DOCS / "examples" / name).is_file()
+
+
+def test_the_result_contract_page_shows_every_report_modules_contract():
+    page = hooks.result_contract_page()
+    for module in ("chateval", "abc_eval", "likert", "comparative", "study"):
+        assert f"## `analysis.reports.{module}`" in page
+    assert "## `analysis.reports`" in page
+    # The contract blocks come through as code, not as reStructuredText.
+    assert '"behaviours": <abc_eval section> | null' in page
+    assert "::" not in page.replace("`::`", "")
+
+
+def test_rst_literal_blocks_and_headings_become_markdown():
+    text = 'Result contract\n---------------\nEvery number::\n\n    {"a"}\n\nAfter ``x``.'
+    assert hooks.rst_to_markdown(text) == (
+        '**Result contract**\nEvery number:\n\n```text\n{"a"}\n```\n\nAfter `x`.'
+    )
+
+
+def page_in(src_uri: str):
+    return SimpleNamespace(file=SimpleNamespace(src_uri=src_uri))
+
+
+def test_a_link_to_a_repository_file_outside_the_site_becomes_its_path():
+    config = {"docs_dir": str(DOCS), "repo_url": None}
+    text = "See [the history](../bench/README.md) and [the page](api.md)."
+    out = hooks.on_page_markdown(text, page_in("benchmarks.md"), config, None)
+    assert out == "See the history (`bench/README.md`) and [the page](api.md)."
+
+
+def test_a_link_to_a_repository_file_becomes_a_link_to_the_repository_when_configured():
+    config = {"docs_dir": str(DOCS), "repo_url": "https://example.org/evalhub/"}
+    out = hooks.on_page_markdown("[h](../../bench/README.md)", page_in("guides/x.md"), config, None)
+    assert out == "[h](https://example.org/evalhub/blob/main/bench/README.md)"
+
+
+def test_a_link_to_a_missing_repository_file_fails_the_build():
+    config = {"docs_dir": str(DOCS), "repo_url": None}
+    with pytest.raises(PluginError, match="missing file: ../bench/NOPE.md"):
+        hooks.on_page_markdown("[x](../bench/NOPE.md)", page_in("benchmarks.md"), config, None)
+
+
+def test_links_inside_code_blocks_are_left_alone():
+    config = {"docs_dir": str(DOCS), "repo_url": None}
+    text = "```\n[x](../bench/NOPE.md)\n```"
+    assert hooks.on_page_markdown(text, page_in("benchmarks.md"), config, None) == text
