@@ -109,3 +109,23 @@ def test_links_inside_code_blocks_are_left_alone():
     config = {"docs_dir": str(DOCS), "repo_url": None}
     text = "```\n[x](../bench/NOPE.md)\n```"
     assert hooks.on_page_markdown(text, page_in("benchmarks.md"), config, None) == text
+
+
+def pinned(requirements: str) -> list[str]:
+    names = []
+    for line in (ROOT / requirements).read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line and not line.startswith("-"):
+            names.append(re.split(r"[\[=<>~]", line)[0].lower())
+    return names
+
+
+@pytest.mark.parametrize("requirements", ["requirements.txt", "requirements-dev.txt"])
+def test_the_dependencies_page_says_why_each_pinned_package_is_there(requirements):
+    page = (DOCS / "dependencies.md").read_text()
+    named = {
+        name.strip().lower()
+        for row in re.findall(r"^\| ([^|]+) \|", page, re.M)
+        for name in row.split(",")
+    }
+    assert [name for name in pinned(requirements) if name not in named] == []
