@@ -24,6 +24,7 @@ import posixpath
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
@@ -162,18 +163,26 @@ def _django():
     django.setup()
 
 
-def _who(view) -> str:
-    """The permissions the view checks for this method (its action's, for a viewset), each
-    with the first line of its docstring."""
+def _who(view, method: str) -> str:
+    """The permissions the view checks for `method` (its action's, for a viewset), each with
+    the first paragraph of its docstring. A per-method declaration (a permission with ``rules``
+    and ``rule(request, view)``, as ``evalhub.permissions.by_method`` makes) is expanded to
+    the rule that applies to this method."""
     if view is None:
         return "unknown"
     try:
-        permissions = [type(permission) for permission in view.get_permissions()]
+        permissions = list(view.get_permissions())
     except Exception:  # a get_permissions that needs a request: the declared classes
-        permissions = list(getattr(view, "permission_classes", []))
-    said = []
+        permissions = [cls() for cls in getattr(view, "permission_classes", [])]
+    classes = []
     for permission in permissions:
-        doc = (permission.__doc__ or "").strip().split("\n")[0].strip()
+        if hasattr(permission, "rules") and callable(getattr(permission, "rule", None)):
+            classes += list(permission.rule(SimpleNamespace(method=method.upper()), view))
+        else:
+            classes.append(type(permission))
+    said = []
+    for permission in classes:
+        doc = " ".join((permission.__doc__ or "").strip().split("\n\n")[0].split())
         said.append(f"`{permission.__name__}`" + (f": {doc}" if doc else ""))
     return "; ".join(said).replace("|", "\\|") or "anyone"
 
@@ -196,7 +205,7 @@ def api_page() -> str:
             summary = operation.get("summary") or operation.get("description") or ""
             summary = " ".join(summary.split("\n\n")[0].split()).replace("|", "\\|")
             anonymous = {} in operation.get("security", [{}])
-            who = _who(views.get((path, method)))
+            who = _who(views.get((path, method)), method)
             if anonymous and who != "anyone":
                 who = f"no login needed; {who}"
             rows.append(f"| `{method.upper()} {path}` | {summary} | {who} |")

@@ -129,3 +129,33 @@ def test_the_dependencies_page_says_why_each_pinned_package_is_there(requirement
         for name in row.split(",")
     }
     assert [name for name in pinned(requirements) if name not in named] == []
+
+
+class Reader:
+    """Reads."""
+
+
+class Writer:
+    """Writes,
+    on two lines.
+
+    Not this paragraph."""
+
+
+class PerMethod:
+    rules = {"GET": (Reader,), "POST": (Reader, Writer)}
+
+    def rule(self, request, view):
+        return self.rules.get(request.method, ())
+
+
+def test_who_may_call_an_operation_is_its_methods_rule():
+    view = SimpleNamespace(get_permissions=lambda: [PerMethod()])
+    assert hooks._who(view, "get") == "`Reader`: Reads."
+    assert hooks._who(view, "post") == "`Reader`: Reads.; `Writer`: Writes, on two lines."
+
+
+def test_who_may_call_an_operation_is_its_views_permission_classes():
+    view = SimpleNamespace(get_permissions=lambda: [Reader(), Writer()])
+    assert hooks._who(view, "delete") == "`Reader`: Reads.; `Writer`: Writes, on two lines."
+    assert hooks._who(SimpleNamespace(get_permissions=lambda: []), "get") == "anyone"
