@@ -237,7 +237,12 @@ def api_page() -> str:
 
 def settings_page() -> str:
     sys.path.insert(0, str(ROOT))
-    config = importlib.import_module("evalhub.config") if _has_config() else None
+    try:
+        config = importlib.import_module("evalhub.config")
+    except ModuleNotFoundError as missing:
+        if missing.name != "evalhub.config":
+            raise
+        config = None
     render = getattr(config, "reference_markdown", None)
     if render is not None:
         return render()
@@ -249,7 +254,3 @@ def settings_page() -> str:
         "    This page is generated from the declared settings schema, "
         "`evalhub.config.reference_markdown()`, which this tree does not have yet.\n"
     )
-
-
-def _has_config() -> bool:
-    return (ROOT / "evalhub" / "config.py").is_file() or (ROOT / "evalhub" / "config").is_dir()

@@ -3,6 +3,7 @@ guides link a sample of every upload format, and the build hooks generate the
 references from the code (``make test`` builds the whole site with --strict)."""
 
 import importlib.util
+import sys
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -159,3 +160,9 @@ def test_who_may_call_an_operation_is_its_views_permission_classes():
     view = SimpleNamespace(get_permissions=lambda: [Reader(), Writer()])
     assert hooks._who(view, "delete") == "`Reader`: Reads.; `Writer`: Writes, on two lines."
     assert hooks._who(SimpleNamespace(get_permissions=lambda: []), "get") == "anyone"
+
+
+def test_the_settings_page_is_what_the_declared_schema_renders(monkeypatch):
+    schema = SimpleNamespace(reference_markdown=lambda: "# Settings reference\n\n| a | b |\n")
+    monkeypatch.setitem(sys.modules, "evalhub.config", schema)
+    assert hooks.settings_page() == "# Settings reference\n\n| a | b |\n"
