@@ -3,8 +3,8 @@ guides link a sample of every upload format, and the build hooks generate the
 references from the code (``make test`` builds the whole site with --strict)."""
 
 import importlib.util
-import sys
 import re
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
