@@ -194,7 +194,8 @@ def api_page() -> str:
     generator = SchemaGenerator()
     schema = generator.get_schema(request=None, public=True)
     views = {}
-    # The schema's own walk over the URL patterns: (path, regex, method, view instance).
+    # The schema's own walk over the URL patterns: (path, regex, method, view instance). A
+    # private method of the pinned drf-spectacular; tests/test_docs.py builds this page.
     for path, _regex, method, view in generator._get_paths_and_endpoints():
         views[(path, method.lower())] = view
     rows = []

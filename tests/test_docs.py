@@ -166,3 +166,11 @@ def test_the_settings_page_is_what_the_declared_schema_renders(monkeypatch):
     schema = SimpleNamespace(reference_markdown=lambda: "# Settings reference\n\n| a | b |\n")
     monkeypatch.setitem(sys.modules, "evalhub.config", schema)
     assert hooks.settings_page() == "# Settings reference\n\n| a | b |\n"
+
+
+def test_the_api_page_lists_every_operation_with_who_may_call_it():
+    page = hooks.api_page()
+    rows = [line for line in page.splitlines() if line.startswith("| `")]
+    assert f"{len(rows)} operations." in page
+    assert any(row.startswith("| `POST /api/campaigns/` |") and "`IsStaff`" in row for row in rows)
+    assert all(not row.endswith("| unknown |") for row in rows)
