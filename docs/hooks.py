@@ -154,8 +154,14 @@ def result_contract_page() -> str:
 # --- the API reference --------------------------------------------------------------------------
 
 
+def _importable():
+    """The project's packages importable from the build, wherever mkdocs was started."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+
+
 def _django():
-    sys.path.insert(0, str(ROOT))
+    _importable()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
     os.environ.setdefault("DEBUG", "1")
     import django
@@ -237,7 +243,7 @@ def api_page() -> str:
 
 
 def settings_page() -> str:
-    sys.path.insert(0, str(ROOT))
+    _importable()
     try:
         config = importlib.import_module("evalhub.config")
     except ModuleNotFoundError as missing:
