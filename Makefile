@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint bench screenshots clean
+.PHONY: run test install lint bench screenshots clean docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +24,14 @@ run: $(STAMP)
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
+# The docs site is built with --strict: a broken link or anchor fails the tests.
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
+
+docs: $(STAMP)
+	$(BIN)/mkdocs serve -a 127.0.0.1:8001
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -35,11 +40,11 @@ lint: $(STAMP)
 bench: $(STAMP)
 	for script in bench/bench_*.py; do $(BIN)/python $$script || exit 1; done
 
-# The README's pictures, as the browser tests last drew them.
+# The docs' pictures, as the browser tests last drew them.
 screenshots: $(STAMP)
 	$(BIN)/python -m pytest -q tests/browser
 	mkdir -p docs/screenshots
 	cp test-artifacts/*.png docs/screenshots/
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache site

@@ -44,7 +44,18 @@ Every number is a JSON number or ``null`` (NaN and infinities become ``null``)::
                                     "ordinal": {"alpha"}} | null},
      "stability": {"n_conversations": [n, ...], "share_reproduced": [...],
                    "share_modal": [...], "reference": [[slug, ...], ...],
-                   "subsamples", "replicates", "leave_one_out": [...]} | {},
+                   "subsamples", "replicates",
+                   "leave_one_out": [{"left_out", "n_conversations", "share_reproduced",
+                                      "keeps_full_ranking"}]} | {},
+     "scores": {system: {"judged", "human", "unsure", "bot", "share_human",
+                         "ci": [lo, hi], "conversations", "self_play_judged"}},
+                                                # Spot The Bot: how often each system's
+                                                # speakers were taken for human
+     "partners": [{"system", "wins", "losses", "ties", "win_rate", "judged",
+                   "share_human", "ci": [lo, hi],
+                   "against": [{"target", "target_wins", "partner_wins", "ties",
+                                "p_value", "p_adjusted"}]}],
+                                                # bipartite-play partners, never ranked
      "warnings": [text, ...]}
 
 For an A/B tournament ``survival`` has empty lists and maps, ``features`` is empty,

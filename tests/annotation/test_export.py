@@ -188,13 +188,13 @@ def csv_text(rows) -> str:
     return "".join(export.csv_lines(export.flat_row(row) for row in rows)).replace("\r\n", "\n")
 
 
-def test_the_readme_export_examples_are_what_is_exported(monkeypatch):
+def test_the_admin_guide_export_examples_are_what_is_exported(monkeypatch):
     from pathlib import Path
     from types import SimpleNamespace
 
     from annotation.kinds import get_kind
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "admins.md").read_text()
     likert = SimpleNamespace(
         item=SimpleNamespace(
             content={"meta": {"conversation": "c-17", "system": "chatty"}, "bot_turns": [1, 3]},
@@ -211,8 +211,8 @@ def test_the_readme_export_examples_are_what_is_exported(monkeypatch):
         seconds=3.5,
     )
     likert_kind = get_kind("likert")
-    assert f"```json\n{json.dumps(export.export_row(likert_kind, likert))}\n```" in readme
-    assert f"```csv\n{csv_text(export.csv_rows(likert_kind, likert))}```" in readme
+    assert f"```json\n{json.dumps(export.export_row(likert_kind, likert))}\n```" in guide
+    assert f"```csv\n{csv_text(export.csv_rows(likert_kind, likert))}```" in guide
     spot_the_bot = get_kind("spot_the_bot")
     row = {
         "conversation": "c-204",
@@ -226,7 +226,7 @@ def test_the_readme_export_examples_are_what_is_exported(monkeypatch):
     }
     monkeypatch.setattr(spot_the_bot, "export_row", lambda judgment: dict(row))
     gold = SimpleNamespace(item=SimpleNamespace(role="gold"))
-    assert f"```csv\n{csv_text(export.csv_rows(spot_the_bot, gold))}```" in readme
+    assert f"```csv\n{csv_text(export.csv_rows(spot_the_bot, gold))}```" in guide
 
 
 def test_every_row_says_whether_its_item_is_a_task_or_gold():

@@ -78,7 +78,7 @@ def page(browser, live_server):
 
 @pytest.fixture
 def screenshot(page):
-    """Save a full-page screenshot under test-artifacts/ (the README's pictures come from here)."""
+    """Save a full-page screenshot under test-artifacts/ (the docs' pictures come from here)."""
 
     def take(name: str) -> Path:
         ARTIFACTS.mkdir(exist_ok=True)

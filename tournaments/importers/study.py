@@ -1,6 +1,6 @@
 """Import a published Spot The Bot study as a finished tournament that analyses like any other.
 
-Input: the two files of the interchange format (the README, "Spot The Bot studies"):
+Input: the two files of the interchange format (docs/tournaments.md, "Spot The Bot studies"):
 conversations (`{"id", "domain", "speakers", "turns"}` per line, checked by the catalog's
 conversation importer) and judgments (one worker's judgment of one segment per line:
 `{"conversation", "worker", "batch", "exchanges", "labels", "better", "started_at_ms",
