@@ -236,7 +236,7 @@ class Settings(BaseSettings):
         20 * 1024 * 1024,
         "Largest upload accepted; larger files are refused with a message before parsing.",
         "limits",
-        ge=1024,
+        ge=1,
         le=2 * 1024**3,
     )
     EVALHUB_MAX_PLANNED_CONVERSATIONS: int = setting(
