@@ -414,19 +414,18 @@ def outcome_http_status(error: BotError | None) -> int | None:
     return getattr(error, "status", None)
 
 
-class BotClient:
-    """Asks one endpoint for turns, with retries, its budget and its concurrency limit, and
-    records each request's outcome (`purpose` says who asked: an EndpointCall.Purpose)."""
+class EndpointCaller:
+    """One endpoint's call configuration, shared by the blocking client (BotClient) and the
+    streaming one (endpoints/streaming.py): the protocol and URL, timeout, concurrency limit,
+    reply cap, budget, outcome record, and whether private addresses may be reached."""
 
     def __init__(
         self,
         endpoint: Endpoint,
         *,
-        retry: RetryPolicy | None = None,
         limiter: Limiter | None = None,
         max_reply_chars: int | None = None,
         slot_wait: float | None = None,
-        sleep: Callable[[float], None] = time.sleep,
         budget: Callable[[Endpoint], None] | None = database_budget,
         allow_private: bool | None = None,
         purpose: str = "other",
@@ -442,19 +441,35 @@ class BotClient:
         self.url = self.protocol.url(endpoint.url)
         self.timeout = endpoint.timeout or settings.EVALHUB_BOT_TIMEOUT_SECONDS
         self.max_concurrency = endpoint.max_concurrency or settings.EVALHUB_BOT_MAX_CONCURRENCY
-        self.retry = retry or RetryPolicy.from_settings()
         self.limiter = limiter or default_limiter()
         self.max_reply_chars = max_reply_chars or settings.EVALHUB_BOT_MAX_REPLY_CHARS
         self.slot_wait = (
             slot_wait if slot_wait is not None else settings.EVALHUB_BOT_SLOT_WAIT_SECONDS
         )
-        self.sleep = sleep
         self.budget = budget
         self.purpose = purpose
         self.record = record
         if allow_private is None:
             allow_private = settings.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES
-        self.http = http_client(allow_private=allow_private)
+        self.allow_private = allow_private
+
+
+class BotClient(EndpointCaller):
+    """Asks one endpoint for turns, with retries, its budget and its concurrency limit, and
+    records each request's outcome (`purpose` says who asked: an EndpointCall.Purpose)."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        **configuration,
+    ):
+        super().__init__(endpoint, **configuration)
+        self.retry = retry or RetryPolicy.from_settings()
+        self.sleep = sleep
+        self.http = http_client(allow_private=self.allow_private)
 
     def reply(self, conversation_id: str, turns: Sequence[dict], speaker: int) -> str:
         """The bot's next turn as `speaker`, after `turns` ([{"speaker", "text"}, ...])."""

@@ -35,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import urllib.parse
 import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
@@ -56,17 +55,14 @@ from .client import (
     BotTimeout,
     BotUnreachable,
     Endpoint,
-    Limiter,
+    EndpointCaller,
     connect_error,
-    database_budget,
-    database_record,
-    default_limiter,
     http_error,
     outcome_http_status,
     read_reply,
     request_headers,
 )
-from .protocols import PROTOCOLS, Usage, openai_chat_body, openai_usage
+from .protocols import Usage, openai_chat_body, openai_usage
 
 
 @dataclass(frozen=True)
@@ -129,44 +125,19 @@ class _Call:
         self.parts.append(piece)
 
 
-class AsyncBotClient:
-    """Streams one endpoint's replies; `purpose` is the EndpointCall.Purpose recorded."""
+class AsyncBotClient(EndpointCaller):
+    """Streams one endpoint's replies; `purpose` is the EndpointCall.Purpose recorded. The
+    configuration, guard and budget are the blocking client's (EndpointCaller)."""
 
     def __init__(
         self,
         endpoint: Endpoint,
         *,
-        limiter: Limiter | None = None,
-        max_reply_chars: int | None = None,
-        slot_wait: float | None = None,
-        budget: Callable[[Endpoint], None] | None = database_budget,
         refund: Callable[[Endpoint, object], None] | None = database_refund,
-        record: Callable[..., None] | None = database_record,
-        allow_private: bool | None = None,
-        purpose: str = "other",
+        **configuration,
     ):
-        scheme = urllib.parse.urlsplit(endpoint.url).scheme
-        if scheme not in {"http", "https"}:
-            raise BotError(f"only http and https endpoints are supported, not {scheme!r}")
-        if endpoint.protocol not in PROTOCOLS:
-            raise BotError(f"unknown protocol {endpoint.protocol!r}")
-        self.endpoint = endpoint
-        self.protocol = PROTOCOLS[endpoint.protocol]
-        self.url = self.protocol.url(endpoint.url)
-        self.timeout = endpoint.timeout or settings.EVALHUB_BOT_TIMEOUT_SECONDS
-        self.max_concurrency = endpoint.max_concurrency or settings.EVALHUB_BOT_MAX_CONCURRENCY
-        self.limiter = limiter or default_limiter()
-        self.max_reply_chars = max_reply_chars or settings.EVALHUB_BOT_MAX_REPLY_CHARS
-        self.slot_wait = (
-            slot_wait if slot_wait is not None else settings.EVALHUB_BOT_SLOT_WAIT_SECONDS
-        )
-        self.budget = budget
+        super().__init__(endpoint, **configuration)
         self.refund = refund
-        self.record = record
-        self.purpose = purpose
-        if allow_private is None:
-            allow_private = settings.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES
-        self.allow_private = allow_private
 
     def stream_reply(
         self, conversation_id: str, turns: Sequence[dict], speaker: int
