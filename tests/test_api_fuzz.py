@@ -89,7 +89,14 @@ if RUN:
     def one_error_shape(ctx, response, case):
         """Every 4xx, whatever raised it, answers the one error shape."""
         if 400 <= response.status_code < 500:
-            problems = error_shape_problems(response.json())
+            try:
+                body = response.json()
+            except ValueError:
+                raise AssertionError(
+                    f"{response.status_code} with a body that is not JSON: "
+                    f"{response.content[:200]!r} ({case.method} {case.formatted_path})"
+                ) from None
+            problems = error_shape_problems(body)
             assert not problems, f"{response.status_code}: " + "; ".join(problems)
 
     CHECKS = [

@@ -142,6 +142,15 @@ def test_a_path_of_no_api_route_answers_json_with_debug_on_too(settings):
     assert response.json() == whole("Not found.")
 
 
+def test_a_post_to_a_path_of_no_api_route_gets_the_404_not_the_csrf_page():
+    client = APIClient(enforce_csrf_checks=True)
+
+    response = client.post("/api/campaigns/caf\u00e9/crowd/finish/", {}, format="json")
+
+    assert response.status_code == 404
+    assert response.json() == whole("Not found.")
+
+
 def test_a_path_under_the_api_without_its_slash_is_still_redirected():
     response = APIClient().get("/api/systems")
 
