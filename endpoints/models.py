@@ -10,10 +10,11 @@ counts EndpointUsage; every request the client makes leaves an EndpointCall
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, URLValidator
-from django.db import models
-from django.db.models import Q
+from django.db import models, transaction
+from django.db.models import ProtectedError, Q
 from django.utils import timezone
 
+from evalhub.errors import UserInputError
 from evalhub.models import System
 
 
@@ -159,6 +160,20 @@ class BotEndpoint(models.Model):
     def is_managed_by(self, user) -> bool:
         """The system's owner and staff register, edit and remove it (and its token)."""
         return self.system.is_managed_by(user)
+
+    def remove(self) -> None:
+        """Delete the endpoint, or say what still needs it: a judge's verdicts name the model
+        that gave them, so a judge protects its endpoint (and whatever else a higher layer
+        protects, named the same way, without this app knowing them)."""
+        try:
+            with transaction.atomic():
+                self.delete()
+        except ProtectedError as protected:
+            users = sorted({str(obj) for obj in protected.protected_objects})
+            raise UserInputError(
+                f"The endpoint is still used by {', '.join(users[:5])}"
+                f"{' and others' if len(users) > 5 else ''}: remove those first."
+            ) from None
 
     def may_serve(self, tournament) -> bool:
         """Whether `tournament` may call this endpoint: its owner's own tournaments (and, for

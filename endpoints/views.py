@@ -12,6 +12,7 @@ from django.db import transaction
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from evalhub.errors import UserInputError, show_on_page
 from evalhub.views.systems import visible_system_or_404
 
 from . import calls
@@ -53,8 +54,12 @@ def endpoint_edit(request, slug):
 @require_POST
 def endpoint_delete(request, slug):
     system = managed_system(request, slug)
-    with transaction.atomic():
-        deleted, _ = BotEndpoint.objects.filter(system=system).delete()
-    if deleted:
+    endpoint = BotEndpoint.objects.filter(system=system).first()
+    if endpoint is not None:
+        try:
+            endpoint.remove()
+        except UserInputError as refused:
+            show_on_page(request, refused)
+            return redirect(system)
         messages.success(request, f"Removed the bot endpoint of {system.name}.")
     return redirect(system)

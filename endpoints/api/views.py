@@ -174,9 +174,7 @@ class BotEndpointView(ManagedSystemMixin, generics.GenericAPIView):
         return Response(self.get_serializer(saved).data)
 
     def delete(self, request, slug):
-        endpoint = self.get_object()
-        with transaction.atomic():
-            endpoint.delete()
+        self.get_object().remove()  # a UserInputError (400) when a judge still uses it
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

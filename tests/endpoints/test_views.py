@@ -5,6 +5,7 @@ import pytest
 from django.urls import reverse
 
 from endpoints.models import BotEndpoint
+from judging.models import Judge
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -159,6 +160,20 @@ def test_the_owner_removes_the_endpoint(client, owner, system):
     response = client.post(reverse("system-endpoint-delete", args=[system.slug]))
     assert response.status_code == 302
     assert not BotEndpoint.objects.exists()
+
+
+def test_an_endpoint_a_judge_uses_is_kept_and_the_page_says_why(client, owner, system):
+    client.force_login(owner)
+    register(client, system, protocol="openai", model_name="m")
+    Judge.objects.create(
+        slug="strict", name="Strict judge", owner=owner, endpoint=BotEndpoint.objects.get()
+    )
+
+    response = client.post(reverse("system-endpoint-delete", args=[system.slug]), follow=True)
+
+    assert response.status_code == 200
+    assert "still used by Strict judge" in response.content.decode()
+    assert BotEndpoint.objects.filter(system=system).exists()
 
 
 def test_the_owner_allows_other_owners_tournaments(client, owner, system):
