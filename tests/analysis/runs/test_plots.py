@@ -1,10 +1,14 @@
 """analysis/runs/plots.py: a succeeded run's plots drawn after it, by a task of their own."""
 
+from types import SimpleNamespace
+
 import pytest
+from django.contrib.auth.models import AnonymousUser
 from django.urls import reverse
 
 from analysis.models import AnalysisRun
-from analysis.pages.plots import render_plots
+from analysis.pages.leaderboards import results_for_system
+from analysis.pages.plots import render_plots, system_plot_name
 from analysis.runs import plots as run_plots
 from analysis.runs.tasks import analyze_tournament, library_versions
 from evalhub import leases
@@ -88,3 +92,19 @@ def test_a_run_with_nothing_to_draw_is_not_pending(django_capture_on_commit_call
     with django_capture_on_commit_callbacks() as queued:
         assert not run_plots.plots_pending(run)
     assert queued == []
+
+
+def test_a_system_page_shows_no_survival_plot_until_it_is_drawn(
+    django_capture_on_commit_callbacks,
+):
+    tournament = builders.bare_tournament()
+    run = undrawn_run(tournament)
+    system = SimpleNamespace(slug=next(iter(run.result["survival"]["curves"])))
+    with django_capture_on_commit_callbacks() as queued:
+        [entry] = results_for_system(system, AnonymousUser())
+    assert entry.run.pk == run.pk and entry.plot_url is None and len(queued) == 1
+    run_plots.draw_plots_now(run.pk)
+    [entry] = results_for_system(system, AnonymousUser())
+    assert entry.plot_url == reverse(
+        "analysis:plot", args=[tournament.slug, run.pk, system_plot_name(system.slug)]
+    )
