@@ -27,7 +27,7 @@ from analysis.pages.leaderboards import (
 )
 from analysis.pages.results import result_links
 from analysis.pages.settings_form import AnalysisSettingsForm
-from analysis.runs.plots import plots_pending
+from analysis.runs.drawing import plots_pending
 from analysis.runs.tasks import analyze_tournament
 from evalhub.errors import UserInputError, show_on_page
 from evalhub.listing import list_page

@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from analysis.models import AnalysisRun
 from analysis.pages.plots import SIGNIFICANCE, available_plots, system_plot_name
-from analysis.runs.plots import plots_pending
+from analysis.runs.drawing import plots_pending
 from tournaments.models import Tournament
 
 __all__ = [

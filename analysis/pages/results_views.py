@@ -17,7 +17,7 @@ from analysis.models import AnalysisRun
 from analysis.pages.comparisons import campaign_comparisons
 from analysis.pages.results import RESULT_KINDS, dimensional_context, latest_run, may_see_run
 from analysis.reports import NothingToAnalyse
-from analysis.runs.plots import plots_pending
+from analysis.runs.drawing import plots_pending
 from analysis.runs.tasks import analyze_campaign, analyze_study
 from annotation.models import Campaign, Study
 from evalhub.errors import show_on_page

@@ -194,8 +194,9 @@ def analyze_tournament(
     Returns the existing run when one matches (succeeded, pending or running); otherwise
     creates one, or re-queues a failed one, and queues ``run_analysis`` (or, with
     ``synchronous``, computes it before returning; without ``plots`` a synchronous run is
-    stored without its plots, which ``analysis.runs.plots`` draws later). Raises NoCampaign or NothingToAnalyse
-    when there is nothing to analyse, ValueError for bad parameters.
+    stored without its plots, which ``analysis.runs.drawing`` draws later). Raises
+    NoCampaign or NothingToAnalyse when there is nothing to analyse, ValueError for bad
+    parameters.
     """
     subject = {"tournament": tournament, "campaign": tournament.campaign}
     return _request(subject, parameters, user, synchronous, plots)
@@ -299,7 +300,7 @@ def _compute(run_id: int, *, inputs=None, plots: bool = True) -> str:
     """``run_analysis``'s work. ``inputs`` are the run's inputs when the caller has just
     loaded and digested them (a synchronous request); otherwise they are loaded again and
     must still have the digest the run was requested with. Without ``plots`` the run is
-    stored without them (``analysis.runs.plots`` draws them when a page shows the run)."""
+    stored without them (``analysis.runs.drawing`` draws them when a page shows the run)."""
     run = (
         AnalysisRun.objects.select_related(
             "tournament", "campaign", "study", "judge_run__judge", "judge_run__rubric"

@@ -8,7 +8,7 @@ then a study, unless ``--kind`` says which.
 
 The run's plots are not drawn unless ``--plots`` is given: the contract does not contain
 them, and drawing them (a second or more of matplotlib) would double the command's time.
-The first result page that shows the run queues their drawing (``analysis.runs.plots``).
+The first result page that shows the run queues their drawing (``analysis.runs.drawing``).
 """
 
 import json
@@ -21,8 +21,8 @@ from analysis.inputs.judgments import NoCampaign
 from analysis.models import AnalysisRun
 from analysis.pages.leaderboards import contract
 from analysis.reports import NothingToAnalyse
+from analysis.runs.drawing import draw_plots_now
 from analysis.runs.parameters import PRESETS, preset_parameters
-from analysis.runs.plots import draw_plots_now
 from analysis.runs.tasks import analyze_campaign, analyze_study, analyze_tournament
 from annotation.models import Campaign, Study
 from tournaments.models import Tournament

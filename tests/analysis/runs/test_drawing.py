@@ -1,4 +1,4 @@
-"""analysis/runs/plots.py: a succeeded run's plots drawn after it, by a task of their own."""
+"""analysis/runs/drawing.py: a succeeded run's plots drawn after it, by a task of their own."""
 
 from types import SimpleNamespace
 
@@ -9,7 +9,7 @@ from django.urls import reverse
 from analysis.models import AnalysisRun
 from analysis.pages.leaderboards import results_for_system
 from analysis.pages.plots import render_plots, system_plot_name
-from analysis.runs import plots as run_plots
+from analysis.runs import drawing as run_plots
 from analysis.runs.tasks import analyze_tournament, library_versions
 from evalhub import leases
 from tests.analysis import builders
