@@ -31,6 +31,7 @@ app.conf.task_routes = {
     # Judges talk to model endpoints: I/O bound like collection.
     "judging.tasks.run_judge": {"queue": COLLECTION_QUEUE},
     "analysis.tasks.run_analysis": {"queue": ANALYSIS_QUEUE},
+    "analysis.tasks.draw_plots": {"queue": ANALYSIS_QUEUE},
 }
 
 # Per-task limits (seconds, soft then hard); the others get CELERY_TASK_*_TIME_LIMIT.

@@ -27,6 +27,7 @@ from analysis.pages.leaderboards import (
 )
 from analysis.pages.results import result_links
 from analysis.pages.settings_form import AnalysisSettingsForm
+from analysis.runs.drawing import plots_pending
 from analysis.runs.tasks import analyze_tournament
 from evalhub.errors import UserInputError, show_on_page
 from evalhub.listing import list_page
@@ -76,14 +77,19 @@ def leaderboard_detail(request, slug):
         latest = tournament.analysis_runs.defer("result", "plots").order_by("-created").first()
     active = latest if latest is not None and latest.in_progress else None
     failed = latest if latest is not None and latest.status == AnalysisRun.Status.FAILED else None
+    context = results_context(tournament, run)
+    drawing = plots_pending(run)
+    if drawing:
+        context["plots"] = set()  # no broken images: the page reloads until they exist
     return render(
         request,
         "analysis/leaderboard_detail.html",
         {
-            **results_context(tournament, run),
+            **context,
             "active_run": active,
             "failed_run": failed,
-            "refresh": REFRESH_SECONDS if active else None,
+            "plots_pending": drawing,
+            "refresh": REFRESH_SECONDS if active or drawing else None,
             "can_run": is_managed_by(request.user, tournament),
             "settings_form": AnalysisSettingsForm(),
         },

@@ -16,6 +16,7 @@ from django.urls import reverse
 
 from analysis.models import AnalysisRun
 from analysis.pages.plots import SIGNIFICANCE, available_plots, system_plot_name
+from analysis.runs.drawing import plots_pending
 from tournaments.models import Tournament
 
 __all__ = [
@@ -336,6 +337,8 @@ def results_for_system(system, user) -> list[SystemResult]:
         result = run.result
         survival = result.get("survival") or {}
         curve = (survival.get("curves") or {}).get(system.slug)
+        # A run stored without its plots has them drawn now; no broken image meanwhile.
+        drawn = bool(curve) and not plots_pending(run)
         entries.append(
             SystemResult(
                 tournament=run.tournament,
@@ -352,7 +355,7 @@ def results_for_system(system, user) -> list[SystemResult]:
                         survival.get("segment_lengths") or [], curve or [], strict=False
                     )
                 ],
-                plot_url=plot_url(run, system_plot_name(system.slug)) if curve else None,
+                plot_url=plot_url(run, system_plot_name(system.slug)) if drawn else None,
             )
         )
     return entries

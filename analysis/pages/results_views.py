@@ -17,6 +17,7 @@ from analysis.models import AnalysisRun
 from analysis.pages.comparisons import campaign_comparisons
 from analysis.pages.results import RESULT_KINDS, dimensional_context, latest_run, may_see_run
 from analysis.reports import NothingToAnalyse
+from analysis.runs.drawing import plots_pending
 from analysis.runs.tasks import analyze_campaign, analyze_study
 from annotation.models import Campaign, Study
 from evalhub.errors import show_on_page
@@ -38,15 +39,20 @@ def _page(request, template: str, subject, extra: dict):
     latest = latest_run(subject, succeeded=False) if is_managed_by(request.user, subject) else None
     active = latest if latest is not None and latest.in_progress else None
     failed = latest if latest is not None and latest.status == AnalysisRun.Status.FAILED else None
+    context = dimensional_context(run)
+    drawing = plots_pending(run)
+    if drawing:
+        context["plots"] = []  # no broken images: the page reloads until they exist
     return render(
         request,
         template,
         {
-            **dimensional_context(run),
+            **context,
             **extra,
             "active_run": active,
             "failed_run": failed,
-            "refresh": REFRESH_SECONDS if active else None,
+            "plots_pending": drawing,
+            "refresh": REFRESH_SECONDS if active or drawing else None,
             "can_run": is_staff(request.user),
         },
     )

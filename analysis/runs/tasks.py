@@ -121,7 +121,7 @@ def _inputs(tournament, campaign, study, judge_run, *, exclude_blocked: bool):
     return load_inputs(tournament, campaign=campaign, study=study, exclude_blocked=exclude_blocked)
 
 
-def _request(subject: dict, parameters, user, synchronous: bool) -> AnalysisRun:
+def _request(subject: dict, parameters, user, synchronous: bool, plots: bool = True) -> AnalysisRun:
     params = normalize_parameters(parameters)
     inputs = _inputs(
         subject.get("tournament"),
@@ -145,7 +145,7 @@ def _request(subject: dict, parameters, user, synchronous: bool) -> AnalysisRun:
     if run.status == AnalysisRun.Status.SUCCEEDED:
         return run
     if synchronous:
-        _compute(run.pk, inputs=inputs)
+        _compute(run.pk, inputs=inputs, plots=plots)
         run.refresh_from_db()
     else:
         # After commit: a worker must find the row. Outside a transaction this runs now.
@@ -187,16 +187,19 @@ def analyze_tournament(
     *,
     user=None,
     synchronous: bool = False,
+    plots: bool = True,
 ) -> AnalysisRun:
     """The run of ``tournament`` for its current judgments and ``parameters``.
 
     Returns the existing run when one matches (succeeded, pending or running); otherwise
     creates one, or re-queues a failed one, and queues ``run_analysis`` (or, with
-    ``synchronous``, computes it before returning). Raises NoCampaign or NothingToAnalyse
-    when there is nothing to analyse, ValueError for bad parameters.
+    ``synchronous``, computes it before returning; without ``plots`` a synchronous run is
+    stored without its plots, which ``analysis.runs.drawing`` draws later). Raises
+    NoCampaign or NothingToAnalyse when there is nothing to analyse, ValueError for bad
+    parameters.
     """
     subject = {"tournament": tournament, "campaign": tournament.campaign}
-    return _request(subject, parameters, user, synchronous)
+    return _request(subject, parameters, user, synchronous, plots)
 
 
 def analyze_campaign(
@@ -205,10 +208,12 @@ def analyze_campaign(
     *,
     user=None,
     synchronous: bool = False,
+    plots: bool = True,
 ) -> AnalysisRun:
     """The run of one campaign (abc_eval, likert, comparative, or a tournament's campaign
     analysed on its own); as ``analyze_tournament`` otherwise."""
-    return _request({"tournament": None, "campaign": campaign}, parameters, user, synchronous)
+    subject = {"tournament": None, "campaign": campaign}
+    return _request(subject, parameters, user, synchronous, plots)
 
 
 def analyze_study(
@@ -217,11 +222,12 @@ def analyze_study(
     *,
     user=None,
     synchronous: bool = False,
+    plots: bool = True,
 ) -> AnalysisRun:
     """The run of an imported study, its campaigns analysed together; as
     ``analyze_tournament`` otherwise."""
     subject = {"tournament": None, "campaign": None, "study": study}
-    return _request(subject, parameters, user, synchronous)
+    return _request(subject, parameters, user, synchronous, plots)
 
 
 def analyze_judge_run(
@@ -230,12 +236,13 @@ def analyze_judge_run(
     *,
     user=None,
     synchronous: bool = False,
+    plots: bool = True,
 ) -> AnalysisRun:
     """The human-versus-automatic run of a judge run (``judging.models.JudgeRun``) against
     its campaign's human judgments; as ``analyze_tournament`` otherwise. The run's subject
     is the campaign alone (never its tournament), so human results never show it."""
     subject = {"tournament": None, "campaign": judge_run.campaign, "judge_run": judge_run}
-    return _request(subject, parameters, user, synchronous)
+    return _request(subject, parameters, user, synchronous, plots)
 
 
 def _update(held: leases.Held, run_id: int, only_if: str, **fields) -> int:
@@ -289,10 +296,11 @@ def run_analysis(run_id: int) -> str:
     return _compute(run_id)
 
 
-def _compute(run_id: int, *, inputs=None) -> str:
+def _compute(run_id: int, *, inputs=None, plots: bool = True) -> str:
     """``run_analysis``'s work. ``inputs`` are the run's inputs when the caller has just
     loaded and digested them (a synchronous request); otherwise they are loaded again and
-    must still have the digest the run was requested with."""
+    must still have the digest the run was requested with. Without ``plots`` the run is
+    stored without them (``analysis.runs.drawing`` draws them when a page shows the run)."""
     run = (
         AnalysisRun.objects.select_related(
             "tournament", "campaign", "study", "judge_run__judge", "judge_run__rubric"
@@ -308,10 +316,10 @@ def _compute(run_id: int, *, inputs=None) -> str:
     with leases.holding(leases.key_for(LEASE_PREFIX, run_id)) as held:
         if held is None or not _start_run_if_claimable(run_id):
             return "skipped"
-        return _compute_held(run, held, inputs)
+        return _compute_held(run, held, inputs, plots)
 
 
-def _compute_held(run: AnalysisRun, held: leases.Held, inputs) -> str:
+def _compute_held(run: AnalysisRun, held: leases.Held, inputs, draw: bool) -> str:
     run_id = run.pk
     running = AnalysisRun.Status.RUNNING
     update = partial(_update, held, run_id, running)
@@ -330,8 +338,10 @@ def _compute_held(run: AnalysisRun, held: leases.Held, inputs) -> str:
                 )
         progress = partial(_write_progress, held, run_id)
         result = build_report(inputs, run.parameters, progress=progress)
-        progress("Drawing plots")
-        plots = render_plots(result)
+        plots = {}
+        if draw:
+            progress("Drawing plots")
+            plots = render_plots(result)
     except OperationalError:
         # Hand the claim back so that Celery's retry can take it again.
         update(status=AnalysisRun.Status.PENDING, progress="Retrying")
@@ -349,7 +359,7 @@ def _compute_held(run: AnalysisRun, held: leases.Held, inputs) -> str:
         status=AnalysisRun.Status.SUCCEEDED,
         result=result,
         plots=plots,
-        versions=library_versions(plotted=bool(plots)),
+        versions=library_versions(plotted=draw),
         finished_at=timezone.now(),
         progress="Done",
     ):

@@ -8,6 +8,7 @@ from django.utils import timezone
 from analysis.models import AnalysisRun
 from analysis.pages.plots import render_plots
 from analysis.reports import build_report, canonical_digest, normalize_parameters
+from analysis.runs.tasks import library_versions
 from demo.leaderboards import build_ab_tournament, build_spot_the_bot_tournament
 from demo.simulation import ABModel, SpotTheBotModel, simulate_spot_the_bot
 from tournaments.models import Tournament
@@ -67,6 +68,8 @@ def stored_run(
     if status == AnalysisRun.Status.SUCCEEDED:
         fields.setdefault("result", {**result, "tournament": tournament.slug})
         fields.setdefault("plots", plots)
+        # As a run whose plots were drawn records it: matplotlib in its provenance.
+        fields.setdefault("versions", library_versions(plotted=bool(fields["plots"])))
         fields.setdefault("started_at", timezone.now())
         fields.setdefault("finished_at", timezone.now())
     parameters = normalize_parameters(FAST)

@@ -128,3 +128,21 @@ def test_the_published_preset_from_the_command_line(tmp_path):
     assert parameters["pair_test"] == "chi-square-2x2" and parameters["correction"] == "bonferroni"
     assert parameters["logrank_variance"] == "zhao-sun" and parameters["logrank_imputations"] == 5
     assert result["survival"]["logrank_variance"] == "zhao-sun"
+
+
+def test_it_writes_the_contract_without_drawing_the_plots(tmp_path):
+    tournament = builders.spot_the_bot_tournament()
+    result = analyze(tournament.slug, tmp_path / "out.json")
+    run = AnalysisRun.objects.get(tournament=tournament)
+    assert run.plots == {} and "matplotlib" not in run.versions
+    assert result["ranking"] == run.result["ranking"]
+
+
+def test_plots_draws_them_before_writing(tmp_path):
+    tournament = builders.spot_the_bot_tournament()
+    without = analyze(tournament.slug, tmp_path / "out.json")
+    with_plots = analyze(tournament.slug, tmp_path / "plots.json", "--plots")
+    run = AnalysisRun.objects.get(tournament=tournament)
+    assert with_plots["run"]["id"] == without["run"]["id"] == run.pk
+    assert with_plots["ranking"] == without["ranking"]
+    assert set(run.plots) >= {"heatmap", "survival"} and "matplotlib" in run.versions

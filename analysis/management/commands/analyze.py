@@ -1,10 +1,14 @@
 """`python manage.py analyze <slug> --json OUT.json [--kind tournament|campaign|study]
-[--exclude-blocked] [--preset as-published] [--param NAME=VALUE ...]`.
+[--exclude-blocked] [--preset as-published] [--param NAME=VALUE ...] [--plots]`.
 
 Analyses a tournament, a campaign or an imported study synchronously (or reuses the stored
 run for the same judgments and settings) and writes the result contract with the run's
 provenance, as the API serves it. The slug is looked up as a tournament, then a campaign,
 then a study, unless ``--kind`` says which.
+
+The run's plots are not drawn unless ``--plots`` is given: the contract does not contain
+them, and drawing them (a second or more of matplotlib) would double the command's time.
+The first result page that shows the run queues their drawing (``analysis.runs.drawing``).
 """
 
 import json
@@ -17,6 +21,7 @@ from analysis.inputs.judgments import NoCampaign
 from analysis.models import AnalysisRun
 from analysis.pages.leaderboards import contract
 from analysis.reports import NothingToAnalyse
+from analysis.runs.drawing import draw_plots_now
 from analysis.runs.parameters import PRESETS, preset_parameters
 from analysis.runs.tasks import analyze_campaign, analyze_study, analyze_tournament
 from annotation.models import Campaign, Study
@@ -77,6 +82,12 @@ class Command(BaseCommand):
             "(2x2 chi-square with Yates, Bonferroni, Zhao & Sun's log-rank test).",
         )
         parser.add_argument(
+            "--plots",
+            action="store_true",
+            help="Also draw the run's plots before writing (by default the first result page "
+            "that shows the run has them drawn).",
+        )
+        parser.add_argument(
             "--param",
             action="append",
             default=[],
@@ -97,7 +108,7 @@ class Command(BaseCommand):
         started = time.perf_counter()
         try:
             parameters = preset_parameters(options["preset"], parameters)
-            run = analyze(subject, parameters, synchronous=True)
+            run = analyze(subject, parameters, synchronous=True, plots=options["plots"])
         except (NoCampaign, NothingToAnalyse, ValueError) as reason:
             raise CommandError(str(reason)) from None
         seconds = time.perf_counter() - started
@@ -108,6 +119,8 @@ class Command(BaseCommand):
                 f"Analysis {run.pk} is being computed elsewhere ({run.get_status_display()}); "
                 "try again when it has finished."
             )
+        if options["plots"] and draw_plots_now(run.pk) == "drawn":
+            run.refresh_from_db()
         text = json.dumps(contract(run), indent=2, ensure_ascii=False)
         if output == "-":
             self.stdout.write(text)
