@@ -258,6 +258,19 @@ def test_spot_the_bot_detail_shows_plan_progress_and_results_placeholder(client,
     assert "Results appear here once the analysis has run." in page
 
 
+@pytest.mark.parametrize(
+    ("schedule", "paper"),
+    [("bipartite-play", "600 conversations per pair"), ("self-play", "1,000")],
+)
+def test_detail_says_how_many_conversations_the_paper_collected(client, owner, schedule, paper):
+    t = spot(owner, schedule=schedule, conversations_per_pair=3)
+    client.force_login(owner)
+    response = client.get(url("detail", t))
+    note = response.content.decode().split('data-testid="paper-scale">')[1].split("</p>")[0]
+    assert response.status_code == 200
+    assert paper in note and "this tournament collects 3" in note
+
+
 def test_ab_detail_shows_the_cost_before_launch(client, owner):
     t = ab(owner)
     client.force_login(owner)
