@@ -2,13 +2,14 @@
 web process shares it; local memory embedded). For actions that are not logins, which
 django-axes already limits: sign-ups, new crowd identities."""
 
-from axes.helpers import get_client_ip_address
 from django.core.cache import cache
+
+from .client_address import client_address
 
 
 def allow(request, action: str, limit: int, window_seconds: int) -> bool:
     """Count this request against ``limit`` per ``window_seconds`` for its address."""
-    return allow_key(f"{action}:{get_client_ip_address(request)}", limit, window_seconds)
+    return allow_key(f"{action}:{client_address(request)}", limit, window_seconds)
 
 
 def allow_key(name: str, limit: int, window_seconds: int) -> bool:
