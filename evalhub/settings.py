@@ -79,6 +79,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # django-csp's, with the header kept per overrides when no nonce was used.
     "evalhub.content_policy.CachedCSPMiddleware",
+    # A service a request cannot do without is down: 503, a page or the API's error shape.
+    "evalhub.outages.ServiceUnavailableMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -203,10 +205,17 @@ EVALHUB_MAINTENANCE_INTERVAL_SECONDS = env.EVALHUB_MAINTENANCE_INTERVAL_SECONDS
 # Caches: Redis in production (login lockouts and rate limits shared by every web process),
 # local memory embedded.
 CACHE_URL = env.CACHE_URL
+# A Redis that hangs instead of refusing (a network partition) holds a request at most this
+# long per cache call, then counts as down (docs/production.md, "When Redis is down").
+EVALHUB_REDIS_CACHE_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 2}
 CACHES = {
     "default": (
         # Django's backend, reusing its redis-py client (evalhub/cache.py).
-        {"BACKEND": "evalhub.cache.RedisCache", "LOCATION": CACHE_URL}
+        {
+            "BACKEND": "evalhub.cache.RedisCache",
+            "LOCATION": CACHE_URL,
+            "OPTIONS": EVALHUB_REDIS_CACHE_OPTIONS,
+        }
         if CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
@@ -214,8 +223,9 @@ CACHES = {
 # Sessions are read on every page a crowdworker sees: with a shared cache (Redis) they are
 # read from it and written through to the database. Not with the per-process local memory
 # cache: another web process would read a stale copy.
+# With Redis down they are read from and written to the database alone (evalhub/sessions.py).
 if CACHE_URL:
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    SESSION_ENGINE = "evalhub.sessions"
 
 # The reverse proxies in front (docker-compose: the HTTPS proxy). The client's address, for
 # lockouts and every per-address limit, is worked out from it in one place:
