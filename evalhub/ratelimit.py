@@ -14,7 +14,7 @@ from enum import Enum
 
 from django.core.cache import cache
 
-from .cache import CACHE_DOWN, warn_cache_down
+from .cache import CacheDown, call
 from .client_address import client_address
 from .outages import ServiceUnavailable
 
@@ -44,13 +44,14 @@ def allow(request, action: str, limit: int, window_seconds: int, *, on_outage: O
 def allow_key(name: str, limit: int, window_seconds: int, *, on_outage: Outage) -> bool:
     """Count one more event under ``name`` against ``limit`` per ``window_seconds``
     (for limits shared by every address, such as one campaign's newcomers)."""
+    use = f"the {name.split(':', 1)[0]} limit"
     try:
-        count = _count(f"ratelimit:{name}", window_seconds)
-    except CACHE_DOWN as error:
-        action = name.split(":", 1)[0]
-        warn_cache_down(f"the {action} limit", f"requests are {on_outage.value}", error)
+        count = call(
+            use, f"requests are {on_outage.value}", _count, f"ratelimit:{name}", window_seconds
+        )
+    except CacheDown as down:
         if on_outage is Outage.FAIL_CLOSED:
-            raise LimitUnavailable(UNAVAILABLE) from error
+            raise LimitUnavailable(UNAVAILABLE) from down
         return True
     return count <= limit
 

@@ -207,7 +207,7 @@ EVALHUB_MAINTENANCE_INTERVAL_SECONDS = env.EVALHUB_MAINTENANCE_INTERVAL_SECONDS
 CACHE_URL = env.CACHE_URL
 # A Redis that hangs instead of refusing (a network partition) holds a request at most this
 # long per cache call, then counts as down (docs/production.md, "When Redis is down").
-EVALHUB_REDIS_CACHE_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 2}
+EVALHUB_REDIS_CACHE_OPTIONS = {"socket_connect_timeout": 1, "socket_timeout": 1}
 CACHES = {
     "default": (
         # Django's backend, reusing its redis-py client (evalhub/cache.py).

@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -84,7 +85,16 @@ class PrivateRedis:
                     pytest.fail(f"A private redis-server did not start on port {self.port}.")
                 time.sleep(0.05)
 
+    def pause(self) -> None:
+        """Hang it (SIGSTOP): connections are accepted and never answered, as in a partition."""
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.process.send_signal(signal.SIGCONT)
+
     def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)  # a paused one would not hear TERM
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             self.process.wait(timeout=10)

@@ -4,6 +4,7 @@ newcomer, a sign-up) gets a 503 page, or the API's error shape, until Redis is b
 stored is lost (evalhub/outages.py, evalhub/sessions.py, evalhub/ratelimit.py)."""
 
 import json
+import time
 from urllib.parse import urlencode
 
 import pytest
@@ -92,6 +93,22 @@ def test_redis_stopped_mid_study(redis_cache, settings):
     assert start(Client(), c, worker="w2").status_code == 302
     assert sign_up(Client(), "bob").status_code == 302
     assert Judgment.objects.filter(assignment=assignment).count() == 3
+
+
+def test_a_hung_redis_holds_a_request_only_until_its_timeout(redis_cache, settings):
+    c = ab_campaign(2, batch_size=2)
+    worker = Client()
+    assert start(worker, c, worker="w1").status_code == 302
+    assignment = Assignment.objects.get(worker__external_id="link:w1")
+    redis_cache.pause()
+    began = time.monotonic()
+    page = worker.get(assignment.get_absolute_url())
+    waited = time.monotonic() - began
+    print("WAITED", waited)
+    assert page.status_code == 200
+    # The session's first read waits out the timeout, and nothing more asks the hung Redis.
+    timeout = settings.EVALHUB_REDIS_CACHE_OPTIONS["socket_timeout"]
+    assert timeout <= waited < 2 * timeout
 
 
 def test_the_api_answers_a_service_outage_in_its_error_shape():

@@ -4,9 +4,11 @@ alone, with a warning; shown on a private Redis stopped mid-test."""
 import logging
 
 import pytest
+import redis
 from django.contrib.sessions.models import Session
+from django.core.cache import cache
 
-from evalhub.sessions import SessionStore
+from evalhub.sessions import COPY_SECONDS, SessionStore
 
 pytestmark = pytest.mark.django_db
 
@@ -45,6 +47,16 @@ def test_the_outage_is_logged_once_a_minute_not_once_a_request(redis_cache, capl
             SessionStore().save()
     assert caplog.text.count(DOWN) == 1
     assert Session.objects.count() == 5
+
+
+def test_a_copy_in_the_cache_is_kept_ten_minutes_at_most(redis_cache, settings):
+    settings.SESSION_COOKIE_AGE = 14 * 24 * 3600
+    store = SessionStore()
+    store["worker"] = "w1"
+    store.save()
+    ttl = redis.Redis.from_url(redis_cache.url).ttl(cache.make_key(store.cache_key))
+    assert 0 < ttl <= COPY_SECONDS == 600
+    assert store.get_expiry_age() == 14 * 24 * 3600  # the session itself lasts as long
 
 
 def test_with_redis_back_sessions_are_cached_again(redis_cache):
