@@ -123,8 +123,9 @@ class Settings(BaseSettings):
     )
     CACHE_URL: str = setting(
         "",
-        "Redis for the cache, sessions, login lockouts and rate limits shared by every web "
-        "process (redis://host:6379/1). Unset: per-process memory (embedded mode).",
+        "Redis for the cache: copies of the sessions (kept in the database) and the rate-limit "
+        "counters shared by every web process (redis://host:6379/1). Unset: per-process "
+        "memory (embedded mode). What each use does while Redis is down: docs/production.md.",
         "database",
     )
     EVALHUB_MEDIA_ROOT: str = setting(
