@@ -123,8 +123,9 @@ class Settings(BaseSettings):
     )
     CACHE_URL: str = setting(
         "",
-        "Redis for the cache, sessions, login lockouts and rate limits shared by every web "
-        "process (redis://host:6379/1). Unset: per-process memory (embedded mode).",
+        "Redis for the cache: copies of the sessions (kept in the database) and the rate-limit "
+        "counters shared by every web process (redis://host:6379/1). Unset: per-process "
+        "memory (embedded mode). What each use does while Redis is down: docs/production.md.",
         "database",
     )
     EVALHUB_MEDIA_ROOT: str = setting(
@@ -149,8 +150,26 @@ class Settings(BaseSettings):
         "Redirect plain HTTP to HTTPS (DEBUG off). Turn off only where a proxy already does.",
         "security",
     )
+    EVALHUB_TRUSTED_PROXY_COUNT: int = setting(
+        0,
+        "Reverse proxies in front of EvalHub that append the address they see to "
+        "X-Forwarded-For (an HTTPS proxy: 1). The client's address, for login lockouts and "
+        "every per-address limit, is the one that many entries from the right of "
+        "X-Forwarded-For followed by the connection's address (`evalhub/client_address.py`). "
+        "0: the connection's address, and X-Forwarded-For is ignored. Set it to exactly the "
+        "proxies there are: one too many lets a client choose its address by sending the "
+        "header, one too few gives every client the proxy's address.",
+        "security",
+        ge=0,
+        le=5,
+    )
     EVALHUB_LOGIN_FAILURE_LIMIT: int = setting(
-        5, "Failed logins from one address before it is locked out.", "security", ge=1, le=1000
+        5,
+        "Failed logins for one username from one client address before that pair is locked "
+        "out (other accounts, and the same account from elsewhere, can still log in).",
+        "security",
+        ge=1,
+        le=1000,
     )
     EVALHUB_LOGIN_COOLOFF_HOURS: float = setting(
         1.0, "Hours a login lockout lasts.", "security", gt=0, le=720

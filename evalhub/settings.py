@@ -79,6 +79,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # django-csp's, with the header kept per overrides when no nonce was used.
     "evalhub.content_policy.CachedCSPMiddleware",
+    # A service a request cannot do without is down: 503, a page or the API's error shape.
+    "evalhub.outages.ServiceUnavailableMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -203,10 +205,17 @@ EVALHUB_MAINTENANCE_INTERVAL_SECONDS = env.EVALHUB_MAINTENANCE_INTERVAL_SECONDS
 # Caches: Redis in production (login lockouts and rate limits shared by every web process),
 # local memory embedded.
 CACHE_URL = env.CACHE_URL
+# A Redis that hangs instead of refusing (a network partition) holds a request at most this
+# long per cache call, then counts as down (docs/production.md, "When Redis is down").
+EVALHUB_REDIS_CACHE_OPTIONS = {"socket_connect_timeout": 1, "socket_timeout": 1}
 CACHES = {
     "default": (
         # Django's backend, reusing its redis-py client (evalhub/cache.py).
-        {"BACKEND": "evalhub.cache.RedisCache", "LOCATION": CACHE_URL}
+        {
+            "BACKEND": "evalhub.cache.RedisCache",
+            "LOCATION": CACHE_URL,
+            "OPTIONS": EVALHUB_REDIS_CACHE_OPTIONS,
+        }
         if CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
@@ -214,21 +223,28 @@ CACHES = {
 # Sessions are read on every page a crowdworker sees: with a shared cache (Redis) they are
 # read from it and written through to the database. Not with the per-process local memory
 # cache: another web process would read a stale copy.
+# With Redis down they are read from and written to the database alone (evalhub/sessions.py).
 if CACHE_URL:
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    SESSION_ENGINE = "evalhub.sessions"
 
-# Accounts: django-axes locks out an address after repeated failed logins (pages, admin
-# and the API token endpoint); `manage.py axes_reset` lifts every lockout.
+# The reverse proxies in front (docker-compose: the HTTPS proxy). The client's address, for
+# lockouts and every per-address limit, is worked out from it in one place:
+# evalhub/client_address.py.
+EVALHUB_TRUSTED_PROXY_COUNT = env.EVALHUB_TRUSTED_PROXY_COUNT
+
+# Accounts: django-axes locks out a username from one client address after repeated failed
+# logins (pages, admin and the API token endpoint); `manage.py axes_reset` lifts every
+# lockout. Per username and address together: one client failing with many usernames, or
+# with one, locks nobody else out (behind a proxy or a NAT many people share an address).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env.EVALHUB_LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = env.EVALHUB_LOGIN_COOLOFF_HOURS
-AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-# Behind the proxy of docker-compose the client's address is in X-Forwarded-For.
-AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
+AXES_CLIENT_IP_CALLABLE = "evalhub.client_address.client_address"
 # Sign-ups per client address and hour (evalhub/ratelimit.py).
 EVALHUB_SIGNUPS_PER_HOUR = env.EVALHUB_SIGNUPS_PER_HOUR
 # Seed-conversation uploads per researcher and hour (evalhub/seed_uploads.py).
@@ -275,6 +291,9 @@ REST_FRAMEWORK = {
     ],
     # Every error, 400 to 500, answers {"errors": [{"line"|"field", "message"}], "error_count"}.
     "EXCEPTION_HANDLER": "evalhub.api.exceptions.exception_handler",
+    # DRF's throttles find the client's address by the same rule as
+    # evalhub/client_address.py (left unset, DRF would believe any X-Forwarded-For).
+    "NUM_PROXIES": EVALHUB_TRUSTED_PROXY_COUNT,
     # DRF's, with JSON nested too deep answered 400 rather than 500 (evalhub/api/parsers.py).
     "DEFAULT_PARSER_CLASSES": [
         "evalhub.api.parsers.JSONParser",
