@@ -79,6 +79,9 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # django-csp's, with the header kept per overrides when no nonce was used.
     "evalhub.content_policy.CachedCSPMiddleware",
+    # A NUL in a URL is a 400 before any view (evalhub/nul_refusal.py); inside the CSP and
+    # frame headers' middleware, so that its page has them too.
+    "evalhub.nul_refusal.RefuseNulInUrls",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.
     "axes.middleware.AxesMiddleware",
 ]
