@@ -1,23 +1,21 @@
-"""Where a NUL character from a person is refused (evalhub/text.py says why refused):
-the URL of every request, and every form. The API's request bodies are refused by its
-parsers (evalhub/api/parsers.py), uploaded files line by line by the importers
-(evalhub/importers/problems.py).
+"""Where a NUL character from a person is refused (evalhub/text.py says why refused, and
+lists the other boundaries: the API's bodies, uploads, models' replies).
 
-- `RefuseNulInUrls`, a middleware: a NUL in the path or the query string of any request,
-  page or API, is a 400 before any view runs. It reads nothing but the URL (never a body:
-  uploads and the API's parsers read those), and it covers what no form sees: slugs in
-  paths (the API's routers take any character but "/" and "."), query parameters that
-  views read or filter by, the admin's search.
+- `RefuseNul`, a middleware: a NUL in the path or the query string of any request, page
+  or API, or in a field of a page's posted form, is a 400 before any view runs. It is the
+  one place that sees what no form does: slugs in paths (the API's routers take any
+  character but "/" and "."), query parameters that views read or filter by (the admin's
+  search among them), posted values views read without a form (a chat message), and the
+  values a ModelChoiceField would look up in the database before any validator runs.
+  A page's form is read as the CSRF check reads it; an API request's body is left to the
+  API's parsers (evalhub/api/parsers.py), which read it as JSON too.
 - `RefusesNul`, the base of every form (tests/evalhub/test_nul_refusal.py holds every form
-  class of the project and every admin's form to it). Django's CharField already refuses a
-  NUL, but a ModelChoiceField looks its text up in the database first (a 500 on
-  PostgreSQL), and a value decoded from JSON text (a JSONField, a task config) holds the
-  NULs of its "\\u0000" escapes, which no field sees. The base refuses a NUL in a field's
-  submitted value before the field reads it, and one inside a cleaned value (a decoded JSON
-  document) after, each next to its field.
+  class of the project and every admin's form to it): a value a form decodes from text
+  (a JSONField, a task config written as JSON) holds the NULs of its "\\u0000" escapes,
+  which were no NUL in the text the middleware saw. The base refuses them next to the
+  field.
 """
 
-from django import forms
 from django.http import HttpResponseBadRequest, JsonResponse
 from django.template.loader import render_to_string
 
@@ -25,69 +23,63 @@ from .api.handlers import is_api
 from .errors import Problem, UserInputError
 from .text import find_nul, nul_refused, shown
 
+FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
 
-def _url_problem(request) -> Problem | None:
-    """What in the request's URL holds a NUL, as a Problem, or None."""
-    if find_nul(request.path) is not None:
-        return Problem(message=nul_refused(subject="The address"))
-    for name, values in request.GET.lists():
+
+def _field_problem(fields) -> Problem | None:
+    """The first field of a QueryDict whose name or a value holds a NUL, as a Problem."""
+    for name, values in fields.lists():
         if find_nul([name, *values]) is not None:
             return Problem(field=shown(name), message=nul_refused(name))
     return None
 
 
-class RefuseNulInUrls:
-    """A 400 for a NUL in the path or the query string: in the API's one error shape under
-    /api/, as a page elsewhere."""
+def nul_problem(request) -> Problem | None:
+    """What in the request's URL, or in a page's posted form, holds a NUL; None if nothing."""
+    if find_nul(request.path) is not None:
+        return Problem(message=nul_refused(subject="The address"))
+    problem = _field_problem(request.GET)
+    if problem is None and _page_form(request):
+        problem = _field_problem(request.POST)
+    return problem
+
+
+def _page_form(request) -> bool:
+    return request.method == "POST" and request.content_type in FORMS and not is_api(request)
+
+
+def _wants_json(request) -> bool:
+    """The API, and a page's script asking for JSON (the chat's)."""
+    if is_api(request):
+        return True
+    preferred = request.get_preferred_type(["text/html", "application/json"])
+    return preferred == "application/json"
+
+
+class RefuseNul:
+    """A 400 for a NUL in a request's URL or page form: in the API's one error shape to the
+    API and to scripts that ask for JSON, as a page to a browser."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        problem = _url_problem(request)
+        problem = nul_problem(request)
         if problem is None:
             return self.get_response(request)
-        if is_api(request):
+        if _wants_json(request):
             return JsonResponse(UserInputError([problem]).as_dict(), status=400)
         page = render_to_string("refused.html", {"message": problem.message}, request=request)
         return HttpResponseBadRequest(page)
 
 
-def _refused(message: str):
-    def clean(*args, **kwargs):
-        raise forms.ValidationError(message, code="null_characters_not_allowed")
-
-    return clean
-
-
 class RefusesNul:
     """Mixed into every form before Django's form class: `class F(RefusesNul, forms.Form)`.
-    A NUL anywhere in a field's value is that field's error, "The value holds a NUL
-    character ...", and nothing of it reaches the database."""
+    A cleaned value holding a NUL (decoded from a field's text) is that field's error."""
 
     def full_clean(self):
-        refused = self._fields_sent_with_nul() if self.is_bound else []
-        # The field fails as a field that refuses its value does; its own clean, which may
-        # look the value up in the database, is not called. Only this form's copy of the
-        # field is touched, and only for this validation.
-        for name in refused:
-            self.fields[name].clean = _refused(nul_refused())
-        try:
-            super().full_clean()
-        finally:
-            for name in refused:
-                del self.fields[name].clean
+        super().full_clean()
         for name, value in list(getattr(self, "cleaned_data", {}).items()):
             where = find_nul(value)
             if where is not None:
                 self.add_error(name, nul_refused(where))
-
-    def _fields_sent_with_nul(self) -> list[str]:
-        names = []
-        for name, field in self.fields.items():
-            if field.disabled:
-                continue  # Django reads no submitted value for it
-            value = field.widget.value_from_datadict(self.data, self.files, self.add_prefix(name))
-            if find_nul(value) is not None:
-                names.append(name)
-        return names

@@ -79,9 +79,9 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # django-csp's, with the header kept per overrides when no nonce was used.
     "evalhub.content_policy.CachedCSPMiddleware",
-    # A NUL in a URL is a 400 before any view (evalhub/nul_refusal.py); inside the CSP and
-    # frame headers' middleware, so that its page has them too.
-    "evalhub.nul_refusal.RefuseNulInUrls",
+    # A NUL in a URL or a page's form is a 400 before any view (evalhub/nul_refusal.py);
+    # inside the CSP and frame headers' middleware, so that its page has them too.
+    "evalhub.nul_refusal.RefuseNul",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -278,11 +278,12 @@ REST_FRAMEWORK = {
     ],
     # Every error, 400 to 500, answers {"errors": [{"line"|"field", "message"}], "error_count"}.
     "EXCEPTION_HANDLER": "evalhub.api.exceptions.exception_handler",
-    # DRF's, with JSON nested too deep answered 400 rather than 500 (evalhub/api/parsers.py).
+    # DRF's, refusing a body that holds a NUL, and JSON nested too deep answered 400 rather
+    # than 500 (evalhub/api/parsers.py).
     "DEFAULT_PARSER_CLASSES": [
         "evalhub.api.parsers.JSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
+        "evalhub.api.parsers.FormParser",
+        "evalhub.api.parsers.MultiPartParser",
     ],
 }
 SPECTACULAR_SETTINGS = {
