@@ -12,15 +12,15 @@ from rest_framework import parsers
 from rest_framework.parsers import DataAndFiles
 
 from ..errors import UserInputError
-from ..text import find_nul, nul_refused
+from ..text import find_nul, nul_refused, shown
 
 
-def _fields(data) -> object:
-    """A form's fields as {name: value or [values]}, so that a NUL is found in any value
-    (a QueryDict's items() gives only the last value of each field)."""
+def _where(data) -> str | None:
+    """Where a NUL is in a parsed body: a JSON path, or the name of a form's field (any of
+    its values: a QueryDict's items() give only the last one)."""
     if isinstance(data, QueryDict):
-        return {name: values if len(values) > 1 else values[0] for name, values in data.lists()}
-    return data
+        return next((n for n, values in data.lists() if find_nul([n, *values]) is not None), None)
+    return find_nul(data)
 
 
 class RefusesNul:
@@ -29,9 +29,9 @@ class RefusesNul:
     def parse(self, stream, media_type=None, parser_context=None):
         parsed = super().parse(stream, media_type, parser_context)
         data = parsed.data if isinstance(parsed, DataAndFiles) else parsed
-        where = find_nul(_fields(data))
+        where = _where(data)
         if where is not None:
-            raise UserInputError(nul_refused(where), field=where or "non_field_errors")
+            raise UserInputError(nul_refused(where), field=shown(where) or "non_field_errors")
         return parsed
 
 
