@@ -6,13 +6,14 @@ A bot endpoint's token is write-only: the admin never sends it back to a browser
 from django import forms
 from django.contrib import admin
 
-from evalhub.admin_tools import RecordAdmin
+from evalhub.admin_tools import ModelAdmin, RecordAdmin
+from evalhub.nul_refusal import RefusesNul
 
 from .forms import BotEndpointForm, url_field
 from .models import BotEndpoint, EndpointCall, EndpointUsage
 
 
-class BotEndpointAdminForm(forms.ModelForm):
+class BotEndpointAdminForm(RefusesNul, forms.ModelForm):
     """The token is write-only here too: never rendered, kept when left blank."""
 
     url = url_field()
@@ -43,7 +44,7 @@ class BotEndpointAdminForm(forms.ModelForm):
 
 
 @admin.register(BotEndpoint)
-class BotEndpointAdmin(admin.ModelAdmin):
+class BotEndpointAdmin(ModelAdmin):
     form = BotEndpointAdminForm
     list_display = [
         "system",

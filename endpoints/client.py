@@ -56,6 +56,8 @@ import httpx
 import tenacity
 from django.conf import settings
 
+from evalhub.text import without_nul
+
 from . import outbound
 from .protocols import (
     PROTOCOLS,
@@ -85,9 +87,11 @@ class BotError(Exception):
     outcome = "error"
 
     def __init__(self, message: str, *, url: str = "", summary: str = ""):
+        # A message may quote the start of an upstream body, which is the model's text.
+        message = without_nul(message)
         super().__init__(message)
         self.message = message
-        self.summary = summary or message
+        self.summary = without_nul(summary) or message
         self.url = url
         self.attempts = 1
 
@@ -622,7 +626,9 @@ def read_reply(protocol: WireProtocol, raw: bytes, max_reply_chars: int) -> tupl
         text = protocol.text(data)
     except ReplyShapeError as error:
         raise BotBadReply(f"{error}: {_snippet(raw)!r}", summary=str(error)) from None
-    text = text.strip()
+    # A model's NUL characters are dropped, never refused (evalhub/text.py): the turn,
+    # the collection or the judge run waiting for this reply goes on.
+    text = without_nul(text).strip()
     if not text:
         raise BotBadReply(f"{field_name} is empty")
     if len(text) > max_reply_chars:

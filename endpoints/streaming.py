@@ -45,6 +45,8 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from httpx_sse import EventSource
 
+from evalhub.text import without_nul
+
 from . import outbound
 from .client import (
     CONNECTION_BROKEN,
@@ -380,4 +382,5 @@ def _delta(data: dict) -> tuple[str, str | None]:
         raise BotBadReply(
             f"choices[0].delta.content must be a string, not {type(content).__name__}"
         )
-    return content or "", choices[0].get("finish_reason")
+    # Dropped as the blocking client drops them (read_reply): a model's NULs mean nothing.
+    return without_nul(content or ""), choices[0].get("finish_reason")

@@ -81,6 +81,9 @@ MIDDLEWARE = [
     "evalhub.content_policy.CachedCSPMiddleware",
     # A service a request cannot do without is down: 503, a page or the API's error shape.
     "evalhub.outages.ServiceUnavailableMiddleware",
+    # A NUL in a URL or a page's form is a 400 before any view (evalhub/nul_refusal.py);
+    # inside the CSP and frame headers' middleware, so that its page has them too.
+    "evalhub.nul_refusal.RefuseNul",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -294,11 +297,12 @@ REST_FRAMEWORK = {
     # DRF's throttles find the client's address by the same rule as
     # evalhub/client_address.py (left unset, DRF would believe any X-Forwarded-For).
     "NUM_PROXIES": EVALHUB_TRUSTED_PROXY_COUNT,
-    # DRF's, with JSON nested too deep answered 400 rather than 500 (evalhub/api/parsers.py).
+    # DRF's, refusing a body that holds a NUL, and JSON nested too deep answered 400 rather
+    # than 500 (evalhub/api/parsers.py).
     "DEFAULT_PARSER_CLASSES": [
         "evalhub.api.parsers.JSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
+        "evalhub.api.parsers.FormParser",
+        "evalhub.api.parsers.MultiPartParser",
     ],
 }
 SPECTACULAR_SETTINGS = {

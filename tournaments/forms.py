@@ -10,6 +10,7 @@ from django import forms
 from evalhub.comparison import latest_submission
 from evalhub.declared import Declared, declare_fields
 from evalhub.models import Submission, System
+from evalhub.nul_refusal import RefusesNul
 from evalhub.slugs import ProposedSlugForm
 
 from .models import PartnerSet, Tournament
@@ -150,7 +151,7 @@ class NameListField(forms.CharField):
         return [part.strip() for part in value.split(",") if part.strip()]
 
 
-class TournamentForm(ProposedSlugForm, forms.ModelForm):
+class TournamentForm(RefusesNul, ProposedSlugForm, forms.ModelForm):
     settings_schema: type[Declared]
 
     def __init__(self, *args, user, **kwargs):
@@ -281,7 +282,7 @@ class ABForm(TournamentForm):
         return tournament
 
 
-class PartnerSetForm(forms.Form):
+class PartnerSetForm(RefusesNul, forms.Form):
     """A new partner set; `researcher_flow.create_partner_set` checks and stores it."""
 
     name = forms.CharField(max_length=200)

@@ -29,10 +29,10 @@ from drf_spectacular.utils import (
 )
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
+from evalhub.api.parsers import FormParser, JSONParser, MultiPartParser
 from evalhub.api.serializers import InputErrorsSerializer
 from evalhub.permissions import IsManager, IsStaff, SignedIn, by_method, managed_by
 

@@ -12,6 +12,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from evalhub.slugs import SLUG_HELP
+from evalhub.text import find_nul, nul_refused
 
 from ..campaign_settings import CampaignSettings
 from ..forms import CampaignForm
@@ -63,7 +64,9 @@ class CampaignDetailSerializer(CampaignSerializer):
 
 @extend_schema_field({"type": "object", "additionalProperties": True})
 class TaskConfigField(serializers.JSONField):
-    """A JSON object, given as an object (JSON body) or as JSON text (multipart form)."""
+    """A JSON object, given as an object (JSON body) or as JSON text (multipart form). The
+    text's "\\u0000" escapes were no NUL to the parser that read the form, so a NUL in the
+    decoded object is refused here, as the parsers refuse one in a body."""
 
     def to_internal_value(self, data):
         if isinstance(data, str):
@@ -71,6 +74,9 @@ class TaskConfigField(serializers.JSONField):
                 data = json.loads(data or "{}")
             except json.JSONDecodeError as error:
                 raise serializers.ValidationError(f"Not valid JSON: {error.msg}.") from None
+            where = find_nul(data)
+            if where is not None:
+                raise serializers.ValidationError(nul_refused(where))
         if not isinstance(data, dict):
             raise serializers.ValidationError('The task config must be a JSON object {"key": v}.')
         return data

@@ -11,10 +11,10 @@ and optionally `likert` and `comparative` (the shapes of ``importers.abceval.stu
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from evalhub.api.parsers import FormParser, MultiPartParser
 from evalhub.api.serializers import InputErrorsSerializer
 from evalhub.permissions import IsStaff, by_method
 from evalhub.services import read_upload

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from evalhub.errors import show_on_page
+from evalhub.nul_refusal import RefusesNul
 from evalhub.permissions import staff_required
 
 from ..models import Campaign
@@ -22,7 +23,7 @@ from ..review_queue import (
 )
 
 
-class ReviewForm(forms.Form):
+class ReviewForm(RefusesNul, forms.Form):
     action = forms.ChoiceField(choices=[(a, a.capitalize()) for a in ACTIONS])
     assignments = forms.MultipleChoiceField(required=False)
     reason = forms.CharField(required=False, max_length=2000, widget=forms.Textarea)

@@ -6,7 +6,6 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import Throttled
 from rest_framework.generics import RetrieveAPIView
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -21,6 +20,7 @@ from ..services import (
     submit_responses,
 )
 from ..uniqueness import SlugTaken, unique_slug
+from .parsers import FormParser, MultiPartParser
 from .serializers import (
     ConversationImportSerializer,
     ConversationUploadSerializer,

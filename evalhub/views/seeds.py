@@ -7,11 +7,12 @@ from django.shortcuts import redirect, render
 
 from ..errors import show_on_page
 from ..importers.problems import InvalidUpload
+from ..nul_refusal import RefusesNul
 from ..seed_uploads import allow_seed_upload
 from ..services import import_seed_conversations, read_upload
 
 
-class SeedUploadForm(forms.Form):
+class SeedUploadForm(RefusesNul, forms.Form):
     file = forms.FileField(help_text='Conversations as JSON lines (.jsonl); every speaker "human".')
 
 

@@ -158,6 +158,26 @@ def test_the_text_is_stripped(serve):
     assert client(server).reply("c", TURNS, 0) == "spaced out"
 
 
+def test_a_nul_in_the_reply_is_dropped_not_refused(serve):
+    """PostgreSQL cannot store a NUL; a bot cannot be asked to take it back (evalhub/text.py)."""
+    server = serve(lambda payload: bots.text("\u0000hi\u0000 there\u0000"))
+    assert client(server).reply("c", TURNS, 0) == "hi there"
+
+
+def test_a_reply_of_nothing_but_nul_is_an_empty_reply(serve):
+    server = serve(lambda payload: bots.text("\u0000 \u0000"))
+    with pytest.raises(BotBadReply, match='"text" is empty'):
+        client(server).reply("c", TURNS, 0)
+
+
+def test_an_error_quoting_the_body_holds_no_nul(serve):
+    server = serve(lambda payload: bots.Reply(500, b"broken\x00 down"))
+    with pytest.raises(BotHTTPError) as caught:
+        client(server).reply("c", TURNS, 0)
+    assert "broken down" in str(caught.value) and "\x00" not in str(caught.value)
+    assert "\x00" not in caught.value.summary
+
+
 def test_bad_json_is_a_typed_error_after_the_retries(serve):
     server = serve(lambda payload: bots.BAD_JSON)
     with pytest.raises(BotBadJSON, match="the reply is not JSON: '<html>proxy error</html>'"):
@@ -540,6 +560,11 @@ def test_chat_retries_a_429_after_its_retry_after(fake):
     answer = openai_client(server, sleep=sleeps.append).chat(JUDGE_MESSAGES)
     assert answer.text == "echo: Which is better?"
     assert sleeps == [1.0] and len(server.requests) == 2
+
+
+def test_chat_drops_the_nul_of_an_answer(fake):
+    server = fake(lambda payload: openai_fake.completion('{"better": "1"}\u0000'))
+    assert openai_client(server).chat([{"role": "user", "content": "?"}]).text == '{"better": "1"}'
 
 
 def test_chat_needs_an_openai_endpoint(serve):

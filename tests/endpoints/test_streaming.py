@@ -87,6 +87,13 @@ def test_an_openai_stream_yields_the_pieces_then_the_result(streams):
     assert EndpointUsage.objects.get(endpoint=endpoint).requests == 1
 
 
+def test_a_streamed_nul_is_dropped_from_the_pieces_and_the_text(streams):
+    server = streams(sse_fake.words("Hel\x00", "\x00", "lo"))
+    chunks = asyncio.run(collect(client(stored(server.base_url)).stream_reply("c", TURNS, 1)))
+    *pieces, result = chunks
+    assert pieces == ["Hel", "lo"] and result.text == "Hello"
+
+
 def test_the_evalhub_protocol_comes_in_one_piece(evalhub_bots):
     server = evalhub_bots(bots.echo)
     endpoint = stored(server.url, protocol="evalhub")

@@ -107,6 +107,42 @@ def test_an_answer_the_kind_refuses_fails_after_max_attempts_with_the_raw_text(f
     assert len(server.requests) == 2
 
 
+# Issue 23, finding 12: a judge's NUL characters (PostgreSQL stores none; the run crashed
+# there, stayed "running", and each takeover spent the budget again) ----------------------
+
+
+def test_a_judge_replying_with_nul_characters_finishes_the_run_without_them(fake):
+    server = fake(fake_judges.answers('\u0000{"better": "1"}\u0000'))
+    run = new_run(server, builders.ab(2))
+    assert execution.execute(run.pk, client_factory=fast_client()) == "done"
+    run.refresh_from_db()
+    assert (run.status, run.items_done, run.items_failed) == ("done", 2, 0)
+    for judgment in run.judgments.all():
+        assert judgment.status == "ok" and judgment.raw_text == '{"better": "1"}'
+    assert len(server.requests) == 2  # asked once per item, never again
+
+
+def test_a_nul_escaped_inside_the_judges_json_is_dropped_from_the_answer(fake):
+    """ "\\u0000" in the reply's JSON is no NUL in its text, but is one once decoded."""
+    server = fake(fake_judges.answers('{"better": "\\u00001\\u0000"}'))
+    run = new_run(server, builders.ab(1))
+    assert execution.execute(run.pk, client_factory=fast_client()) == "done"
+    judgment = AutomaticJudgment.objects.get(run=run)
+    assert judgment.status == "ok"
+    assert judgment.payload == human_payload("ab", judgment.item, {"choice": "left"})
+
+
+def test_a_judge_answering_only_an_escaped_nul_fails_the_item_and_finishes(fake):
+    server = fake(fake_judges.answers('{"better": "\\u0000"}'))
+    run = new_run(server, builders.ab(1), max_attempts=2)
+    assert execution.execute(run.pk, client_factory=fast_client()) == "done"
+    judgment = AutomaticJudgment.objects.get(run=run)
+    assert (judgment.status, judgment.attempts) == ("failed", 2)
+    assert "\x00" not in judgment.error and "\x00" not in judgment.raw_text
+    run.refresh_from_db()
+    assert (run.status, run.items_failed) == ("done", 1)
+
+
 def test_a_refusal_is_recorded_failed_with_what_the_server_sent(fake):
     server = fake(lambda payload: fake_judges.REFUSAL)
     run = new_run(server, builders.ab(1), max_attempts=2)

@@ -5,7 +5,7 @@ from django.db import transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from evalhub.api.fields import VisibleSlugRelatedField, refuse_nul
+from evalhub.api.fields import VisibleSlugRelatedField
 from evalhub.declared import bounds, help_text
 from evalhub.models import Conversation, Submission, System
 
@@ -71,7 +71,6 @@ class PartnerSetField(VisibleSlugRelatedField):
         slug = data.get("slug") if isinstance(data, dict) else data
         if not isinstance(slug, str):
             self.fail("invalid")
-        refuse_nul(self, slug)
         partner_set = self.get_queryset().filter(slug=slug).order_by("-version").first()
         if partner_set is None:
             self.fail("does_not_exist", value=slug)
