@@ -50,11 +50,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Protocol
 
 import httpx
 import tenacity
 from django.conf import settings
+
+from evalhub.outbound_policy import Policy
 
 from . import outbound
 from .protocols import (
@@ -373,16 +376,26 @@ class Endpoint:
         )
 
 
-_http_clients: dict[bool, httpx.Client] = {}
+@lru_cache(maxsize=8)
+def _policy(entries: tuple[str, ...]) -> Policy:
+    return Policy.from_setting(entries)
+
+
+def settings_policy() -> Policy:
+    """The address policy with the operator's allow-list (EVALHUB_OUTBOUND_ALLOW)."""
+    return _policy(tuple(settings.EVALHUB_OUTBOUND_ALLOW))
+
+
+_http_clients: dict[Policy, httpx.Client] = {}
 _http_lock = threading.Lock()
 
 
-def http_client(*, allow_private: bool) -> httpx.Client:
+def http_client(*, policy: Policy) -> httpx.Client:
     """The process's shared httpx client for this address policy (connection reuse)."""
     with _http_lock:
-        if allow_private not in _http_clients:
-            _http_clients[allow_private] = outbound.make_client(allow_private=allow_private)
-        return _http_clients[allow_private]
+        if policy not in _http_clients:
+            _http_clients[policy] = outbound.make_client(policy=policy)
+        return _http_clients[policy]
 
 
 def database_budget(endpoint: Endpoint) -> None:
@@ -417,7 +430,7 @@ def outcome_http_status(error: BotError | None) -> int | None:
 class EndpointCaller:
     """One endpoint's call configuration, shared by the blocking client (BotClient) and the
     streaming one (endpoints/streaming.py): the protocol and URL, timeout, concurrency limit,
-    reply cap, budget, outcome record, and whether private addresses may be reached."""
+    reply cap, budget, outcome record, and the address policy (where it may connect)."""
 
     def __init__(
         self,
@@ -427,7 +440,7 @@ class EndpointCaller:
         max_reply_chars: int | None = None,
         slot_wait: float | None = None,
         budget: Callable[[Endpoint], None] | None = database_budget,
-        allow_private: bool | None = None,
+        policy: Policy | None = None,
         purpose: str = "other",
         record: Callable[..., None] | None = database_record,
     ):
@@ -449,9 +462,7 @@ class EndpointCaller:
         self.budget = budget
         self.purpose = purpose
         self.record = record
-        if allow_private is None:
-            allow_private = settings.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES
-        self.allow_private = allow_private
+        self.policy = policy if policy is not None else settings_policy()
 
 
 class BotClient(EndpointCaller):
@@ -469,7 +480,7 @@ class BotClient(EndpointCaller):
         super().__init__(endpoint, **configuration)
         self.retry = retry or RetryPolicy.from_settings()
         self.sleep = sleep
-        self.http = http_client(allow_private=self.allow_private)
+        self.http = http_client(policy=self.policy)
 
     def reply(self, conversation_id: str, turns: Sequence[dict], speaker: int) -> str:
         """The bot's next turn as `speaker`, after `turns` ([{"speaker", "text"}, ...])."""

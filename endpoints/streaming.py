@@ -45,6 +45,8 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from httpx_sse import EventSource
 
+from evalhub.outbound_policy import Policy
+
 from . import outbound
 from .client import (
     CONNECTION_BROKEN,
@@ -81,12 +83,12 @@ class StreamResult:
 _async_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def async_http_client(*, allow_private: bool) -> httpx.AsyncClient:
+def async_http_client(*, policy: Policy) -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     clients = _async_clients.setdefault(loop, {})
-    if allow_private not in clients:
-        clients[allow_private] = outbound.make_async_client(allow_private=allow_private)
-    return clients[allow_private]
+    if policy not in clients:
+        clients[policy] = outbound.make_async_client(policy=policy)
+    return clients[policy]
 
 
 def database_refund(endpoint: Endpoint, day) -> None:
@@ -249,7 +251,7 @@ class AsyncBotClient(EndpointCaller):
                 raise TimeoutError
             return remaining
 
-        http = async_http_client(allow_private=self.allow_private)
+        http = async_http_client(policy=self.policy)
         request = http.build_request(
             "POST",
             self.url,

@@ -25,6 +25,7 @@ from endpoints.client import (
     RetryPolicy,
 )
 from endpoints.models import BotEndpoint, EndpointCall
+from evalhub.outbound_policy import Policy
 from tests import factories
 from tests.endpoints import bots
 
@@ -126,7 +127,7 @@ def test_a_spent_budget_is_recorded_though_nothing_was_sent(serve, owner):
 def test_a_refused_address_is_recorded_without_naming_it(serve, owner):
     endpoint = stored(serve(bots.echo).url, owner)
     with pytest.raises(BotRefused) as raised:
-        client(endpoint, allow_private=False).reply("c", TURNS, 1)
+        client(endpoint, policy=Policy()).reply("c", TURNS, 1)
     assert "127.0.0.1" in str(raised.value)
     call = EndpointCall.objects.get()
     assert call.status == "refused" and "127.0.0.1" not in call.message

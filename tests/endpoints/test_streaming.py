@@ -20,6 +20,7 @@ from endpoints.client import (
 )
 from endpoints.models import BotEndpoint, EndpointCall, EndpointUsage
 from endpoints.streaming import AsyncBotClient, StreamResult
+from evalhub.outbound_policy import Policy
 from tests import factories
 from tests.endpoints import bots, sse_fake
 
@@ -215,7 +216,7 @@ def test_a_refused_address_is_checked_before_connecting_and_refunded(streams):
     server = streams(sse_fake.words("never"))
     endpoint = stored(server.base_url)
     with pytest.raises(BotRefused):
-        asyncio.run(collect(client(endpoint, allow_private=False).stream_reply("c", TURNS, 1)))
+        asyncio.run(collect(client(endpoint, policy=Policy()).stream_reply("c", TURNS, 1)))
     assert server.requests == []
     assert EndpointCall.objects.get().status == "refused"
     assert EndpointUsage.objects.get(endpoint=endpoint).requests == 0
