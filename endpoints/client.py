@@ -81,8 +81,9 @@ MAX_REPLY_BYTES = 256 * 1024
 
 class BotError(Exception):
     """A bot endpoint did not give a usable reply. `outcome` is the EndpointCall status it
-    is recorded as; `summary` the message recorded, which never quotes the bot's reply nor
-    names an address the policy refused (the message may, for the logs)."""
+    is recorded as. `summary` is what an endpoint's owner and a judge run's owner read: it
+    never quotes the upstream body nor names an address the policy refused. `message` (and
+    str(), which adds the URL) may, for the logs and staff (EndpointCall.detail)."""
 
     transient = False
     outcome = "error"

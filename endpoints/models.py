@@ -202,7 +202,9 @@ class EndpointUsage(models.Model):
 class EndpointCall(models.Model):
     """The outcome of one request to an endpoint (a retry is another request), so that its
     owner can see why calls fail. `message` is EvalHub's own short account of the failure,
-    never the bot's reply: an upstream body may carry anything, even another user's data.
+    never the bot's reply: an upstream body may carry anything, even another user's data or
+    an internal service's page. `detail` is the longer account for staff, which may quote
+    the start of that body: shown in the admin only, never on the owner's pages or the API.
     A bounded history: the maintenance beat keeps the newest EVALHUB_ENDPOINT_CALLS_KEPT
     per endpoint, none older than EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS."""
 
@@ -227,6 +229,7 @@ class EndpointCall(models.Model):
         OTHER = "other", "other"
 
     MESSAGE_CHARS = 200
+    DETAIL_CHARS = 500
 
     endpoint = models.ForeignKey(BotEndpoint, on_delete=models.CASCADE, related_name="calls")
     at = models.DateTimeField(default=timezone.now)
@@ -241,6 +244,11 @@ class EndpointCall(models.Model):
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     error_class = models.CharField(max_length=40, blank=True)
     message = models.CharField(max_length=MESSAGE_CHARS, blank=True)
+    detail = models.CharField(
+        max_length=DETAIL_CHARS,
+        blank=True,
+        help_text="Staff only: EvalHub's full account, which may quote the upstream body.",
+    )
 
     class Meta:
         ordering = ["-at", "-id"]
