@@ -23,7 +23,8 @@ turns already collected are kept.
 
 Budget. An endpoint with a daily budget is charged one request per HTTP request, retries
 included, before it is sent (endpoints/budget.py); a spent budget is
-BudgetExhausted and nothing is sent.
+BudgetExhausted and nothing is sent. A chat campaign's requests (purpose "chat") must also
+fit the endpoint's chat share of the budget (ChatShareExhausted).
 
 Concurrency. An endpoint sees at most `max_concurrency` requests in flight from EvalHub.
 When the Celery broker is Redis (production), the limit is a Redis semaphore shared by
@@ -158,6 +159,11 @@ class BudgetExhausted(BotError):
     """The endpoint's requests for today are spent; nothing was sent. Not retried today."""
 
     outcome = "budget_exhausted"
+
+
+class ChatShareExhausted(BudgetExhausted):
+    """The share of today's budget chat campaigns may spend is spent (tournaments and
+    judges keep theirs); nothing was sent."""
 
 
 class LimiterUnavailable(BotError):
@@ -354,6 +360,7 @@ class Endpoint:
     sampling: Sampling = field(default_factory=Sampling)
     endpoint_id: int | None = None
     daily_budget: int | None = None
+    chat_share: int = 100  # percent of the budget chat campaigns may spend
 
     @classmethod
     def from_model(cls, endpoint) -> Endpoint:
@@ -374,6 +381,7 @@ class Endpoint:
             ),
             endpoint_id=endpoint.pk,
             daily_budget=endpoint.daily_budget,
+            chat_share=endpoint.chat_share,
         )
 
 
@@ -399,17 +407,27 @@ def http_client(*, policy: Policy) -> httpx.Client:
         return _http_clients[policy]
 
 
-def database_budget(endpoint: Endpoint) -> None:
-    """Charge one request to a stored endpoint's budget (BudgetExhausted when spent)."""
+def database_budget(endpoint: Endpoint, purpose: str = "other") -> None:
+    """Charge one request to a stored endpoint's budget (BudgetExhausted when spent); a chat
+    campaign's request (`purpose` "chat") also to the chat share (ChatShareExhausted)."""
     if endpoint.endpoint_id is None or endpoint.daily_budget is None:
         return
-    from .budget import spend  # the ORM only when there is something to charge
+    # The ORM only when there is something to charge.
+    from .budget import chat_limit, spend, used_today
 
-    if not spend(endpoint.endpoint_id, endpoint.daily_budget):
-        raise BudgetExhausted(
-            f"the daily budget of {endpoint.daily_budget} requests is spent; "
-            "it renews at midnight UTC"
+    budget = endpoint.daily_budget
+    chat = purpose == "chat"
+    limit = chat_limit(budget, endpoint.chat_share) if chat else None
+    if spend(endpoint.endpoint_id, budget, chat_limit=limit):
+        return
+    if chat and used_today(endpoint.endpoint_id) < budget:
+        raise ChatShareExhausted(
+            f"the chat campaigns' share of the daily budget ({limit} of {budget} requests) "
+            "is spent; it renews at midnight UTC"
         )
+    raise BudgetExhausted(
+        f"the daily budget of {budget} requests is spent; it renews at midnight UTC"
+    )
 
 
 def database_record(endpoint_id: int | None, **outcome) -> None:
@@ -440,7 +458,7 @@ class EndpointCaller:
         limiter: Limiter | None = None,
         max_reply_chars: int | None = None,
         slot_wait: float | None = None,
-        budget: Callable[[Endpoint], None] | None = database_budget,
+        budget: Callable[[Endpoint, str], None] | None = database_budget,
         policy: Policy | None = None,
         purpose: str = "other",
         record: Callable[..., None] | None = database_record,
@@ -555,7 +573,7 @@ class BotClient(EndpointCaller):
 
     def _attempt(self, body: bytes) -> bytes:
         if self.budget is not None:
-            self.budget(self.endpoint)
+            self.budget(self.endpoint, self.purpose)
         lease = self.timeout + settings.EVALHUB_BOT_LEASE_MARGIN_SECONDS
         with self.limiter.slot(
             self.endpoint.key, self.max_concurrency, wait=self.slot_wait, lease=lease

@@ -69,6 +69,7 @@ class BotEndpointForm(forms.ModelForm):
             "timeout_seconds",
             "max_concurrency",
             "daily_budget",
+            "chat_share",
             "allow_other_owners",
         ]
         widgets = {"system_prompt": forms.Textarea(attrs={"rows": 3})}

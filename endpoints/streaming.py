@@ -91,12 +91,12 @@ def async_http_client(*, policy: Policy) -> httpx.AsyncClient:
     return clients[policy]
 
 
-def database_refund(endpoint: Endpoint, day) -> None:
+def database_refund(endpoint: Endpoint, day, purpose: str = "other") -> None:
     if endpoint.endpoint_id is None or endpoint.daily_budget is None:
         return
     from .budget import refund
 
-    refund(endpoint.endpoint_id, day)
+    refund(endpoint.endpoint_id, day, chat=purpose == "chat")
 
 
 def _today():
@@ -135,7 +135,7 @@ class AsyncBotClient(EndpointCaller):
         self,
         endpoint: Endpoint,
         *,
-        refund: Callable[[Endpoint, object], None] | None = database_refund,
+        refund: Callable[[Endpoint, object, str], None] | None = database_refund,
         **configuration,
     ):
         super().__init__(endpoint, **configuration)
@@ -166,7 +166,7 @@ class AsyncBotClient(EndpointCaller):
         try:
             if self.budget is not None:
                 day = _today()
-                await sync_to_async(self.budget)(self.endpoint)
+                await sync_to_async(self.budget)(self.endpoint, self.purpose)
                 charged = day
             slot = await self._take_slot()
             try:
@@ -218,7 +218,7 @@ class AsyncBotClient(EndpointCaller):
     async def _settle(self, call: _Call, charged, outcome: BaseException | None) -> None:
         """Give back a request that never left, and record the outcome."""
         if charged is not None and call.never_sent and self.refund is not None:
-            await sync_to_async(self.refund)(self.endpoint, charged)
+            await sync_to_async(self.refund)(self.endpoint, charged, self.purpose)
         if self.record is None:
             return
         if isinstance(outcome, BotError):

@@ -266,6 +266,14 @@ class Settings(BaseSettings):
     EVALHUB_BOT_DAILY_BUDGET: int = setting(
         5000, "Default requests per day for new endpoints.", "endpoints", ge=1, le=1_000_000
     )
+    EVALHUB_BOT_CHAT_SHARE_PERCENT: int = setting(
+        50,
+        "Default share (percent) of a new endpoint's daily budget that chat campaigns may "
+        "spend; tournaments and judges always keep the rest. 0: no chats.",
+        "endpoints",
+        ge=0,
+        le=100,
+    )
     EVALHUB_BOT_RETRY_ATTEMPTS: int = setting(
         3, "Attempts of a request that fails transiently.", "endpoints", ge=1, le=20
     )

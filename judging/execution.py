@@ -175,7 +175,7 @@ def make_client(run: JudgeRun, inbox: _Inbox) -> BotClient:
     return BotClient(
         Endpoint.from_model(run.judge.endpoint),
         max_reply_chars=settings.EVALHUB_JUDGE_MAX_REPLY_CHARS,
-        budget=lambda endpoint: inbox.on_worker_thread(database_budget, endpoint),
+        budget=lambda endpoint, purpose: inbox.on_worker_thread(database_budget, endpoint, purpose),
         purpose="judge",
         record=lambda endpoint_id, **outcome: inbox.on_worker_thread(
             partial(database_record, endpoint_id, **outcome)

@@ -219,12 +219,13 @@ def test_a_refused_address_is_checked_before_connecting_and_refunded(streams):
         asyncio.run(collect(client(endpoint, policy=Policy()).stream_reply("c", TURNS, 1)))
     assert server.requests == []
     assert EndpointCall.objects.get().status == "refused"
-    assert EndpointUsage.objects.get(endpoint=endpoint).requests == 0
+    usage = EndpointUsage.objects.get(endpoint=endpoint)
+    assert (usage.requests, usage.chat_requests) == (0, 0)  # a chat's charge, given back
 
 
 def test_the_budget_is_shared_with_the_blocking_client(streams):
     server = streams(sse_fake.words("one"))
-    endpoint = stored(server.base_url, daily_budget=1)
+    endpoint = stored(server.base_url, daily_budget=1, chat_share=100)
     asyncio.run(collect(client(endpoint).stream_reply("c", TURNS, 1)))
     with pytest.raises(BudgetExhausted):
         asyncio.run(collect(client(endpoint).stream_reply("c", TURNS, 1)))

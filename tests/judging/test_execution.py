@@ -39,7 +39,9 @@ def fast_client(sleeps=None):
             Endpoint.from_model(run.judge.endpoint),
             retry=FAST,
             sleep=sleeps.append if sleeps is not None else (lambda s: None),
-            budget=lambda endpoint: inbox.on_worker_thread(database_budget, endpoint),
+            budget=lambda endpoint, purpose: inbox.on_worker_thread(
+                database_budget, endpoint, purpose
+            ),
             purpose="judge",
             record=lambda endpoint_id, **outcome: inbox.on_worker_thread(
                 partial(database_record, endpoint_id, **outcome)
