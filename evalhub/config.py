@@ -314,7 +314,7 @@ class Settings(BaseSettings):
         "`[fd00::5]:8000`, `models.internal:8000`). Loopback and private addresses are refused "
         "unless an entry matches the address (or the URL's host name) and the port; "
         "link-local and cloud metadata addresses are refused always. Unset: public addresses "
-        "only. See the security page.",
+        "only. The production page says more (outbound requests).",
         "endpoints",
     )
     EVALHUB_ENDPOINT_CALLS_KEPT: int = setting(
