@@ -53,6 +53,7 @@ class BotEndpointAdmin(ModelAdmin):
         "has_token",
         "model_name",
         "daily_budget",
+        "chat_share",
         "allow_other_owners",
         "max_concurrency",
     ]
@@ -72,7 +73,7 @@ class EndpointUsageAdmin(RecordAdmin):
     conditional update per request; an edit here would hand out budget the owner never
     granted, or refuse requests the budget still allows."""
 
-    list_display = ["endpoint", "day", "requests"]
+    list_display = ["endpoint", "day", "requests", "chat_requests"]
     list_filter = ["day"]
     search_fields = ["endpoint__system__slug"]
     list_select_related = ["endpoint__system"]

@@ -71,6 +71,7 @@ class BotEndpointForm(RefusesNul, forms.ModelForm):
             "timeout_seconds",
             "max_concurrency",
             "daily_budget",
+            "chat_share",
             "allow_other_owners",
         ]
         widgets = {"system_prompt": forms.Textarea(attrs={"rows": 3})}

@@ -16,7 +16,7 @@ from evalhub.errors import UserInputError, show_on_page
 from evalhub.views.systems import visible_system_or_404
 
 from . import calls
-from .budget import used_today
+from .budget import chat_limit, chat_used_today, used_today
 from .forms import BotEndpointForm
 from .models import BotEndpoint
 
@@ -44,6 +44,8 @@ def endpoint_edit(request, slug):
         "endpoint": endpoint,
         "form": form,
         "used_today": used_today(endpoint.pk) if endpoint else 0,
+        "chat_used_today": chat_used_today(endpoint.pk) if endpoint else 0,
+        "chat_limit": chat_limit(endpoint.daily_budget, endpoint.chat_share) if endpoint else 0,
         "calls": list(calls.recent(endpoint)) if endpoint else [],
     }
     status = 400 if request.method == "POST" else 200

@@ -12,10 +12,13 @@ It imports no Django itself (the documentation build renders the reference from 
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from evalhub.outbound_policy import parse_allow_list
 
 __all__ = ["ConfigError", "Settings", "load", "reference_markdown"]
 
@@ -282,6 +285,14 @@ class Settings(BaseSettings):
     EVALHUB_BOT_DAILY_BUDGET: int = setting(
         5000, "Default requests per day for new endpoints.", "endpoints", ge=1, le=1_000_000
     )
+    EVALHUB_BOT_CHAT_SHARE_PERCENT: int = setting(
+        50,
+        "Default share (percent) of a new endpoint's daily budget that chat campaigns may "
+        "spend; tournaments and judges always keep the rest. 0: no chats.",
+        "endpoints",
+        ge=0,
+        le=100,
+    )
     EVALHUB_BOT_RETRY_ATTEMPTS: int = setting(
         3, "Attempts of a request that fails transiently.", "endpoints", ge=1, le=20
     )
@@ -315,10 +326,14 @@ class Settings(BaseSettings):
         ge=0,
         le=600,
     )
-    EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES: bool = setting(
-        False,
-        "Let endpoints reach loopback and private addresses (tests, on-premises models). "
-        "Off: only public addresses, checked after DNS resolution.",
+    EVALHUB_OUTBOUND_ALLOW: CommaList = setting(
+        [],
+        "Internal destinations endpoints and judges may reach, comma-separated "
+        "`host-or-network[:port]` entries (`10.0.0.5:8000`, `10.1.0.0/16:11434`, "
+        "`[fd00::5]:8000`, `models.internal:8000`). Loopback and private addresses are refused "
+        "unless an entry matches the address (or the URL's host name) and the port; "
+        "link-local and cloud metadata addresses are refused always. Unset: public addresses "
+        "only. The production page says more (outbound requests).",
         "endpoints",
     )
     EVALHUB_ENDPOINT_CALLS_KEPT: int = setting(
@@ -395,12 +410,22 @@ class Settings(BaseSettings):
     )
 
     @field_validator(
-        "ALLOWED_HOSTS", "CSRF_TRUSTED_ORIGINS", "EVALHUB_MTURK_SUBMIT_ORIGINS", mode="before"
+        "ALLOWED_HOSTS",
+        "CSRF_TRUSTED_ORIGINS",
+        "EVALHUB_MTURK_SUBMIT_ORIGINS",
+        "EVALHUB_OUTBOUND_ALLOW",
+        mode="before",
     )
     @classmethod
     def _comma_separated(cls, value):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("EVALHUB_OUTBOUND_ALLOW")
+    @classmethod
+    def _outbound_allow(cls, value: list[str]) -> list[str]:
+        parse_allow_list(value)  # EntryInvalid (a ValueError) names the entry and why
         return value
 
     @field_validator("EVALHUB_PUBLIC_URL")
@@ -455,13 +480,30 @@ def _type_name(annotation) -> str:
     return "a comma-separated list"
 
 
+# Variables EvalHub no longer reads, and what took their place. One still set stops
+# start-up: ignored in silence, it would leave the operator believing it works.
+REPLACED = {
+    "EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES": (
+        "was replaced by EVALHUB_OUTBOUND_ALLOW, a list of the internal destinations "
+        "endpoints may reach (e.g. 10.0.0.5:8000 or models.internal:8000); list yours there "
+        "and remove it"
+    ),
+}
+
+
 def load() -> Settings:
     """The settings from the process environment. Raises ConfigError naming every variable
     that is wrong (what it accepts, what it got), never a pydantic traceback."""
+    problems = [
+        f"{name} {instead}" for name, instead in REPLACED.items() if os.environ.get(name, "")
+    ]
     try:
-        return Settings()
+        loaded = Settings()
     except ValidationError as invalid:
-        raise ConfigError([_problem(error) for error in invalid.errors()]) from None
+        problems += [_problem(error) for error in invalid.errors()]
+    if problems:
+        raise ConfigError(problems)
+    return loaded
 
 
 def _problem(error) -> str:

@@ -355,6 +355,8 @@ EVALHUB_TRAINING_MAX_ATTEMPTS = env.EVALHUB_TRAINING_MAX_ATTEMPTS
 EVALHUB_BOT_TIMEOUT_SECONDS = env.EVALHUB_BOT_TIMEOUT_SECONDS
 EVALHUB_BOT_MAX_CONCURRENCY = env.EVALHUB_BOT_MAX_CONCURRENCY
 EVALHUB_BOT_DAILY_BUDGET = env.EVALHUB_BOT_DAILY_BUDGET
+# ... and the share (percent) of that budget chat campaigns may spend (endpoints/budget.py).
+EVALHUB_BOT_CHAT_SHARE_PERCENT = env.EVALHUB_BOT_CHAT_SHARE_PERCENT
 # Retries of transient failures; a Retry-After longer than the cap ends the retries.
 EVALHUB_BOT_RETRY_ATTEMPTS = env.EVALHUB_BOT_RETRY_ATTEMPTS
 EVALHUB_BOT_RETRY_BASE_DELAY = env.EVALHUB_BOT_RETRY_BASE_DELAY
@@ -364,9 +366,10 @@ EVALHUB_BOT_MAX_REPLY_CHARS = env.EVALHUB_BOT_MAX_REPLY_CHARS
 EVALHUB_BOT_SLOT_WAIT_SECONDS = env.EVALHUB_BOT_SLOT_WAIT_SECONDS
 # A concurrency slot's lease outlives the request's total deadline by this much.
 EVALHUB_BOT_LEASE_MARGIN_SECONDS = env.EVALHUB_BOT_LEASE_MARGIN_SECONDS
-# Outbound requests refuse loopback, private, link-local, multicast and reserved addresses
-# (after DNS resolution) unless this is set: tests and on-premises deployments.
-EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = env.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES
+# Outbound requests reach public addresses, and internal ones only where an entry of this
+# allow-list matches address and port (evalhub/outbound_policy.py); link-local and cloud
+# metadata addresses never. Checked after DNS resolution, on the address connected to.
+EVALHUB_OUTBOUND_ALLOW = env.EVALHUB_OUTBOUND_ALLOW
 # Outcomes of calls kept per endpoint for its owner (endpoints/calls.py): the newest this
 # many, none older than this many days (pruned by the maintenance beat).
 EVALHUB_ENDPOINT_CALLS_KEPT = env.EVALHUB_ENDPOINT_CALLS_KEPT

@@ -47,9 +47,9 @@ def _fast_test_settings(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     # Real hashing costs a quarter of a second per user; tests create hundreds.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    # Fake bots, judges and crowd platforms listen on 127.0.0.1; the address-policy tests
-    # turn this off again.
-    settings.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = True
+    # Fake bots and judges listen on 127.0.0.1 (any port): the operator's allow-list of
+    # internal destinations names it; the address-policy tests empty it again.
+    settings.EVALHUB_OUTBOUND_ALLOW = ["127.0.0.1"]
     # The test client's login() authenticates without a request, which django-axes refuses;
     # the lockout tests (tests/evalhub/test_health_and_headers.py) turn it back on.
     settings.AXES_ENABLED = False

@@ -471,3 +471,24 @@ def test_a_system_removed_from_the_catalog_is_a_clear_message(client, fakes):
         and "no longer available" in response.json()["errors"][0]["message"]
     )
     assert not Conversation.objects.exists()
+
+
+def test_a_spent_chat_share_tells_the_worker_keeps_the_turn_and_lets_them_end(client, fakes):
+    server = fakes.start(openai_fake.counting)
+    system = bot_system(server, slug="thrifty")
+    system.endpoint.daily_budget, system.endpoint.chat_share = 2, 50  # one chat request
+    system.endpoint.save()
+    campaign = chat_campaign([system], batch_size=1)
+    assignment = start(client, campaign)
+    item = items(assignment)[0]
+    say(client, assignment, item, "Hello", 0)
+    response = say(client, assignment, item, "And how are you?", 2, json=True)
+    state = response.json()
+    assert response.status_code == 200 and state["error"] == endpoint_chat.LIMIT_REACHED
+    assert state["can_end"] and [t["text"] for t in state["turns"]][-1] == "And how are you?"
+    assert len(server.requests) == 1
+    page = client.get(assignment.get_absolute_url())
+    assert page.status_code == 200 and "answered all the messages" in page.content.decode()
+    ended = client.post(url("end", assignment, item, json=True)).json()
+    assert ended["status"] == "incomplete"
+    assert Turn.objects.filter(conversation=conversation_of(assignment, item)).count() == 3

@@ -152,6 +152,8 @@ def test_staff_manage_any_endpoint(system):
         ({"top_p": 1.5}, "top_p"),
         ({"max_concurrency": 0}, "max_concurrency"),
         ({"daily_budget": 0}, "daily_budget"),
+        ({"chat_share": 101}, "chat_share"),
+        ({"chat_share": -5}, "chat_share"),
         ({"stop": ["a", "b", "c", "d", "e"]}, "stop"),
         ({"protocol": "smoke-signals"}, "protocol"),
         ({"url": "file:///etc/passwd"}, "url"),

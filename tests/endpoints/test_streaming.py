@@ -20,6 +20,7 @@ from endpoints.client import (
 )
 from endpoints.models import BotEndpoint, EndpointCall, EndpointUsage
 from endpoints.streaming import AsyncBotClient, StreamResult
+from evalhub.outbound_policy import Policy
 from tests import factories
 from tests.endpoints import bots, sse_fake
 
@@ -222,15 +223,16 @@ def test_a_refused_address_is_checked_before_connecting_and_refunded(streams):
     server = streams(sse_fake.words("never"))
     endpoint = stored(server.base_url)
     with pytest.raises(BotRefused):
-        asyncio.run(collect(client(endpoint, allow_private=False).stream_reply("c", TURNS, 1)))
+        asyncio.run(collect(client(endpoint, policy=Policy()).stream_reply("c", TURNS, 1)))
     assert server.requests == []
     assert EndpointCall.objects.get().status == "refused"
-    assert EndpointUsage.objects.get(endpoint=endpoint).requests == 0
+    usage = EndpointUsage.objects.get(endpoint=endpoint)
+    assert (usage.requests, usage.chat_requests) == (0, 0)  # a chat's charge, given back
 
 
 def test_the_budget_is_shared_with_the_blocking_client(streams):
     server = streams(sse_fake.words("one"))
-    endpoint = stored(server.base_url, daily_budget=1)
+    endpoint = stored(server.base_url, daily_budget=1, chat_share=100)
     asyncio.run(collect(client(endpoint).stream_reply("c", TURNS, 1)))
     with pytest.raises(BudgetExhausted):
         asyncio.run(collect(client(endpoint).stream_reply("c", TURNS, 1)))
