@@ -159,7 +159,6 @@ def test_a_judge_answering_only_an_escaped_nul_fails_the_item_and_finishes(fake)
 
 
 def test_a_refusal_is_recorded_failed_with_why_and_its_body_kept_for_staff(fake):
-
     server = fake(lambda payload: fake_judges.REFUSAL)
     run = new_run(server, builders.ab(1), max_attempts=2)
     execution.execute(run.pk, client_factory=fast_client())
