@@ -59,7 +59,7 @@ def _fast_test_settings(settings, tmp_path):
     rates = settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
     settings.REST_FRAMEWORK = {
         **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {scope: "1000000/second" for scope in rates},
+        "DEFAULT_THROTTLE_RATES": dict.fromkeys(rates, "1000000/second"),
     }
     # Rate-limit counters live in the cache; each test starts with none.
     cache.clear()
