@@ -411,3 +411,12 @@ def test_create_refuses_a_description_over_its_limit(owner, systems):
     assert response.status_code == 400
     assert [e["field"] for e in response.json()["errors"]] == ["description"]
     assert not Tournament.objects.exists()
+
+
+def test_create_refuses_a_tournament_past_the_quota(settings, owner, systems):
+    settings.EVALHUB_QUOTA_TOURNAMENTS = 1
+    tournament(owner, "first", False)
+    response = client_for(owner).post(LIST, spot_payload(), format="json")
+    assert response.status_code == 400
+    assert "(EVALHUB_QUOTA_TOURNAMENTS=1)" in response.json()["errors"][0]["message"]
+    assert list(Tournament.objects.values_list("slug", flat=True)) == ["first"]

@@ -250,3 +250,13 @@ def test_the_api_refuses_a_partner_set_description_over_its_limit(owner):
     assert response.status_code == 400
     assert response.json()["errors"][0]["field"] == "description"
     assert not PartnerSet.objects.exists()
+
+
+def test_generate_through_the_api_refuses_a_campaign_past_the_quota(settings, owner):
+    settings.EVALHUB_QUOTA_CAMPAIGNS = 0
+    t = spot(owner, published=True)
+    response = client_for(owner).post(api(t, "generate"))
+    assert response.status_code == 400
+    assert "(EVALHUB_QUOTA_CAMPAIGNS=0)" in response.json()["errors"][0]["message"]
+    t.refresh_from_db()
+    assert t.campaign is None
