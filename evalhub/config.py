@@ -19,7 +19,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from . import limits
 
-__all__ = ["ConfigError", "Settings", "load", "reference_markdown"]
+__all__ = ["ConfigError", "Settings", "group_table", "load", "reference_markdown"]
 
 CommaList = Annotated[list[str], NoDecode]
 
@@ -555,18 +555,18 @@ def reference_markdown() -> str:
         "",
     ]
     for group, title in GROUPS.items():
-        lines += [
-            f"## {title}",
-            "",
-            "| Variable | Accepts | Default | What it does |",
-            "|---|---|---|---|",
-        ]
-        for name, field in Settings.model_fields.items():
-            if (field.json_schema_extra or {}).get("group") != group:
-                continue
-            description = field.description.replace("|", "\\|")
-            lines.append(f"| `{name}` | {_accepts(name)} | {_default_text(name)} | {description} |")
-        lines.append("")
+        lines += [f"## {title}", "", group_table(group), ""]
+    return "\n".join(lines)
+
+
+def group_table(group: str) -> str:
+    """One group's variables as a table (the limits page shows two groups again)."""
+    lines = ["| Variable | Accepts | Default | What it does |", "|---|---|---|---|"]
+    for name, field in Settings.model_fields.items():
+        if (field.json_schema_extra or {}).get("group") != group:
+            continue
+        description = field.description.replace("|", "\\|")
+        lines.append(f"| `{name}` | {_accepts(name)} | {_default_text(name)} | {description} |")
     return "\n".join(lines)
 
 
