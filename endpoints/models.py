@@ -14,7 +14,9 @@ from django.db import models, transaction
 from django.db.models import ProtectedError, Q
 from django.utils import timezone
 
+from evalhub import limits
 from evalhub.errors import UserInputError
+from evalhub.fields import bounded_text
 from evalhub.models import System
 
 
@@ -84,8 +86,10 @@ class BotEndpoint(models.Model):
         blank=True,
         help_text="Sent as 'Authorization: Bearer <token>'. Never shown again after saving.",
     )
-    system_prompt = models.TextField(
-        blank=True, max_length=4000, help_text="OpenAI-compatible: sent first, as the system."
+    system_prompt = bounded_text(
+        limits.SYSTEM_PROMPT_CHARS,
+        blank=True,
+        help_text="OpenAI-compatible: sent first, as the system.",
     )
     temperature = models.FloatField(
         null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)]

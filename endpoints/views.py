@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from evalhub.errors import UserInputError, show_on_page
+from evalhub.quotas import QuotaExceeded, check_quota
 from evalhub.views.systems import visible_system_or_404
 
 from . import calls
@@ -35,10 +36,16 @@ def endpoint_edit(request, slug):
     endpoint = BotEndpoint.objects.filter(system=system).first()
     form = BotEndpointForm(request.POST or None, instance=endpoint, system=system)
     if request.method == "POST" and form.is_valid():
-        with transaction.atomic():
-            form.save()
-        messages.success(request, f"Saved the bot endpoint of {system.name}.")
-        return redirect("system-endpoint", slug=system.slug)
+        try:
+            if endpoint is None:
+                check_quota(request.user, BotEndpoint)
+        except QuotaExceeded as refused:
+            show_on_page(request, refused, form)
+        else:
+            with transaction.atomic():
+                form.save()
+            messages.success(request, f"Saved the bot endpoint of {system.name}.")
+            return redirect("system-endpoint", slug=system.slug)
     context = {
         "system": system,
         "endpoint": endpoint,

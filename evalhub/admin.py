@@ -3,6 +3,7 @@ from django.contrib import admin, messages
 from django.shortcuts import redirect, render
 from django.urls import path
 
+from . import limits
 from .admin_tools import ModelAdmin, TabularInline
 from .importers.problems import InvalidUpload
 from .models import (
@@ -49,8 +50,10 @@ class PromptInline(TabularInline):
 
 class PromptSetUploadForm(RefusesNul, forms.Form):
     slug = forms.SlugField(max_length=80)
-    name = forms.CharField(max_length=200)
-    description = forms.CharField(widget=forms.Textarea, required=False)
+    name = forms.CharField(max_length=limits.NAME_CHARS)
+    description = forms.CharField(
+        widget=forms.Textarea, required=False, max_length=limits.DESCRIPTION_CHARS
+    )
     source = forms.CharField(required=False, max_length=300)
     version = forms.CharField(initial="1", max_length=40)
     file = forms.FileField(

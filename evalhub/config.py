@@ -20,7 +20,9 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from evalhub.outbound_policy import parse_allow_list
 
-__all__ = ["ConfigError", "Settings", "load", "reference_markdown"]
+from . import limits
+
+__all__ = ["ConfigError", "Settings", "group_table", "load", "reference_markdown"]
 
 CommaList = Annotated[list[str], NoDecode]
 
@@ -31,6 +33,7 @@ GROUPS = {
     "security": "HTTPS, logins and rate limits",
     "celery": "Background work (Celery)",
     "limits": "Sizes and counts",
+    "quotas": "Quotas and API rates",
     "endpoints": "Model endpoints, chat and judges",
     "crowd": "Crowd platforms",
 }
@@ -274,6 +277,79 @@ class Settings(BaseSettings):
     EVALHUB_TRAINING_MAX_ATTEMPTS: int = setting(
         2, "Training attempts a worker may begin per qualification.", "limits", ge=1, le=100
     )
+    EVALHUB_MAX_JSON_BODY_BYTES: int = setting(
+        1024 * 1024,
+        "Largest JSON request body the API reads; larger ones are refused (413) before "
+        "parsing. Files go as multipart uploads, under EVALHUB_MAX_UPLOAD_BYTES.",
+        "limits",
+        ge=1024,
+        le=1024**3,
+    )
+
+    # Quotas and API rates ------------------------------------------------------------------
+    EVALHUB_QUOTA_SYSTEMS: int = setting(
+        100, "Systems one account may own (staff: no quota).", "quotas", ge=0, le=1_000_000
+    )
+    EVALHUB_QUOTA_ENDPOINTS: int = setting(
+        100,
+        "Bot endpoints one account's systems may have (staff: no quota).",
+        "quotas",
+        ge=0,
+        le=1_000_000,
+    )
+    EVALHUB_QUOTA_TOURNAMENTS: int = setting(
+        100, "Tournaments one account may own (staff: no quota).", "quotas", ge=0, le=1_000_000
+    )
+    EVALHUB_QUOTA_RUBRICS: int = setting(
+        100,
+        "Rubric versions one account may write (staff: no quota).",
+        "quotas",
+        ge=0,
+        le=1_000_000,
+    )
+    EVALHUB_QUOTA_CAMPAIGNS: int = setting(
+        100,
+        "Campaigns one account may own, a tournament's generated one included (staff: no quota).",
+        "quotas",
+        ge=0,
+        le=1_000_000,
+    )
+    EVALHUB_QUOTA_UPLOADS_PER_DAY: int = setting(
+        100,
+        "Files one account may upload a day, UTC (responses, seed conversations; refused "
+        "ones count too; staff: no quota).",
+        "quotas",
+        ge=0,
+        le=1_000_000,
+    )
+    EVALHUB_API_USER_PER_MINUTE: int = setting(
+        120,
+        "API requests one signed-in account (or, signed out, one address) may make a minute.",
+        "quotas",
+        ge=1,
+        le=1_000_000,
+    )
+    EVALHUB_API_ANON_PER_MINUTE: int = setting(
+        60, "API requests one address may make a minute signed out.", "quotas", ge=1, le=1_000_000
+    )
+    EVALHUB_API_CREATIONS_PER_MINUTE: int = setting(
+        10,
+        "API requests a minute that create something (systems, endpoints, tournaments and their "
+        "campaigns, rubrics, judges, partner sets, runs), per account.",
+        "quotas",
+        ge=1,
+        le=1_000_000,
+    )
+    EVALHUB_API_UPLOADS_PER_HOUR: int = setting(
+        60, "API file uploads an hour, per account.", "quotas", ge=1, le=1_000_000
+    )
+    EVALHUB_API_TOKEN_PER_MINUTE: int = setting(
+        10,
+        "Requests for an API token (POST /api/token/) a minute, per address.",
+        "quotas",
+        ge=1,
+        le=1_000_000,
+    )
 
     # Model endpoints, chat and judges ---------------------------------------------------------
     EVALHUB_BOT_TIMEOUT_SECONDS: float = setting(
@@ -310,7 +386,11 @@ class Settings(BaseSettings):
         le=3600,
     )
     EVALHUB_BOT_MAX_REPLY_CHARS: int = setting(
-        4000, "Longest bot reply kept; longer ones are cut.", "endpoints", ge=1, le=1_000_000
+        4000,
+        "Longest bot reply kept; longer ones are cut (at most a turn's limit, TEXT_CHARS).",
+        "endpoints",
+        ge=1,
+        le=limits.TEXT_CHARS,
     )
     EVALHUB_BOT_SLOT_WAIT_SECONDS: float = setting(
         300.0,
@@ -536,18 +616,18 @@ def reference_markdown() -> str:
         "",
     ]
     for group, title in GROUPS.items():
-        lines += [
-            f"## {title}",
-            "",
-            "| Variable | Accepts | Default | What it does |",
-            "|---|---|---|---|",
-        ]
-        for name, field in Settings.model_fields.items():
-            if (field.json_schema_extra or {}).get("group") != group:
-                continue
-            description = field.description.replace("|", "\\|")
-            lines.append(f"| `{name}` | {_accepts(name)} | {_default_text(name)} | {description} |")
-        lines.append("")
+        lines += [f"## {title}", "", group_table(group), ""]
+    return "\n".join(lines)
+
+
+def group_table(group: str) -> str:
+    """One group's variables as a table (the limits page shows two groups again)."""
+    lines = ["| Variable | Accepts | Default | What it does |", "|---|---|---|---|"]
+    for name, field in Settings.model_fields.items():
+        if (field.json_schema_extra or {}).get("group") != group:
+            continue
+        description = field.description.replace("|", "\\|")
+        lines.append(f"| `{name}` | {_accepts(name)} | {_default_text(name)} | {description} |")
     return "\n".join(lines)
 
 

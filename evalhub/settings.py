@@ -297,8 +297,24 @@ REST_FRAMEWORK = {
     # DRF's throttles find the client's address by the same rule as
     # evalhub/client_address.py (left unset, DRF would believe any X-Forwarded-For).
     "NUM_PROXIES": EVALHUB_TRUSTED_PROXY_COUNT,
-    # DRF's, refusing a body that holds a NUL, and JSON nested too deep answered 400 rather
-    # than 500 (evalhub/api/parsers.py).
+    # Request rates (evalhub/api/throttles.py): per account (or address, signed out), per
+    # address signed out, and per scope for the writes a view names (creations, uploads,
+    # token requests). The counts live in the default cache: Redis in production, shared by
+    # every web process; per-process memory embedded.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "evalhub.api.throttles.UserRateThrottle",
+        "evalhub.api.throttles.AnonRateThrottle",
+        "evalhub.api.throttles.ScopedRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": f"{env.EVALHUB_API_USER_PER_MINUTE}/minute",
+        "anon": f"{env.EVALHUB_API_ANON_PER_MINUTE}/minute",
+        "creations": f"{env.EVALHUB_API_CREATIONS_PER_MINUTE}/minute",
+        "uploads": f"{env.EVALHUB_API_UPLOADS_PER_HOUR}/hour",
+        "token": f"{env.EVALHUB_API_TOKEN_PER_MINUTE}/minute",
+    },
+    # DRF's, refusing a body that holds a NUL, JSON nested too deep answered 400 rather than
+    # 500, and bodies over EVALHUB_MAX_JSON_BODY_BYTES 413 (evalhub/api/parsers.py).
     "DEFAULT_PARSER_CLASSES": [
         "evalhub.api.parsers.JSONParser",
         "evalhub.api.parsers.FormParser",
@@ -338,6 +354,15 @@ SPECTACULAR_SETTINGS = {
 
 # Uploads larger than this are refused with a message before they are parsed.
 EVALHUB_MAX_UPLOAD_BYTES = env.EVALHUB_MAX_UPLOAD_BYTES
+# JSON bodies larger than this are refused (413) before they are parsed (evalhub/api/parsers.py).
+EVALHUB_MAX_JSON_BODY_BYTES = env.EVALHUB_MAX_JSON_BODY_BYTES
+# Per-user quotas (evalhub/quotas.py): rows one account may own, files it may upload a day.
+EVALHUB_QUOTA_SYSTEMS = env.EVALHUB_QUOTA_SYSTEMS
+EVALHUB_QUOTA_ENDPOINTS = env.EVALHUB_QUOTA_ENDPOINTS
+EVALHUB_QUOTA_TOURNAMENTS = env.EVALHUB_QUOTA_TOURNAMENTS
+EVALHUB_QUOTA_RUBRICS = env.EVALHUB_QUOTA_RUBRICS
+EVALHUB_QUOTA_CAMPAIGNS = env.EVALHUB_QUOTA_CAMPAIGNS
+EVALHUB_QUOTA_UPLOADS_PER_DAY = env.EVALHUB_QUOTA_UPLOADS_PER_DAY
 # Django refuses request bodies above this before the view sees them; keep it above the
 # upload limit so the view, not a bare 400, tells the user the file is too large.
 DATA_UPLOAD_MAX_MEMORY_SIZE = EVALHUB_MAX_UPLOAD_BYTES + 1024 * 1024

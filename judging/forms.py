@@ -4,7 +4,7 @@ from django import forms
 
 from annotation.models import Campaign
 from endpoints.models import BotEndpoint
-from evalhub import permissions
+from evalhub import limits, permissions
 from evalhub.declared import declare_fields
 from evalhub.errors import UserInputError
 from evalhub.nul_refusal import RefusesNul
@@ -66,7 +66,7 @@ class RubricForm(RefusesNul, forms.Form):
     name = forms.SlugField(max_length=80, help_text="A new version is made under this name.")
     instructions = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 18}),
-        max_length=20_000,
+        max_length=limits.INSTRUCTIONS_CHARS,
         help_text="The prompt. $answer_format says how to reply; the other $names show the "
         "item (see the default rubric of the kind).",
     )
@@ -85,7 +85,9 @@ class RubricForm(RefusesNul, forms.Form):
 
 
 class RubricReviseForm(RefusesNul, forms.Form):
-    instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 18}), max_length=20_000)
+    instructions = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 18}), max_length=limits.INSTRUCTIONS_CHARS
+    )
 
     def save(self, rubric: Rubric, user) -> Rubric | None:
         try:

@@ -57,6 +57,13 @@ def _fast_test_settings(settings, tmp_path):
     # (tests/annotation/test_entry.py) set their own.
     settings.EVALHUB_NEW_WORKERS_PER_ADDRESS_PER_HOUR = 10_000
     settings.EVALHUB_NEW_WORKERS_PER_CAMPAIGN_PER_MINUTE = 10_000
+    # The API's throttles (evalhub/api/throttles.py) at rates no test reaches; the tests of
+    # the throttles (tests/evalhub/test_api_throttles.py) set their own.
+    rates = settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": dict.fromkeys(rates, "1000000/second"),
+    }
     # Rate-limit counters live in the cache; each test starts with none.
     cache.clear()
 

@@ -7,6 +7,7 @@ tournaments with the same messages.
 
 from django import forms
 
+from evalhub import limits
 from evalhub.comparison import latest_submission
 from evalhub.declared import Declared, declare_fields
 from evalhub.models import Submission, System
@@ -285,9 +286,13 @@ class ABForm(TournamentForm):
 class PartnerSetForm(RefusesNul, forms.Form):
     """A new partner set; `researcher_flow.create_partner_set` checks and stores it."""
 
-    name = forms.CharField(max_length=200)
+    name = forms.CharField(max_length=limits.NAME_CHARS)
     slug = forms.SlugField(max_length=80, help_text="Lowercase letters, digits and hyphens.")
-    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    description = forms.CharField(
+        required=False,
+        max_length=limits.DESCRIPTION_CHARS,
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
     systems = forms.ModelMultipleChoiceField(
         queryset=System.objects.none(),
         to_field_name="slug",

@@ -209,6 +209,7 @@ def manageable_campaigns(user):
 )
 class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     lookup_field = "slug"
+    throttle_scopes = {"create": "uploads"}  # evalhub/api/throttles.py
     # Reads are the campaign's managers' (the queryset holds only theirs); creating and
     # every change of status (launch, pause, finish) is staff's.
     permission_classes = [by_method(GET=IsManager, POST=IsStaff)]

@@ -11,6 +11,7 @@ import json
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from evalhub import limits
 from evalhub.slugs import SLUG_HELP
 from evalhub.text import find_nul, nul_refused
 
@@ -87,14 +88,16 @@ class CampaignCreateSerializer(serializers.Serializer):
     or from uploaded conversations (`conversations`, optionally `gold_items`; multipart)."""
 
     task_kind = serializers.ChoiceField(choices=[])
-    title = serializers.CharField(max_length=200)
+    title = serializers.CharField(max_length=limits.NAME_CHARS)
     slug = serializers.CharField(
         max_length=80,
         required=False,
         allow_blank=True,
         help_text=SLUG_HELP + " Blank: from the title.",
     )
-    instructions = serializers.CharField(required=False, allow_blank=True, default="")
+    instructions = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=limits.INSTRUCTIONS_CHARS
+    )
     task_config = TaskConfigField(required=False, default=dict)
     redundancy = serializers.IntegerField(required=False, help_text=_help("redundancy"))
     batch_size = serializers.IntegerField(required=False, help_text=_help("batch_size"))

@@ -20,6 +20,7 @@ from rest_framework.response import Response
 
 from evalhub.models import System
 from evalhub.permissions import IsManager, by_method
+from evalhub.quotas import check_quota
 
 from ..budget import chat_used_today, used_today
 from ..models import BotEndpoint, EndpointCall
@@ -153,6 +154,7 @@ class ManagedSystemMixin:
 )
 class BotEndpointView(ManagedSystemMixin, generics.GenericAPIView):
     serializer_class = BotEndpointSerializer
+    throttle_scopes = {"put": "creations"}  # evalhub/api/throttles.py
     permission_classes = [
         by_method(GET=IsManager, PUT=IsManager, PATCH=IsManager, DELETE=IsManager)
     ]
@@ -170,6 +172,8 @@ class BotEndpointView(ManagedSystemMixin, generics.GenericAPIView):
         endpoint = BotEndpoint.objects.filter(system=system).first()
         serializer = self.get_serializer(endpoint, data=request.data)
         serializer.is_valid(raise_exception=True)
+        if endpoint is None:
+            check_quota(request.user, BotEndpoint)
         with transaction.atomic():
             saved = serializer.save(system=system)
         created = endpoint is None

@@ -200,3 +200,12 @@ def test_the_admin_never_renders_the_token(client, owner, system):
     page = client.get(reverse("admin:endpoints_botendpoint_change", args=[endpoint.pk]))
     assert page.status_code == 200
     assert SECRET not in page.content.decode()
+
+
+def test_the_page_refuses_a_new_endpoint_past_the_quota(settings, client, owner, system):
+    settings.EVALHUB_QUOTA_ENDPOINTS = 0
+    client.force_login(owner)
+    response = register(client, system)
+    assert response.status_code == 400
+    assert "(EVALHUB_QUOTA_ENDPOINTS=0)" in response.content.decode()
+    assert not BotEndpoint.objects.exists()

@@ -238,3 +238,23 @@ def test_a_judge_slug_with_a_nul_character_is_refused_naming_the_field(api):
     [error] = response.json()["errors"]
     assert error["field"] == "judge" and "holds a NUL character" in error["message"]
     assert not JudgeRun.objects.exists()
+
+
+def test_a_rubric_past_the_quota_is_refused_by_the_api_and_the_page(settings, api, client):
+    settings.EVALHUB_QUOTA_RUBRICS = 1
+    user = factories.user()
+    api.force_authenticate(user)
+    body = {
+        "task_kind": "comparative",
+        "name": "short",
+        "instructions": "$conversation_1\n$conversation_2\n$dimensions\n$answer_format",
+    }
+    assert api.post("/api/judge-rubrics/", body, format="json").status_code == 201
+    refused = api.post("/api/judge-rubrics/", body, format="json")
+    assert refused.status_code == 400
+    assert "(EVALHUB_QUOTA_RUBRICS=1)" in refused.json()["errors"][0]["message"]
+    client.force_login(user)
+    page = client.post("/judges/rubrics/new/", body)
+    assert page.status_code == 400
+    assert "(EVALHUB_QUOTA_RUBRICS=1)" in page.content.decode()
+    assert Rubric.objects.filter(owner=user).count() == 1

@@ -524,3 +524,28 @@ def test_an_ab_generate_opening_too_many_assignments_is_refused_before_writing(c
     assert not Campaign.objects.exists() and not Assignment.objects.exists()
     t.refresh_from_db()
     assert t.campaign is None
+
+
+# Issue 23, finding 9: quotas ---------------------------------------------------------------
+
+
+def test_the_page_refuses_a_tournament_past_the_quota(settings, client, researcher):
+    settings.EVALHUB_QUOTA_TOURNAMENTS = 1
+    for s in ("a", "b"):
+        factories.system(None, slug=s)
+    Tournament.objects.create(slug="first", name="First", kind="spot_the_bot", owner=researcher)
+    client.force_login(researcher)
+    response = client.post(reverse("tournaments:create-spot-the-bot"), spot_form())
+    assert response.status_code == 400
+    assert "(EVALHUB_QUOTA_TOURNAMENTS=1)" in response.content.decode()
+    assert list(Tournament.objects.values_list("slug", flat=True)) == ["first"]
+
+
+def test_generate_refuses_a_campaign_past_the_quota(settings, client, owner):
+    settings.EVALHUB_QUOTA_CAMPAIGNS = 0
+    t = spot(owner)
+    client.force_login(owner)
+    response = client.post(url("generate", t), follow=True)
+    assert "(EVALHUB_QUOTA_CAMPAIGNS=0)" in response.content.decode()
+    t.refresh_from_db()
+    assert t.campaign is None and not Campaign.objects.exists()

@@ -5,6 +5,7 @@ from django.db import transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from evalhub import limits
 from evalhub.api.fields import VisibleSlugRelatedField
 from evalhub.declared import bounds, help_text
 from evalhub.models import Conversation, Submission, System
@@ -195,8 +196,10 @@ class TournamentSerializer(serializers.ModelSerializer):
 class PartnerSetSerializer(serializers.Serializer):
     slug = serializers.SlugField(max_length=80)
     version = serializers.IntegerField(read_only=True)
-    name = serializers.CharField(max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    name = serializers.CharField(max_length=limits.NAME_CHARS)
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=limits.DESCRIPTION_CHARS
+    )
     systems = serializers.ListField(
         child=serializers.SlugField(), help_text="Slugs of the partner systems."
     )
