@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('endpoints', '0002_endpoint_calls'),
+        ('endpoints', '0004_chat_share_of_budget'),
     ]
 
     operations = [
