@@ -21,7 +21,7 @@ from django.conf import settings
 
 from .errors import UserInputError
 from .permissions import is_staff
-from .ratelimit import allow_key
+from .ratelimit import Outage, allow_key
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,9 @@ def count_upload(user, now: datetime | None = None) -> None:
         return
     now = now or datetime.now(UTC)
     limit = getattr(settings, UPLOADS_SETTING)
-    if allow_key(f"uploads:{user.pk}:{now.date().isoformat()}", limit, 86_400):
+    # Uploads are by signed-in researchers: while the cache is down they go on, uncounted.
+    key = f"uploads:{user.pk}:{now.date().isoformat()}"
+    if allow_key(key, limit, 86_400, on_outage=Outage.FAIL_OPEN):
         return
     tomorrow = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), UTC)
     wait = max(1, int((tomorrow - now).total_seconds()))
