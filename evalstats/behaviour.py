@@ -13,15 +13,23 @@ computes, from flat per-turn judgments:
   conversations annotated more than once, with a BCa bootstrap interval that resamples
   conversations (Figure 1: "BCa ... with k=10,000 Monte Carlo case resamples").
 
-Counting convention: a bot turn counts once per annotation of it. When a conversation was
-annotated more than once, ``use="all"`` counts every annotation and ``use="first"`` only the
-first annotation of the conversation for the label (in input order: pass judgments sorted by
-submission time); results state which was used.
+Counting convention, as the paper's design: rates come from one annotation per conversation
+(``use="first"``, the first annotation of the conversation for the label in input order: pass
+judgments sorted by submission time); the paper's second annotations of a subset of
+conversations served agreement only. ``use="all"`` counts every annotation of a bot turn, and
+then the annotations of one turn are not independent observations: intervals and tests use
+the design effect of the clusters (:mod:`evalstats.clustered`, Rao & Scott 1992), so that a
+turn annotated twice weighs about as much as a turn annotated once. ``clusters="conversation"``
+also treats the turns of one conversation as correlated (the paper treats turns as
+independent); with one annotation per turn and ``clusters="turn"`` every observation is its
+own cluster and the analysis is the paper's (Wilson intervals and pooled z-tests over turns).
+Results state which annotations and clusters were used.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -29,6 +37,7 @@ from typing import Literal
 import numpy as np
 
 from evalstats.agreement import AlphaBootstrapResult, krippendorff_alpha_bca
+from evalstats.clustered import clustered_proportions
 from evalstats.pairwise import Correction, adjust_pvalues
 from evalstats.proportions import two_proportion_ztest, wilson_interval
 
@@ -44,6 +53,8 @@ __all__ = [
 
 AnnotationUse = Literal["all", "first"]
 _USES = ("all", "first")
+Clusters = Literal["turn", "conversation"]
+_CLUSTERS = ("turn", "conversation")
 
 
 @dataclass(frozen=True)
@@ -64,7 +75,14 @@ class BehaviourJudgment:
 
 @dataclass(frozen=True)
 class BehaviourRate:
-    """Share of annotated bot turns of ``system`` showing ``label``, with a Wilson interval."""
+    """Share of annotated bot turns of ``system`` showing ``label``, with a Wilson interval.
+
+    ``n_turns`` counts (bot turn, annotation) observations, ``n_clusters`` the clusters they
+    fall in (bot turns, or conversations); the interval is Wilson's on the effective counts
+    ``n_present / design_effect`` of ``effective_n = n_turns / design_effect``
+    (:mod:`evalstats.clustered`), which is the plain Wilson interval when each cluster holds
+    one observation (``design_effect == 1``).
+    """
 
     system: str
     label: str
@@ -75,11 +93,17 @@ class BehaviourRate:
     high: float
     confidence_level: float
     annotations_used: AnnotationUse
+    clusters: Clusters = "turn"
+    n_clusters: int = 0
+    design_effect: float = 1.0
+    effective_n: float = 0.0
 
 
 @dataclass(frozen=True)
 class BehaviourComparison:
-    """Pooled z-test of equal rates of ``metric`` (a label) between two systems."""
+    """Pooled z-test of equal rates of ``metric`` (a label) between two systems, on the
+    effective counts of each (Rao & Scott 1992; the classical test when no cluster holds
+    more than one observation)."""
 
     metric: str
     system_a: str
@@ -144,39 +168,57 @@ def _selected(judgments: list[BehaviourJudgment], use: AnnotationUse) -> list[Be
 def behaviour_rates(
     judgments: Iterable[BehaviourJudgment],
     *,
-    use: AnnotationUse = "all",
+    use: AnnotationUse = "first",
+    clusters: Clusters = "turn",
     confidence: float = 0.95,
 ) -> tuple[BehaviourRate, ...]:
     """Per system and label: bot turns judged, turns with the behaviour, rate, Wilson interval.
 
-    Sorted by system, then label. Raises ValueError when a conversation is attributed to two
-    systems or an annotation judges the same turn twice for a label.
+    ``use`` picks the annotations counted (see the module's counting convention) and
+    ``clusters`` what an observation is correlated with: the other annotations of its bot
+    turn (``"turn"``) or every observation of its conversation (``"conversation"``). The
+    interval is Wilson's on the effective counts. Sorted by system, then label. Raises
+    ValueError when a conversation is attributed to two systems or an annotation judges the
+    same turn twice for a label.
     """
-    counts: dict[tuple[str, str], list[int]] = {}
-    for judgment in _selected(_validated(judgments), use):
-        cell = counts.setdefault((judgment.system, judgment.label), [0, 0])
-        cell[0] += 1
-        cell[1] += bool(judgment.present)
-    keys = sorted(counts)
-    if not keys:
+    if clusters not in _CLUSTERS:
+        raise ValueError(f"clusters must be one of {_CLUSTERS}, got {clusters!r}")
+    selected = _selected(_validated(judgments), use)
+    if not selected:
         return ()
-    n_turns = np.array([counts[k][0] for k in keys])
-    n_present = np.array([counts[k][1] for k in keys])
-    interval = wilson_interval(n_present, n_turns, confidence)
-    rates = np.atleast_1d(interval.proportion)
+    by_turn = clusters == "turn"
+    counted = clustered_proportions(
+        [j.present for j in selected],
+        [
+            (j.label, j.conversation, j.turn) if by_turn else (j.label, j.conversation)
+            for j in selected
+        ],
+        [(j.system, j.label) for j in selected],
+    )
+    keys = sorted(counted)
+    effective_count = np.array([counted[k].effective_count for k in keys])
+    effective_n = np.array([counted[k].effective_nobs for k in keys])
+    defined = np.isfinite(effective_n)
+    interval = wilson_interval(
+        np.where(defined, effective_count, 0.0), np.where(defined, effective_n, 0.0), confidence
+    )
     lows = np.atleast_1d(interval.confidence_interval.low)
     highs = np.atleast_1d(interval.confidence_interval.high)
     return tuple(
         BehaviourRate(
             system=system,
             label=label,
-            n_turns=int(n_turns[i]),
-            n_present=int(n_present[i]),
-            rate=float(rates[i]),
+            n_turns=counted[system, label].nobs,
+            n_present=counted[system, label].count,
+            rate=counted[system, label].proportion,
             low=float(lows[i]),
             high=float(highs[i]),
             confidence_level=confidence,
             annotations_used=use,
+            clusters=clusters,
+            n_clusters=counted[system, label].n_clusters,
+            design_effect=counted[system, label].design_effect,
+            effective_n=float(effective_n[i]),
         )
         for i, (system, label) in enumerate(keys)
     )
@@ -187,7 +229,9 @@ def behaviour_comparisons(
 ) -> tuple[BehaviourComparison, ...]:
     """Pooled two-proportion z-test for every pair of systems, per label.
 
-    The family corrected for multiplicity (Holm by default, or ``"bonferroni"``/``"none"``)
+    The test is on each rate's effective counts (``rate * effective_n`` of ``effective_n``):
+    the Rao-Scott adjusted test, which is the pooled z-test itself when the design effects
+    are 1; a rate whose design effect is undefined gives NaN. The family corrected for multiplicity (Holm by default, or ``"bonferroni"``/``"none"``)
     is the set of system pairs of one label, as ABC-Eval compares bot pairs label by label.
     ``system_a < system_b`` alphabetically; sorted by label, then pair.
     """
@@ -198,28 +242,43 @@ def behaviour_comparisons(
     for label in sorted(by_label):
         systems = by_label[label]
         pairs = list(itertools.combinations(sorted(systems), 2))
-        tests = [
-            two_proportion_ztest(
-                systems[a].n_present, systems[a].n_turns, systems[b].n_present, systems[b].n_turns
-            )
-            for a, b in pairs
-        ]
-        adjusted = adjust_pvalues([t.pvalue for t in tests], correction)
+        tests = [_rate_test(systems[a], systems[b]) for a, b in pairs]
+        adjusted = _adjusted([p for _, p in tests], correction)
         comparisons.extend(
             BehaviourComparison(
                 metric=label,
                 system_a=a,
                 system_b=b,
-                rate_a=test.proportion_a,
-                rate_b=test.proportion_b,
-                statistic=test.statistic,
-                pvalue=test.pvalue,
+                rate_a=systems[a].rate,
+                rate_b=systems[b].rate,
+                statistic=z,
+                pvalue=p,
                 pvalue_adjusted=float(p_adjusted),
                 correction=correction,
             )
-            for (a, b), test, p_adjusted in zip(pairs, tests, adjusted, strict=True)
+            for (a, b), (z, p), p_adjusted in zip(pairs, tests, adjusted, strict=True)
         )
     return tuple(comparisons)
+
+
+def _rate_test(a: BehaviourRate, b: BehaviourRate) -> tuple[float, float]:
+    """(z, p) of the pooled z-test on the two rates' effective counts; NaN when undefined."""
+    if not (math.isfinite(a.effective_n) and math.isfinite(b.effective_n)):
+        return math.nan, math.nan
+    test = two_proportion_ztest(
+        a.rate * a.effective_n, a.effective_n, b.rate * b.effective_n, b.effective_n
+    )
+    return test.statistic, test.pvalue
+
+
+def _adjusted(pvalues: list[float], correction: Correction) -> np.ndarray:
+    """Corrected p-values over the defined ones; NaN stays NaN (untested)."""
+    raw = np.array(pvalues, dtype=float)
+    adjusted = np.full(raw.shape, np.nan)
+    defined = ~np.isnan(raw)
+    if defined.any():
+        adjusted[defined] = adjust_pvalues(raw[defined], correction)
+    return adjusted
 
 
 def _turn_matrix(judgments: list[BehaviourJudgment]) -> tuple[np.ndarray, list[Hashable]]:

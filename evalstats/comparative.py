@@ -4,11 +4,17 @@ ABC-Eval's Comparative evaluation (Finch et al., 2023) shows two conversations o
 bots and asks, per dimension, which is better or whether they are equal. Figure 7 reports
 win/tie/loss proportions with Wilson intervals; Table 5 tests each bot pair with a sign test
 (wins against losses, ties dropped). ChatEval's A/B results are read the same way.
+
+Independence: a pair of conversations (an item) judged twice is one unit, not two. As in the
+paper's design (a second judgment of some pairs served agreement only), ``use="first"``
+keeps the first judgment of each item per dimension; ``use="all"`` uses every judgment and
+summarises each item by its majority verdict (a split is a tie). Judgments without an item
+are units of their own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -22,16 +28,21 @@ __all__ = ["ComparativeJudgment", "ComparativeResult", "Share", "comparative_res
 Outcome = Literal["a", "b", "tie"]
 _OUTCOMES = ("a", "b", "tie")
 _SWAPPED = {"a": "b", "b": "a", "tie": "tie"}
+_SIGN = {"a": 1, "tie": 0, "b": -1}
+AnnotationUse = Literal["all", "first"]
+_USES = ("all", "first")
 
 
 @dataclass(frozen=True)
 class ComparativeJudgment:
-    """One annotation's verdict on ``dimension`` between the conversations of two systems."""
+    """One annotation's verdict on ``dimension`` between the conversations of two systems;
+    ``item`` names the pair of conversations judged (None: a unit of its own)."""
 
     system_a: str
     system_b: str
     dimension: str
     outcome: Outcome
+    item: Hashable | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,7 @@ class ComparativeResult:
     ``wins``, ``ties`` and ``losses`` are shares of all ``n`` judgments (ties included), from
     ``system_a``'s side; ``statistic``/``pvalue`` are the exact sign test of wins against
     losses with ties dropped, ``pvalue_adjusted`` corrected over the pairs of one dimension.
+    ``n`` counts units (items), ``judgments`` the verdicts they summarise.
     """
 
     metric: str
@@ -65,12 +77,18 @@ class ComparativeResult:
     pvalue_adjusted: float
     correction: str
     confidence_level: float
+    judgments: int = 0
+    annotations_used: AnnotationUse = "first"
 
 
-def _tallies(
-    judgments: Iterable[ComparativeJudgment],
-) -> dict[tuple[str, str, str], dict[str, int]]:
-    tallies: dict[tuple[str, str, str], dict[str, int]] = {}
+def _units(
+    judgments: Iterable[ComparativeJudgment], use: AnnotationUse
+) -> tuple[list[ComparativeJudgment], dict[tuple[str, str, str], int]]:
+    """One verdict per (item, dimension), oriented alphabetically, and the judgments behind
+    each (dimension, a, b)."""
+    if use not in _USES:
+        raise ValueError(f"use must be one of {_USES}, got {use!r}")
+    units: dict[tuple, list[ComparativeJudgment]] = {}
     for index, judgment in enumerate(judgments):
         if judgment.outcome not in _OUTCOMES:
             raise ValueError(
@@ -83,8 +101,40 @@ def _tallies(
         if second < first:
             # One orientation per pair, so (a vs b) and (b vs a) judgments pool.
             first, second, outcome = second, first, _SWAPPED[outcome]
-        cell = tallies.setdefault((judgment.dimension, first, second), dict.fromkeys(_OUTCOMES, 0))
-        cell[outcome] += 1
+        own = ("judgment", index) if judgment.item is None else ("item", judgment.item)
+        oriented = ComparativeJudgment(first, second, judgment.dimension, outcome, judgment.item)
+        previous = units.setdefault((judgment.dimension, own), [oriented])
+        if previous[0] is not oriented:
+            earlier = previous[0]
+            if (earlier.system_a, earlier.system_b) != (first, second):
+                raise ValueError(
+                    f"judgment {index}: item {judgment.item!r} compares {first!r} with "
+                    f"{second!r}, an earlier judgment of it {earlier.system_a!r} with "
+                    f"{earlier.system_b!r}"
+                )
+            previous.append(oriented)
+    verdicts, behind = [], {}
+    for verdicts_of_unit in units.values():
+        head = verdicts_of_unit[0]
+        if use == "first":
+            outcome = head.outcome
+        else:
+            total = sum(_SIGN[v.outcome] for v in verdicts_of_unit)
+            outcome = "a" if total > 0 else "b" if total < 0 else "tie"
+        verdicts.append(ComparativeJudgment(head.system_a, head.system_b, head.dimension, outcome))
+        key = (head.dimension, head.system_a, head.system_b)
+        behind[key] = behind.get(key, 0) + len(verdicts_of_unit)
+    return verdicts, behind
+
+
+def _tallies(
+    verdicts: list[ComparativeJudgment],
+) -> dict[tuple[str, str, str], dict[str, int]]:
+    tallies: dict[tuple[str, str, str], dict[str, int]] = {}
+    for verdict in verdicts:
+        key = (verdict.dimension, verdict.system_a, verdict.system_b)
+        cell = tallies.setdefault(key, dict.fromkeys(_OUTCOMES, 0))
+        cell[verdict.outcome] += 1
     return tallies
 
 
@@ -93,14 +143,17 @@ def comparative_results(
     *,
     correction: Correction = "holm",
     confidence: float = 0.95,
+    use: AnnotationUse = "first",
 ) -> tuple[ComparativeResult, ...]:
-    """Shares with Wilson intervals and a sign test per dimension and system pair.
+    """Shares with Wilson intervals and a sign test per dimension and system pair, over one
+    verdict per item (see the module's note on independence).
 
     Pairs are oriented alphabetically (``system_a < system_b``) whatever the order shown.
     A pair with only ties has p-value 1 (nothing to test) and does not count in the
     multiplicity family of its dimension. Sorted by dimension, then pair.
     """
-    tallies = _tallies(judgments)
+    verdicts, behind = _units(judgments, use)
+    tallies = _tallies(verdicts)
     keys = sorted(tallies)
     tests = [
         sign_test_from_counts(tallies[k]["a"], tallies[k]["b"], n_ties=tallies[k]["tie"])
@@ -136,6 +189,8 @@ def comparative_results(
                 pvalue_adjusted=float(adjusted[i]),
                 correction=correction,
                 confidence_level=confidence,
+                judgments=behind[dimension, first, second],
+                annotations_used=use,
             )
         )
     return tuple(results)

@@ -6,11 +6,17 @@ mean with a Student's t interval (Figures 6 and 8), t-tests between bots (Table 
 Krippendorff's alpha per dimension on doubly annotated conversations (Figure 1; ordinal for
 ratings).
 
-Independence: a t interval needs independent observations. Dialogue ratings are one per
-(conversation, annotation). Turn ratings of one conversation are not independent, so by
-default (``turn_unit="conversation"``) each annotation's turn ratings of a conversation are
-averaged first and the interval is over those averages; ``turn_unit="turn"`` treats every
-turn rating as an observation (narrower, anti-conservative intervals).
+Independence: a t interval needs independent observations, one per unit. The paper's design
+rates each conversation once (a second rating of a subset served agreement only), so by
+default (``use="first"``) only the first annotation of each conversation counts, in input
+order (pass scores sorted by submission time). ``use="all"`` uses every annotation and
+averages the annotations of each unit into one observation (the analysis of cluster means):
+a dialogue rated three times is one observation, not three. Turn ratings of one
+conversation are not independent either, so by default (``turn_unit="conversation"``) the
+turn ratings of a conversation are averaged (per annotation, then over its annotations) and
+the interval is over those averages; ``turn_unit="turn"`` treats every rated turn as an
+observation (narrower, anti-conservative intervals). ``LikertMean.unit`` says which unit an
+observation is, ``n`` how many there are and ``ratings`` how many ratings they summarise.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ __all__ = [
 
 Level = Literal["dialogue", "turn"]
 TurnUnit = Literal["conversation", "turn"]
+AnnotationUse = Literal["all", "first"]
+_USES = ("all", "first")
 
 
 @dataclass(frozen=True)
@@ -56,8 +64,9 @@ class LikertScore:
 class LikertMean:
     """Mean rating of ``system`` on ``dimension`` at ``level`` with its t interval.
 
-    ``n`` is the number of observations behind the interval (see ``unit``); ``low``/``high``
-    are NaN when fewer than two observations exist.
+    ``n`` is the number of observations behind the interval (see ``unit``: a conversation or
+    a bot turn), ``ratings`` the ratings they summarise; ``low``/``high`` are NaN when fewer
+    than two observations exist.
     """
 
     system: str
@@ -70,6 +79,8 @@ class LikertMean:
     low: float
     high: float
     confidence_level: float
+    ratings: int = 0
+    annotations_used: AnnotationUse = "first"
 
 
 @dataclass(frozen=True)
@@ -118,28 +129,48 @@ def _check_scores(scores: Iterable[LikertScore]) -> list[LikertScore]:
     return checked
 
 
+def _first_annotations(scores: list[LikertScore]) -> list[LikertScore]:
+    """The scores of the first annotation of each conversation per dimension and level."""
+    first: dict[tuple[Hashable, str, bool], Hashable] = {}
+    for score in scores:
+        first.setdefault(
+            (score.conversation, score.dimension, score.turn is None), score.annotation
+        )
+    return [s for s in scores if first[s.conversation, s.dimension, s.turn is None] == s.annotation]
+
+
 def _observations(
-    scores: Iterable[LikertScore], turn_unit: TurnUnit
-) -> dict[tuple[str, str, Level], list[float]]:
-    """Observations per (system, dimension, level), after averaging turns if asked."""
+    scores: Iterable[LikertScore], turn_unit: TurnUnit, use: AnnotationUse = "first"
+) -> dict[tuple[str, str, Level], tuple[list[float], int]]:
+    """Per (system, dimension, level): one observation per unit, and the ratings behind them.
+
+    A unit is a conversation (dialogue ratings; turn ratings with ``turn_unit="conversation"``)
+    or a bot turn; its observation is the mean over its annotations of each annotation's mean
+    rating of the unit (one annotation with ``use="first"``).
+    """
     if turn_unit not in ("conversation", "turn"):
         raise ValueError(f"turn_unit must be 'conversation' or 'turn', got {turn_unit!r}")
-    observations: dict[tuple[str, str, Level], list[float]] = {}
-    turn_groups: dict[tuple[str, str, Hashable, Hashable], list[float]] = {}
-    for score in _check_scores(scores):
-        if score.turn is None:
-            observations.setdefault((score.system, score.dimension, "dialogue"), []).append(
-                float(score.score)
-            )
-        elif turn_unit == "turn":
-            observations.setdefault((score.system, score.dimension, "turn"), []).append(
-                float(score.score)
-            )
-        else:
-            key = (score.system, score.dimension, score.conversation, score.annotation)
-            turn_groups.setdefault(key, []).append(float(score.score))
-    for (system, dimension, _, _), ratings in turn_groups.items():
-        observations.setdefault((system, dimension, "turn"), []).append(float(np.mean(ratings)))
+    if use not in _USES:
+        raise ValueError(f"use must be one of {_USES}, got {use!r}")
+    checked = _check_scores(scores)
+    if use == "first":
+        checked = _first_annotations(checked)
+    # unit key -> annotation -> ratings; insertion order keeps the input order.
+    units: dict[tuple, dict[Hashable, list[float]]] = {}
+    for score in checked:
+        level: Level = "dialogue" if score.turn is None else "turn"
+        turn = score.turn if level == "turn" and turn_unit == "turn" else None
+        key = (score.system, score.dimension, level, score.conversation, turn)
+        units.setdefault(key, {}).setdefault(score.annotation, []).append(float(score.score))
+    observations: dict[tuple[str, str, Level], tuple[list[float], int]] = {}
+    for (system, dimension, level, _, _), by_annotation in units.items():
+        values, ratings = observations.setdefault((system, dimension, level), ([], 0))
+        per_annotation = [float(np.mean(r)) for r in by_annotation.values()]
+        values.append(float(np.mean(per_annotation)))
+        observations[system, dimension, level] = (
+            values,
+            ratings + sum(map(len, by_annotation.values())),
+        )
     return observations
 
 
@@ -147,14 +178,18 @@ def likert_means(
     scores: Iterable[LikertScore],
     *,
     turn_unit: TurnUnit = "conversation",
+    use: AnnotationUse = "first",
     confidence: float = 0.95,
 ) -> tuple[LikertMean, ...]:
-    """Mean rating with a Student's t interval per system, dimension and level.
+    """Mean rating with a Student's t interval per system, dimension and level, over one
+    observation per unit (see the module's note on independence).
 
     Sorted by level (dialogue first), dimension, system.
     """
     results = []
-    for (system, dimension, level), values in _observations(scores, turn_unit).items():
+    for (system, dimension, level), (values, ratings) in _observations(
+        scores, turn_unit, use
+    ).items():
         sample = np.asarray(values)
         if sample.size >= 2:
             interval = mean_t_interval(sample, confidence)
@@ -174,6 +209,8 @@ def likert_means(
                 low=float(low),
                 high=float(high),
                 confidence_level=confidence,
+                ratings=ratings,
+                annotations_used=use,
             )
         )
     return tuple(sorted(results, key=lambda m: (m.level != "dialogue", m.dimension, m.system)))
@@ -185,16 +222,18 @@ def likert_comparisons(
     equal_var: bool = True,
     correction: Correction = "holm",
     turn_unit: TurnUnit = "conversation",
+    use: AnnotationUse = "first",
 ) -> tuple[LikertComparison, ...]:
-    """Two-sample t-test between every pair of systems per dimension and level.
+    """Two-sample t-test between every pair of systems per dimension and level, over the
+    observations of :func:`likert_means` (one per unit).
 
     ``equal_var=False`` uses Welch's test. The multiplicity family is the system pairs of one
     (dimension, level). Pairs where either system has fewer than two observations are skipped.
     Sorted by level, dimension, pair.
     """
-    observations = _observations(scores, turn_unit)
+    observations = _observations(scores, turn_unit, use)
     families: dict[tuple[Level, str], dict[str, list[float]]] = {}
-    for (system, dimension, level), values in observations.items():
+    for (system, dimension, level), (values, _) in observations.items():
         if len(values) >= 2:
             families.setdefault((level, dimension), {})[system] = values
     comparisons = []

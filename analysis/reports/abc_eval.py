@@ -1,14 +1,20 @@
 """The ABC-Eval behaviour report (Finch et al., 2023): per system and label the share of bot
 turns showing the behaviour with its Wilson interval (Figures 4-5), pooled z-tests between
 systems with the count of significant pairs (Table 5), and per-label Krippendorff's alpha
-with a BCa interval over conversations annotated more than once (Figure 1).
+with a BCa interval over conversations annotated more than once (Figure 1). Rates count
+the first annotation of each conversation by default (``annotations``); with every
+annotation, intervals and tests use each rate's design effect over ``behaviour_clusters``
+(``evalstats.clustered``).
 
 Section contract (``behaviours``)::
 
     {"annotations_used": "all" | "first",       # which annotations the rates count
+     "unit": "bot turn",                        # what n_turns counts (once per annotation)
+     "clusters": "turn" | "conversation",       # what the design effect clusters
      "conversations": n, "conversations_annotated_more_than_once": n,
      "labels": [{"label", "group": "undesirable" | "desirable"}],
-     "rates": [{"system", "label", "group", "n_turns", "n_present", "rate", "low", "high"}],
+     "rates": [{"system", "label", "group", "n_turns", "n_present", "rate", "low", "high",
+                "clusters", "design_effect", "effective_n"}],
      "comparisons": [{"label", "a", "b", "rate_a", "rate_b", "z", "p_value", "p_adjusted"}],
      "sensitivity": [{"metric", "alpha", "significant", "pairs", "adjusted"}],
      "agreement": [{"label", "alpha", "low", "high", "conversations", "turns", "positives"}]}
@@ -54,7 +60,9 @@ def behaviour_section(data: BehaviourData, params: dict, warnings: list[str]) ->
             judgment.annotation
         )
     repeated = {conversation for (conversation, _), ids in per_label.items() if len(ids) > 1}
-    rates = behaviour_rates(judgments, use=params["annotations"])
+    rates = behaviour_rates(
+        judgments, use=params["annotations"], clusters=params["behaviour_clusters"]
+    )
     comparisons = behaviour_comparisons(rates, correction=params["correction"])
     agreement = behaviour_agreement(
         judgments, n_resamples=params["alpha_resamples"], rng=params["seed"]
@@ -68,6 +76,8 @@ def behaviour_section(data: BehaviourData, params: dict, warnings: list[str]) ->
     labels = sorted({judgment.label for judgment in judgments})
     return {
         "annotations_used": params["annotations"],
+        "unit": "bot turn",
+        "clusters": params["behaviour_clusters"],
         "conversations": len(annotations),
         "conversations_annotated_more_than_once": len(repeated),
         "labels": [{"label": label, "group": label_group(label)} for label in labels],
@@ -81,6 +91,9 @@ def behaviour_section(data: BehaviourData, params: dict, warnings: list[str]) ->
                 "rate": rate.rate,
                 "low": rate.low,
                 "high": rate.high,
+                "clusters": rate.n_clusters,
+                "design_effect": rate.design_effect,
+                "effective_n": rate.effective_n,
             }
             for rate in rates
         ],

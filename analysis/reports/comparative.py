@@ -6,7 +6,8 @@ pairs judged more than once (Figure 1; a verdict is -1, 0 or 1 from a's side).
 Section contract (``comparative``)::
 
     {"dimensions": [dimension, ...],
-     "results": [{"dimension", "a", "b", "n",
+     "annotations_used": "all" | "first",       # all: each pair's majority verdict
+     "results": [{"dimension", "a", "b", "n", "judgments",   # n: pairs of conversations
                   "wins": {"count", "share", "low", "high"}, "ties": {...}, "losses": {...},
                   "sign_statistic", "p_value", "p_adjusted"}],   # a's side; a < b
      "sensitivity": [{"metric", "alpha", "significant", "pairs", "adjusted"}],
@@ -32,9 +33,9 @@ ORDINAL = {"a": 1, "neither": 0, "b": -1}
 
 def comparative_judgments(data: ComparativeData) -> list[ComparativeJudgment]:
     return [
-        ComparativeJudgment(a, b, dimension, OUTCOME[choice])
-        for a, b, dimension, choice in plain_rows(
-            data, "system_a", "system_b", "dimension", "choice"
+        ComparativeJudgment(a, b, dimension, OUTCOME[choice], item)
+        for item, a, b, dimension, choice in plain_rows(
+            data, "item", "system_a", "system_b", "dimension", "choice"
         )
         if a != b
     ]
@@ -81,15 +82,19 @@ def comparative_section(data: ComparativeData, params: dict, warnings: list[str]
     same = len(data.choice) - len(judgments)
     if same:
         warnings.append(f"{same} verdicts between conversations of the same system left out.")
-    results = comparative_results(judgments, correction=params["correction"])
+    results = comparative_results(
+        judgments, correction=params["correction"], use=params["annotations"]
+    )
     return {
         "dimensions": np.unique(data.dimension).tolist(),
+        "annotations_used": params["annotations"],
         "results": [
             {
                 "dimension": result.metric,
                 "a": result.system_a,
                 "b": result.system_b,
                 "n": result.n,
+                "judgments": result.judgments,
                 "wins": _share(result.wins),
                 "ties": _share(result.ties),
                 "losses": _share(result.losses),

@@ -7,7 +7,9 @@ Section contract (``likert``)::
 
     {"levels": ["dialogue" | "turn", ...], "dimensions": [dimension, ...],
      "turn_unit": "conversation" | "turn",
-     "means": [{"system", "dimension", "level", "n", "mean", "sd", "low", "high"}],
+     "annotations_used": "all" | "first",       # all: a unit's ratings averaged first
+     "means": [{"system", "dimension", "level", "unit": "conversation" | "turn",
+                "n", "ratings", "mean", "sd", "low", "high"}],   # n: units, one value each
      "comparisons": [{"dimension", "level", "a", "b", "mean_a", "mean_b", "t", "df",
                       "p_value", "p_adjusted"}],
      "sensitivity": [{"metric", "alpha", "significant", "pairs", "adjusted"}],
@@ -36,12 +38,14 @@ def likert_scores(data: LikertData) -> list[LikertScore]:
 def likert_section(data: LikertData, params: dict, warnings: list[str]) -> dict:
     scores = likert_scores(data)
     unit = params["likert_turn_unit"]
-    means = likert_means(scores, turn_unit=unit)
+    use = params["annotations"]
+    means = likert_means(scores, turn_unit=unit, use=use)
     comparisons = likert_comparisons(
         scores,
         equal_var=params["likert_equal_var"],
         correction=params["correction"],
         turn_unit=unit,
+        use=use,
     )
     agreement = likert_agreement(scores, n_resamples=params["alpha_resamples"], rng=params["seed"])
     for entry in agreement:
@@ -55,12 +59,15 @@ def likert_section(data: LikertData, params: dict, warnings: list[str]) -> dict:
         "levels": levels,
         "dimensions": np.unique(data.dimension).tolist(),
         "turn_unit": unit,
+        "annotations_used": use,
         "means": [
             {
                 "system": mean.system,
                 "dimension": mean.dimension,
                 "level": mean.level,
+                "unit": mean.unit,
                 "n": mean.n,
+                "ratings": mean.ratings,
                 "mean": mean.mean,
                 "sd": mean.standard_deviation,
                 "low": mean.low,

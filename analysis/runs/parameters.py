@@ -84,9 +84,18 @@ class AnalysisParameters(Declared):
     # of the A/B report (they also read correction, alpha_resamples and seed above). Kept
     # together so that the pairwise reports' parameters above change apart from these.
     annotations: Literal["all", "first"] = Field(
-        "all",
-        description="Behaviour rates count every annotation of a conversation ('all') or only "
-        "its first annotation per label ('first').",
+        "first",
+        description="Annotations a unit (bot turn, rated or compared conversation) counts: "
+        "only the first annotation of each conversation ('first', the paper's design: its "
+        "second annotations served agreement) or all ('all': a unit's annotations are "
+        "clustered, behaviour rates corrected by the design effect, Likert ratings and "
+        "comparative verdicts summarised into one observation per unit).",
+    )
+    behaviour_clusters: Literal["turn", "conversation"] = Field(
+        "turn",
+        description="Behaviour rates: observations correlated within a bot turn ('turn': "
+        "its annotations; the paper's independent turns when each is annotated once) or "
+        "within a whole conversation ('conversation': also its turns).",
     )
     significance_levels: list[float] = Field(
         default_factory=lambda: [0.01, 0.05, 0.1],

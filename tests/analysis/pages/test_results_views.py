@@ -30,6 +30,24 @@ def test_staff_read_a_studys_campaigns_and_results(staff_client):
     assert 'class="behaviour-rates"' in page and 'class="predictive-validity"' in page
 
 
+@pytest.mark.parametrize("annotations", ["first", "all"])
+def test_the_study_page_says_which_unit_each_number_counts(staff_client, annotations):
+    study = imported_study()
+    analyze_study(study, {**FAST, "annotations": annotations}, synchronous=True)
+    page = staff_client.get(reverse("results:study", args=[study.slug])).content.decode()
+    if annotations == "first":
+        assert "One observation per bot turn: the first annotation of each conversation" in page
+        assert "the first annotation of each conversation, as in the paper" in page
+        assert "its first judgment, as in the paper" in page
+        assert '<th class="num">Bot turns</th>' in page
+    else:
+        assert "Every annotation of a bot turn counts" in page
+        assert "design effect, Rao &amp; Scott 1992" in page
+        assert "the ratings of one unit are averaged into its observation" in page
+        assert "the majority of its judgments (a split is a tie)" in page
+        assert '<th class="num">Observations</th>' in page
+
+
 def test_a_study_is_not_shown_to_others(client):
     study = imported_study()
     analyze_study(study, FAST, synchronous=True)

@@ -77,7 +77,9 @@ def test_comparative_verdicts_between_one_systems_conversations_are_left_out():
     ]
     result = build_report(comparative(rows), FAST)
     [row] = result["comparative"]["results"]
-    assert row["n"] == 4 and (row["wins"]["count"], row["losses"]["count"]) == (2, 2)
+    # Items 1 and 2 were judged twice: two pairs, four judgments.
+    assert (row["n"], row["judgments"]) == (2, 4)
+    assert (row["wins"]["count"], row["losses"]["count"]) == (1, 1)
     assert any("same system" in warning for warning in result["warnings"])
     [alpha] = result["comparative"]["agreement"]
     assert alpha["alpha"] == pytest.approx(1.0) and alpha["units"] == 2
