@@ -27,19 +27,23 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from scipy import stats
 
 from evalstats.agreement import AlphaBootstrapResult, krippendorff_alpha_bca
 from evalstats.pairwise import Correction, adjust_pvalues
-from evalstats.proportions import mean_t_interval, two_sample_t_test
+from evalstats.proportions import mean_t_interval
 
 __all__ = [
     "LikertAgreement",
     "LikertComparison",
     "LikertMean",
     "LikertScore",
+    "UnitObservations",
+    "comparisons_of",
     "likert_agreement",
     "likert_comparisons",
     "likert_means",
+    "likert_units",
 ]
 
 Level = Literal["dialogue", "turn"]
@@ -139,14 +143,27 @@ def _first_annotations(scores: list[LikertScore]) -> list[LikertScore]:
     return [s for s in scores if first[s.conversation, s.dimension, s.turn is None] == s.annotation]
 
 
-def _observations(
-    scores: Iterable[LikertScore], turn_unit: TurnUnit, use: AnnotationUse = "first"
-) -> dict[tuple[str, str, Level], tuple[list[float], int]]:
+@dataclass(frozen=True)
+class UnitObservations:
+    """The observations of one (system, dimension, level), one per unit, with the
+    conversation of each (to analyse subsets of conversations) and the ratings behind them."""
+
+    values: tuple[float, ...]
+    conversations: tuple[Hashable, ...]
+    ratings: int
+
+
+def likert_units(
+    scores: Iterable[LikertScore],
+    *,
+    turn_unit: TurnUnit = "conversation",
+    use: AnnotationUse = "first",
+) -> dict[tuple[str, str, Level], UnitObservations]:
     """Per (system, dimension, level): one observation per unit, and the ratings behind them.
 
     A unit is a conversation (dialogue ratings; turn ratings with ``turn_unit="conversation"``)
     or a bot turn; its observation is the mean over its annotations of each annotation's mean
-    rating of the unit (one annotation with ``use="first"``).
+    rating of the unit (one annotation with ``use="first"``). Units keep the input order.
     """
     if turn_unit not in ("conversation", "turn"):
         raise ValueError(f"turn_unit must be 'conversation' or 'turn', got {turn_unit!r}")
@@ -162,16 +179,18 @@ def _observations(
         turn = score.turn if level == "turn" and turn_unit == "turn" else None
         key = (score.system, score.dimension, level, score.conversation, turn)
         units.setdefault(key, {}).setdefault(score.annotation, []).append(float(score.score))
-    observations: dict[tuple[str, str, Level], tuple[list[float], int]] = {}
-    for (system, dimension, level, _, _), by_annotation in units.items():
-        values, ratings = observations.setdefault((system, dimension, level), ([], 0))
-        per_annotation = [float(np.mean(r)) for r in by_annotation.values()]
-        values.append(float(np.mean(per_annotation)))
-        observations[system, dimension, level] = (
-            values,
-            ratings + sum(map(len, by_annotation.values())),
+    collected: dict[tuple[str, str, Level], tuple[list[float], list[Hashable], list[int]]] = {}
+    for (system, dimension, level, conversation, _), by_annotation in units.items():
+        values, conversations, ratings = collected.setdefault(
+            (system, dimension, level), ([], [], [])
         )
-    return observations
+        values.append(float(np.mean([np.mean(r) for r in by_annotation.values()])))
+        conversations.append(conversation)
+        ratings.append(sum(map(len, by_annotation.values())))
+    return {
+        key: UnitObservations(tuple(values), tuple(conversations), sum(ratings))
+        for key, (values, conversations, ratings) in collected.items()
+    }
 
 
 def likert_means(
@@ -187,10 +206,10 @@ def likert_means(
     Sorted by level (dialogue first), dimension, system.
     """
     results = []
-    for (system, dimension, level), (values, ratings) in _observations(
-        scores, turn_unit, use
+    for (system, dimension, level), observed in likert_units(
+        scores, turn_unit=turn_unit, use=use
     ).items():
-        sample = np.asarray(values)
+        sample = np.asarray(observed.values)
         if sample.size >= 2:
             interval = mean_t_interval(sample, confidence)
             low, high = interval.confidence_interval
@@ -209,7 +228,7 @@ def likert_means(
                 low=float(low),
                 high=float(high),
                 confidence_level=confidence,
-                ratings=ratings,
+                ratings=observed.ratings,
                 annotations_used=use,
             )
         )
@@ -231,35 +250,94 @@ def likert_comparisons(
     (dimension, level). Pairs where either system has fewer than two observations are skipped.
     Sorted by level, dimension, pair.
     """
-    observations = _observations(scores, turn_unit, use)
+    return comparisons_of(
+        likert_units(scores, turn_unit=turn_unit, use=use),
+        equal_var=equal_var,
+        correction=correction,
+    )
+
+
+def comparisons_of(
+    units: dict[tuple[str, str, Level], UnitObservations],
+    *,
+    conversations: Iterable[Hashable] | None = None,
+    equal_var: bool = True,
+    correction: Correction = "holm",
+) -> tuple[LikertComparison, ...]:
+    """:func:`likert_comparisons` from :func:`likert_units`, over all conversations or the
+    observations of the given ones."""
+    wanted = None if conversations is None else set(conversations)
     families: dict[tuple[Level, str], dict[str, list[float]]] = {}
-    for (system, dimension, level), (values, _) in observations.items():
+    for (system, dimension, level), observed in units.items():
+        values = [
+            value
+            for value, conversation in zip(observed.values, observed.conversations, strict=True)
+            if wanted is None or conversation in wanted
+        ]
         if len(values) >= 2:
             families.setdefault((level, dimension), {})[system] = values
-    comparisons = []
-    for level, dimension in sorted(families, key=lambda k: (k[0] != "dialogue", k[1])):
-        systems = families[level, dimension]
-        pairs = list(itertools.combinations(sorted(systems), 2))
-        tests = [two_sample_t_test(systems[a], systems[b], equal_var=equal_var) for a, b in pairs]
-        adjusted = adjust_pvalues([t.pvalue for t in tests], correction) if tests else []
-        comparisons.extend(
-            LikertComparison(
-                metric=dimension,
-                level=level,
-                system_a=a,
-                system_b=b,
-                mean_a=test.mean_a,
-                mean_b=test.mean_b,
-                statistic=test.statistic,
-                df=test.df,
-                pvalue=test.pvalue,
-                pvalue_adjusted=float(p_adjusted),
-                equal_var=equal_var,
-                correction=correction,
-            )
-            for (a, b), test, p_adjusted in zip(pairs, tests, adjusted, strict=True)
+    pairs = [
+        (level, dimension, a, b)
+        for level, dimension in sorted(families, key=lambda k: (k[0] != "dialogue", k[1]))
+        for a, b in itertools.combinations(sorted(families[level, dimension]), 2)
+    ]
+    samples = {
+        (level, dimension, system): np.asarray(values, dtype=float)
+        for (level, dimension), systems in families.items()
+        for system, values in systems.items()
+    }
+    statistic, df, pvalue, mean_a, mean_b = _t_tests(
+        [samples[level, dimension, a] for level, dimension, a, _ in pairs],
+        [samples[level, dimension, b] for level, dimension, _, b in pairs],
+        equal_var,
+    )
+    adjusted = np.full(len(pairs), np.nan)
+    for level, dimension in families:
+        family = [i for i, pair in enumerate(pairs) if pair[:2] == (level, dimension)]
+        if family:
+            adjusted[family] = adjust_pvalues(pvalue[family], correction)
+    comparisons = [
+        LikertComparison(
+            metric=dimension,
+            level=level,
+            system_a=a,
+            system_b=b,
+            mean_a=float(mean_a[i]),
+            mean_b=float(mean_b[i]),
+            statistic=float(statistic[i]),
+            df=float(df[i]),
+            pvalue=float(pvalue[i]),
+            pvalue_adjusted=float(adjusted[i]),
+            equal_var=equal_var,
+            correction=correction,
         )
+        for i, (level, dimension, a, b) in enumerate(pairs)
+    ]
     return tuple(comparisons)
+
+
+def _t_tests(a: list[np.ndarray], b: list[np.ndarray], equal_var: bool):
+    """Two-sided two-sample t-tests of each pair of samples, vectorised over the pairs:
+    the statistic, df and p-value of :func:`evalstats.proportions.two_sample_t_test`
+    (Student's pooled test, or Welch's), NaN when both samples have zero variance."""
+    n_a = np.array([x.size for x in a], dtype=float)
+    n_b = np.array([y.size for y in b], dtype=float)
+    mean_a = np.array([x.mean() for x in a])
+    mean_b = np.array([y.mean() for y in b])
+    var_a = np.array([x.var(ddof=1) for x in a])
+    var_b = np.array([y.var(ddof=1) for y in b])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if equal_var:
+            df = n_a + n_b - 2
+            pooled = ((n_a - 1) * var_a + (n_b - 1) * var_b) / df
+            standard_error = np.sqrt(pooled * (1 / n_a + 1 / n_b))
+        else:
+            share_a, share_b = var_a / n_a, var_b / n_b
+            standard_error = np.sqrt(share_a + share_b)
+            df = (share_a + share_b) ** 2 / (share_a**2 / (n_a - 1) + share_b**2 / (n_b - 1))
+        statistic = np.where(standard_error > 0, (mean_a - mean_b) / standard_error, np.nan)
+    pvalue = 2 * stats.t.sf(np.abs(statistic), df)
+    return statistic, df, pvalue, mean_a, mean_b
 
 
 def likert_agreement(

@@ -17,6 +17,7 @@ Section contract (``behaviours``)::
                 "clusters", "design_effect", "effective_n"}],
      "comparisons": [{"label", "a", "b", "rate_a", "rate_b", "z", "p_value", "p_adjusted"}],
      "sensitivity": [{"metric", "alpha", "significant", "pairs", "adjusted"}],
+     "sensitivity_downsampled": <see analysis.reports.sensitivity> | null,
      "agreement": [{"label", "alpha", "low", "high", "conversations", "turns", "positives"}]}
 """
 
@@ -26,12 +27,13 @@ import numpy as np
 
 from analysis.reports.common import Progress, report_progress
 from analysis.reports.data import UNDESIRABLE_LABELS, BehaviourData, NothingToAnalyse, plain_rows
-from analysis.reports.sensitivity import sensitivity_rows
+from analysis.reports.sensitivity import SensitivityMethod, add_downsampled, sensitivity_rows
 from evalstats.behaviour import (
     BehaviourJudgment,
     behaviour_agreement,
     behaviour_comparisons,
-    behaviour_rates,
+    rate_clusters,
+    rates_of,
 )
 
 
@@ -48,7 +50,11 @@ def behaviour_judgments(data: BehaviourData) -> list[BehaviourJudgment]:
     ]
 
 
-def behaviour_section(data: BehaviourData, params: dict, warnings: list[str]) -> dict:
+def behaviour_section(
+    data: BehaviourData, params: dict, warnings: list[str], methods: list | None = None
+) -> dict:
+    """The ``behaviours`` section; appends its Table 5 method to ``methods`` (the report
+    downsamples the methods together, ``analysis.reports.sensitivity``)."""
     judgments = behaviour_judgments(data)
     annotations: dict[str, set[int]] = {}
     for judgment in judgments:
@@ -60,10 +66,22 @@ def behaviour_section(data: BehaviourData, params: dict, warnings: list[str]) ->
             judgment.annotation
         )
     repeated = {conversation for (conversation, _), ids in per_label.items() if len(ids) > 1}
-    rates = behaviour_rates(
+    table = rate_clusters(
         judgments, use=params["annotations"], clusters=params["behaviour_clusters"]
     )
+    rates = rates_of(table)
     comparisons = behaviour_comparisons(rates, correction=params["correction"])
+    if methods is not None:
+        methods.append(
+            SensitivityMethod(
+                "behaviours",
+                "bot",
+                table.conversations_of(),
+                lambda chosen: behaviour_comparisons(
+                    rates_of(table, conversations=chosen), correction=params["correction"]
+                ),
+            )
+        )
     agreement = behaviour_agreement(
         judgments, n_resamples=params["alpha_resamples"], rng=params["seed"]
     )
@@ -131,7 +149,10 @@ def abc_eval_report(data: BehaviourData, params: dict, progress: Progress | None
         raise NothingToAnalyse("no behaviour label to analyse")
     warnings: list[str] = []
     report_progress(progress, "Behaviour rates, comparisons and agreement")
-    section = behaviour_section(data, params, warnings)
+    methods: list = []
+    section = behaviour_section(data, params, warnings, methods)
+    report_progress(progress, "Table 5 downsampled")
+    add_downsampled({"behaviours": section}, methods, params)
     return {
         "subject": data.subject,
         "kind": data.kind,

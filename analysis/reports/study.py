@@ -47,6 +47,7 @@ from analysis.reports.data import (
     plain_rows,
 )
 from analysis.reports.likert import likert_section
+from analysis.reports.sensitivity import add_downsampled
 from evalstats.validity import backward_elimination, predictive_validity
 
 QUALITY = "quality"
@@ -171,18 +172,22 @@ def study_report(data: StudyData, params: dict, progress: Progress | None) -> di
     warnings: list[str] = []
     systems: set[str] = set()
     sections: dict[str, dict | None] = {"behaviours": None, "likert": None, "comparative": None}
+    # Table 5 compares the methods downsampled to one size, so they are drawn together.
+    methods: list = []
     if data.behaviours is not None and not data.behaviours.is_empty():
         report_progress(progress, "Behaviour rates, comparisons and agreement")
-        sections["behaviours"] = behaviour_section(data.behaviours, params, warnings)
+        sections["behaviours"] = behaviour_section(data.behaviours, params, warnings, methods)
         systems |= set(data.behaviours.system.tolist())
     if data.likert is not None and not data.likert.is_empty():
         report_progress(progress, "Likert means, t-tests and agreement")
-        sections["likert"] = likert_section(data.likert, params, warnings)
+        sections["likert"] = likert_section(data.likert, params, warnings, methods)
         systems |= set(data.likert.system.tolist())
     if data.comparative is not None and not data.comparative.is_empty():
         report_progress(progress, "Win/tie/loss shares, sign tests and agreement")
-        sections["comparative"] = comparative_section(data.comparative, params, warnings)
+        sections["comparative"] = comparative_section(data.comparative, params, warnings, methods)
         systems |= set(data.comparative.system_a.tolist()) | set(data.comparative.system_b.tolist())
+    report_progress(progress, "Table 5 downsampled")
+    add_downsampled(sections, methods, params)
     report_progress(progress, "Predictive and incremental validity")
     validity = validity_section(data, warnings)
     return {

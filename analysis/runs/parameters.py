@@ -108,6 +108,24 @@ class AnalysisParameters(Declared):
         description="Count significant pairs on corrected p-values (the paper counts "
         "uncorrected ones).",
     )
+    sensitivity_downsample: bool = Field(
+        True,
+        description="Table 5 also after downsampling every method to the same number of "
+        "conversations per bot (pairs per bot pair), as the paper compares methods.",
+    )
+    sensitivity_conversations: int = Field(
+        32,
+        ge=2,
+        le=100_000,
+        description="Conversations per bot (comparative: pairs per bot pair) in each draw "
+        "of the downsampled Table 5 (the paper: 32); fewer when a method has fewer.",
+    )
+    sensitivity_draws: int = Field(
+        200,
+        ge=1,
+        le=10_000,
+        description="Random draws of the downsampled Table 5 (mean and spread over them).",
+    )
     likert_turn_unit: Literal["conversation", "turn"] = Field(
         "conversation",
         description="Turn-level Likert: average each annotation's turn ratings per "

@@ -48,6 +48,21 @@ def test_the_study_page_says_which_unit_each_number_counts(staff_client, annotat
         assert '<th class="num">Observations</th>' in page
 
 
+def test_table_5_is_shown_downsampled_with_the_data_as_it_comes_apart(staff_client):
+    study = imported_study()
+    run = analyze_study(study, {**FAST, "sensitivity_conversations": 4}, synchronous=True)
+    page = staff_client.get(reverse("results:study", args=[study.slug])).content.decode()
+    behaviours = run.result["behaviours"]["sensitivity_downsampled"]
+    assert behaviours["per_group"] == 4 and behaviours["draws"] == 200
+    assert 'class="sensitivity-downsampled" data-section="behaviours"' in page
+    assert "Behaviours: 4 conversations per bot, 200 draws" in page
+    # The made-up study has 6 compared pairs per bot pair: 4 drawn of them too.
+    assert "Comparative: 4 pairs of conversations per bot pair, 200 draws" in page
+    [row] = [r for r in behaviours["rows"] if (r["metric"], r["alpha"]) == ("ignore", 0.01)]
+    assert f"{row['mean']:.1f} [{row['low']:.0f}, {row['high']:.0f}]" in page
+    assert "all the data as it comes" in page
+
+
 def test_a_study_is_not_shown_to_others(client):
     study = imported_study()
     analyze_study(study, FAST, synchronous=True)
