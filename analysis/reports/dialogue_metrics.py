@@ -17,6 +17,9 @@ Result contract (every number a JSON number or ``null``)::
      "skipped": n,                  # conversations without a bot speaker
      "topics": "labels" | "labels+keywords",
      "error_labels": [label, ...],  # the ABC-Eval labels whose flags mark a response erroneous
+     "response_error_rate_per": "annotation",  # an observation is one annotation of a
+                                    # response (one judgment of each error label), erroneous
+                                    # when it flags one; its n counts annotations
      "metrics": [{"name", "label", "higher_is_better", "ranked"}],
                                     # ranked: false when no system has a value
      "systems": [{"system", "n_conversations",
@@ -24,7 +27,8 @@ Result contract (every number a JSON number or ``null``)::
                                     # every SystemMetrics field; low/high: 95% interval
      "per_conversation": [{"conversation", "system", "n_turns", "n_bot_turns",
                            "duration_seconds", "rating", "n_judged_responses",
-                           "n_erroneous_responses", "response_error_rate", "depth",
+                           "n_response_judgments", "n_erroneous_judgments",
+                           "response_error_rate", "depth",
                            "dominant_domain", "topic_entropy"}],
      "rankings": {"stack": <ranking>, "winners_circle": <ranking> | null,
                   "confidence_bands": <ranking>},
@@ -66,7 +70,7 @@ from evalstats.topics import KeywordTopicClassifier
 # Table 2's metric names, for the page and the JSON (same order as ALEXA_DIRECTIONS).
 METRIC_LABELS = {
     "mean_rating": "CUX: mean user rating",
-    "response_error_rate": "Coherence: response error rate",
+    "response_error_rate": "Coherence: response error rate (per annotation)",
     "median_duration": "Engagement: median duration (s)",
     "median_turns": "Engagement: median turns",
     "r_cov": "Domain coverage: R-COV",
@@ -167,6 +171,7 @@ def dialogue_metrics_report(
         "skipped": skipped,
         "topics": topics,
         "error_labels": list(error_labels),
+        "response_error_rate_per": "annotation",
         "metrics": [
             {
                 "name": name,
@@ -185,7 +190,11 @@ def dialogue_metrics_report(
             for s in systems
         ],
         "per_conversation": [
-            {key: value for key, value in asdict(m).items() if key not in ("topic_counts",)}
+            {
+                key: value
+                for key, value in asdict(m).items()
+                if key not in ("topic_counts", "error_clusters")
+            }
             | {"conversation": str(m.conversation)}
             for m in per_conversation
         ],
