@@ -8,7 +8,11 @@ the sections of ``abc_eval``, ``likert`` and ``comparative`` reports), and ``val
   mean quality rating on each metric (a behaviour's share of the conversation's bot turns,
   or another dimension's mean dialogue rating), R^2; and, when comparative ``quality``
   verdicts exist, a logistic regression of "b better" on each other comparative dimension's
-  verdict (+1 b better, -1 a better, 0 neither), McFadden's pseudo-R^2;
+  verdict (+1 b better, -1 a better, 0 neither), McFadden's pseudo-R^2. The regression has
+  no intercept (``model: "symmetric-logistic"``, ``evalstats.validity``): which dialogue
+  of a pair is "a" is arbitrary, and with an intercept the fit changed with it (the
+  paper's model had one; on the released data grammaticality's pseudo-R^2 was 0.045 or
+  0.063 depending on the order);
 * incremental validity (Figure 3): backward elimination on adjusted (pseudo-)R^2 within
   each method, the path of models from all metrics to the best single one.
 
@@ -161,7 +165,7 @@ def validity_section(data: StudyData, warnings: list[str]) -> dict | None:
         _fit_method("likert", "linear", quality, aligned(likert), section, warnings)
     if comparative:
         quality, metrics = _comparative_rows(data.comparative)
-        _fit_method("comparative", "logistic", quality, metrics, section, warnings)
+        _fit_method("comparative", "symmetric-logistic", quality, metrics, section, warnings)
     section["predictive"].sort(key=lambda row: (row["method"], -(row["fit"] or 0.0)))
     return section
 

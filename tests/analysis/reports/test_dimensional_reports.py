@@ -120,11 +120,21 @@ def test_a_study_without_likert_has_no_likert_validity():
     [row] = result["validity"]["predictive"]
     assert (row["method"], row["model"], row["metric"], row["n"]) == (
         "comparative",
-        "logistic",
+        "symmetric-logistic",
         "relevance",
         24,
     )
     assert 0 < row["fit"] < 1
+    # The same verdicts with the odd items shown the other way round: the same fit.
+    swap = {"a": "b", "b": "a", "neither": "neither"}
+    turned = [
+        (item, annotation, b, a, dimension, swap[choice]) if item % 2 else row
+        for row in rows
+        for item, annotation, a, b, dimension, choice in [row]
+    ]
+    data = StudyData("s", (("c", "comparative", 24),), None, None, comparative(turned))
+    [again] = build_report(data, FAST)["validity"]["predictive"]
+    assert again["fit"] == pytest.approx(row["fit"], rel=1e-10)
 
 
 def _three_methods():
