@@ -88,10 +88,12 @@ def kappa_with_majority(
 
 @dataclass(frozen=True)
 class JudgeAlpha:
-    """Alpha among the humans, and with the judge as one more coder, on the same items."""
+    """Alpha among the humans, and with the judge as one more coder, on the same items:
+    those with at least two human values and a judge value (``n_items``)."""
 
     humans: KrippendorffAlphaResult
     with_judge: KrippendorffAlphaResult
+    n_items: int = 0
 
 
 def alpha_with_judge(
@@ -102,26 +104,33 @@ def alpha_with_judge(
     """Krippendorff's alpha of the human coders, then with the judge added as a coder.
 
     ``human_labels`` maps item -> {annotator: value}. Nominal values may be any hashable
-    (they are coded); ordinal and interval values must be numbers. Items without two values
-    do not enter alpha (as always); raises ValueError when no item has two human values.
+    (they are coded); ordinal and interval values must be numbers. Both alphas are computed
+    on the same items, those with at least two human values and a judge value: an item with
+    one human value does not enter the humans' alpha, and letting it enter the alpha with
+    the judge (where the judge's value pairs it) would compare the two on different items.
+    Raises ValueError when no item has two human values and a judge value.
     """
-    items = sorted(set(human_labels) | set(judge_labels), key=repr)
-    annotators = sorted({a for by in human_labels.values() for a in by}, key=repr)
-    values = [v for by in human_labels.values() for v in by.values()] + list(judge_labels.values())
+    items = sorted(
+        (i for i, by in human_labels.items() if len(by) >= 2 and i in judge_labels), key=repr
+    )
+    if not items:
+        raise ValueError("no item has two human values and a judge value")
+    annotators = sorted({a for i in items for a in human_labels[i]}, key=repr)
+    values = [v for i in items for v in human_labels[i].values()] + [judge_labels[i] for i in items]
     if level == "nominal":
-        codes = {value: float(i) for i, value in enumerate(dict.fromkeys(values))}
+        codes = {value: float(k) for k, value in enumerate(dict.fromkeys(values))}
     else:
         codes = {value: float(value) for value in values}
     matrix = np.full((len(annotators) + 1, len(items)), np.nan)
     row_of = {annotator: r for r, annotator in enumerate(annotators)}
     for column, item in enumerate(items):
-        for annotator, value in human_labels.get(item, {}).items():
+        for annotator, value in human_labels[item].items():
             matrix[row_of[annotator], column] = codes[value]
-        if item in judge_labels:
-            matrix[-1, column] = codes[judge_labels[item]]
+        matrix[-1, column] = codes[judge_labels[item]]
     return JudgeAlpha(
         humans=krippendorff_alpha(matrix[:-1], level),
         with_judge=krippendorff_alpha(matrix, level),
+        n_items=len(items),
     )
 
 

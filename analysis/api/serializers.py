@@ -289,7 +289,9 @@ class VersusAgreementSerializer(serializers.Serializer):
     tied_majority = serializers.IntegerField()
     alpha_humans = _float(help_text="Krippendorff's alpha of the humans alone.")
     alpha_with_judge = _float(help_text="... with the judge as one more coder.")
-    alpha_units = serializers.IntegerField()
+    alpha_units = serializers.IntegerField(
+        help_text="Units both alphas use: two human labels or more and the judge's."
+    )
 
 
 class VersusSystemSerializer(serializers.Serializer):

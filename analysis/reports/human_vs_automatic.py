@@ -9,7 +9,8 @@ Bot's label and features, A/B's choice):
 * **agreement per item**, on the units both humans and the judge labelled: Cohen's kappa
   between the judge and the human majority (items whose human labels tie are left out;
   Likert weighted by ``judge_kappa_weights``), and Krippendorff's alpha of the humans alone
-  and with the judge as one more coder (nominal; ordinal for Likert);
+  and with the judge as one more coder (nominal; ordinal for Likert), both on the same
+  units: those with two human labels or more (``alpha_units``);
 * **system rankings**: each system's mean score over its conversations, by the humans and
   by the judge; Spearman's rho and Kendall's tau-b between them on the conversations both
   scored, with percentile bootstrap intervals (``coverage``) resampling conversations within
@@ -119,7 +120,7 @@ def _agreement(human, judge, level: str, weights: str) -> tuple[dict, list[str]]
     else:
         alpha_humans = alpha.humans.statistic
         alpha_judge = alpha.with_judge.statistic
-        alpha_units = alpha.with_judge.n_units
+        alpha_units = alpha.n_items
     return (
         {
             "units": len(shared),

@@ -54,8 +54,10 @@ def test_alpha_with_judge_matches_krippendorff(level):
         item: {f"w{k}": v for k, v in enumerate(given)} for item, given in humans.items()
     }
     del by_annotator[5]["w2"]
+    del by_annotator[6]["w1"], by_annotator[6]["w2"]  # one human value: in neither alpha
     result = alpha_with_judge(by_annotator, judge, level)
-    items = sorted(by_annotator)
+    items = sorted(i for i in by_annotator if i != 6 and i in judge)
+    assert result.n_items == len(items)
     matrix = np.array(
         [[by_annotator[i].get(f"w{k}", np.nan) for i in items] for k in range(3)]
         + [[judge[i] for i in items]],
@@ -69,15 +71,19 @@ def test_alpha_with_judge_matches_krippendorff(level):
     )
 
 
-def test_alpha_with_judge_codes_nominal_strings():
+def test_alpha_with_judge_codes_nominal_strings_on_the_humans_items():
     humans = {1: {"a": "good", "b": "good"}, 2: {"a": "bad", "b": "bad"}, 3: {"a": "good"}}
     result = alpha_with_judge(humans, {1: "good", 2: "good", 3: "bad"})
     assert result.humans.statistic == pytest.approx(1.0)
-    matrix = np.array([[0, 1, 0], [0, 1, np.nan], [0, 0, 1]], dtype=float)
+    # Item 3 has one human label: the humans' alpha leaves it out, so the judge's does too.
+    matrix = np.array([[0, 1], [0, 1], [0, 0]], dtype=float)
     # Coded good = 0, bad = 1; rows a, b, judge.
     assert result.with_judge.statistic == pytest.approx(
         krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal")
     )
+    assert result.n_items == 2 == result.humans.n_units == result.with_judge.n_units
+    with pytest.raises(ValueError, match="no item has two human values"):
+        alpha_with_judge({3: {"a": "good"}}, {3: "bad"})
 
 
 def _system_scores(seed=8):

@@ -310,9 +310,13 @@ def test_alpha_with_many_crowdworkers_each_on_a_few_units_is_the_krippendorff_pa
         judge_scores=(),
     )
     (section,) = build_report(data, FAST)["dimensions"]
+    # Both alphas on the units two humans or more labelled (units labelled once leave the
+    # humans' alpha, so they leave the judge's too).
+    paired = (~np.isnan(matrix[:workers])).sum(axis=0) >= 2
+    assert section["agreement"]["alpha_units"] == paired.sum() < units
     assert section["agreement"]["alpha_humans"] == pytest.approx(
         krippendorff.alpha(reliability_data=matrix[:workers], level_of_measurement="ordinal")
     )
     assert section["agreement"]["alpha_with_judge"] == pytest.approx(
-        krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal")
+        krippendorff.alpha(reliability_data=matrix[:, paired], level_of_measurement="ordinal")
     )
