@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -41,6 +41,7 @@ __all__ = [
     "convergence",
     "kappa_with_majority",
     "ranking_correlation",
+    "system_mean",
 ]
 
 Level = Literal["nominal", "ordinal", "interval"]
@@ -136,13 +137,29 @@ def alpha_with_judge(
 
 # --- rankings ------------------------------------------------------------------------------
 
+# Decimals a system's mean is rounded to: systems tied in exact arithmetic are tied, whatever
+# order their scores were summed in (scores are ratings or shares, far coarser than this).
+MEAN_DECIMALS = 12
+
+
+def system_mean(scores: Iterable[float]) -> float:
+    """A system's mean score, the one figure its rank, the tables and the correlations use:
+    the exactly rounded sum (``math.fsum``, which does not depend on the order of the
+    scores) over their number, rounded to ``MEAN_DECIMALS`` decimals."""
+    values = [float(v) for v in scores]
+    if not values:
+        raise ValueError("a mean needs at least one score")
+    return round(math.fsum(values) / len(values), MEAN_DECIMALS)
+
 
 @dataclass(frozen=True)
 class RankingCorrelation:
     """Rank correlation of the systems' mean human and judge scores, with bootstrap intervals.
 
-    ``human_means``/``judge_means`` are aligned with ``systems``. Bounds are NaN when a
-    resample leaves no variation (e.g. fewer than three systems).
+    ``human_means``/``judge_means`` are aligned with ``systems`` (:func:`system_mean` over
+    the conversations both scored): the correlations are scipy's Spearman and Kendall tau-b
+    on exactly these numbers. Bounds are NaN when a resample leaves no variation (e.g. fewer
+    than three systems).
     """
 
     systems: tuple[str, ...]
@@ -213,8 +230,8 @@ def ranking_correlation(
     when a system has fewer than two conversations scored by both.
     """
     systems, humans, judges = _paired_scores(human_scores, judge_scores)
-    human_means = np.array([h.mean() for h in humans])
-    judge_means = np.array([j.mean() for j in judges])
+    human_means = np.array([system_mean(h) for h in humans])
+    judge_means = np.array([system_mean(j) for j in judges])
 
     def statistic_of(correlation):
         def statistic(*indices, axis=-1):
@@ -232,7 +249,8 @@ def ranking_correlation(
                 ],
                 axis=-1,
             )
-            return correlation(human, judge)
+            # Rounded as system_mean rounds, so that tied resampled means stay tied.
+            return correlation(np.round(human, MEAN_DECIMALS), np.round(judge, MEAN_DECIMALS))
 
         return statistic
 

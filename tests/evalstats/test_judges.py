@@ -11,6 +11,7 @@ from evalstats.judges import (
     convergence,
     kappa_with_majority,
     ranking_correlation,
+    system_mean,
 )
 
 
@@ -173,3 +174,24 @@ def test_convergence_of_a_judge_that_ranks_every_system_alike_is_undefined(recwa
     assert np.isnan(point.spearman_mean) and np.isnan(point.kendall_high)
     assert point.n_dialogues == 2 and point.n_repeats == 10
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_system_mean_does_not_depend_on_the_order_of_its_scores():
+    # 0.1 + 0.4 + 0.2 and 0.1 + 0.2 + 0.4 differ in floating point; their means must not.
+    assert system_mean([0.1, 0.4, 0.2]) == system_mean([0.1, 0.2, 0.4]) == system_mean([0.7 / 3])
+    assert np.mean([0.1, 0.4, 0.2]) != np.mean([0.1, 0.2, 0.4])  # what a plain mean does
+    with pytest.raises(ValueError, match="at least one score"):
+        system_mean([])
+
+
+def test_ranking_correlation_of_tied_systems_is_scipys_on_its_means():
+    humans = {"A": {"a3": 0.9, "a1": 0.9, "a2": 0.9}, "B": {"b1": 0.5}, "C": {"c1": 0.1}}
+    judge = {"A": {"a3": 0.1, "a1": 0.4, "a2": 0.2}, "B": {"b1": 0.7 / 3}, "C": {"c1": 0.0}}
+    result = ranking_correlation(humans, judge, n_resamples=50)
+    assert result.judge_means[0] == result.judge_means[1]
+    assert result.spearman == pytest.approx(
+        stats.spearmanr(result.human_means, result.judge_means).statistic, rel=1e-12
+    )
+    assert result.kendall == pytest.approx(
+        stats.kendalltau(result.human_means, result.judge_means).statistic, rel=1e-12
+    )
