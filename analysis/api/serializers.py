@@ -139,6 +139,9 @@ class LeaveOneOutSerializer(serializers.Serializer):
     left_out = serializers.CharField()
     n_conversations = serializers.ListField(child=serializers.IntegerField())
     share_reproduced = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    reproduced_low = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    reproduced_high = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    subsamples_drawn = serializers.ListField(child=serializers.IntegerField())
     keeps_full_ranking = serializers.BooleanField(allow_null=True)
 
 
@@ -149,13 +152,30 @@ class StabilitySerializer(serializers.Serializer):
     share_reproduced = serializers.ListField(
         child=serializers.FloatField(allow_null=True), required=False
     )
+    reproduced_low = serializers.ListField(
+        child=serializers.FloatField(allow_null=True),
+        required=False,
+        help_text="Lower bound of the 95% Wilson interval of each share reproduced.",
+    )
+    reproduced_high = serializers.ListField(
+        child=serializers.FloatField(allow_null=True), required=False
+    )
     share_modal = serializers.ListField(
         child=serializers.FloatField(allow_null=True), required=False
     )
     reference = serializers.ListField(
         child=serializers.ListField(child=serializers.CharField()), required=False
     )
-    subsamples = serializers.IntegerField(required=False)
+    subsamples = serializers.IntegerField(
+        required=False, help_text="The most subsamples a point may draw."
+    )
+    subsamples_drawn = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="Subsamples drawn per point, 50 at a time until its interval is within "
+        "± precision.",
+    )
+    precision = serializers.FloatField(required=False)
     replicates = serializers.IntegerField(required=False)
     leave_one_out = LeaveOneOutSerializer(many=True, required=False)
 

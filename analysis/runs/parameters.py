@@ -69,7 +69,19 @@ class AnalysisParameters(Declared):
         4, ge=1, le=50, description="Grid points of conversations per pair (stability)."
     )
     stability_subsamples: int = Field(
-        10, ge=1, le=1000, description="Subsamples per grid point (stability)."
+        400,
+        ge=1,
+        le=5000,
+        description="The most subsamples per grid point (stability): each point draws "
+        "subsamples 50 at a time until its share's 95% Wilson interval is within "
+        "stability_precision (385 always suffice for 0.05).",
+    )
+    stability_precision: float = Field(
+        0.05,
+        ge=0.01,
+        le=0.5,
+        description="Half-width to which each point of the stability curve is estimated (the "
+        "share of subsamples reproducing the ranking, 95% Wilson interval).",
     )
     stability_replicates: int = Field(
         40,
