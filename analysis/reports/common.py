@@ -236,9 +236,7 @@ def stability_subsamples(matches: Matches, params: dict) -> StabilityPart:
         # Drawing each point to a precision needs the reference ranking first: the TrueSkill
         # bootstrap of all the matches, with the ranking section's replicates, seed and
         # coverage (so the same clusters as that section's).
-        subsamples = subsample_rankings(
-            *args, **options, reference_replicates=params["replicates"]
-        )
+        subsamples = subsample_rankings(*args, **options, reference_replicates=params["replicates"])
     except ValueError as error:
         return StabilityPart(None, [], [f"No stability analysis: {error}."])
     leave_one_out = []

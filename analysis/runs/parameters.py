@@ -9,7 +9,8 @@ what an AnalysisRun stores and digests. `DEFAULT_PARAMETERS` is that full set fo
 API: "defaults" (the platform's choices: exact binomial pair test, Holm, permutation
 log-rank variance) and "as-published" (what Deriu et al. (2020) and their released code
 computed: the 2x2 chi-square test with Yates' correction, Bonferroni across pairs, and the
-generalized log-rank test with Zhao & Sun's (2004) multiple-imputation variance).
+generalized log-rank test with Zhao & Sun's (2004) multiple-imputation variance; for an A/B
+tournament, ChatEval's removal of outlier workers, Sedoc et al. (2019)).
 """
 
 from collections.abc import Mapping
@@ -153,6 +154,11 @@ class AnalysisParameters(Declared):
         description="ChatEval A/B: a worker whose weighted kappa with the other workers' "
         "majority is below this is flagged as an outlier.",
     )
+    remove_outliers: bool = Field(
+        False,
+        description="ChatEval A/B: leave the outlier workers' judgments out of the analysis, "
+        "as the paper did (agreement is reported with and without them either way).",
+    )
     outlier_min_items: int = Field(
         5,
         ge=1,
@@ -214,6 +220,7 @@ PRESETS: dict[str, dict[str, object]] = {
         "pair_test": "chi-square-2x2",
         "correction": "bonferroni",
         "logrank_variance": "zhao-sun",
+        "remove_outliers": True,
     },
 }
 
@@ -221,7 +228,8 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
     "defaults": "EvalHub's defaults: exact binomial pair test, Holm's correction, "
     "permutation variance of the log-rank test.",
     "as-published": "Spot The Bot as published: 2x2 chi-square test with Yates' correction "
-    "(the released code), Bonferroni across pairs, Zhao & Sun's generalized log-rank test.",
+    "(the released code), Bonferroni across pairs, Zhao & Sun's generalized log-rank test; "
+    "ChatEval A/B as published: outlier workers removed.",
 }
 
 

@@ -132,3 +132,22 @@ def test_an_ab_leaderboard_shows_the_chateval_reading(client):
     assert 'class="chateval"' in page
     for row in run.result["chateval"]["baselines"]:
         assert f"<td>{row['baseline']}</td>" in page
+    assert "their judgments are kept" in page
+    chateval = run.result["chateval"]
+    if chateval["kappa_without_outliers"]:
+        assert f"{chateval['kappa_without_outliers']['kappa']:.3f}</strong>" in page
+
+
+def test_an_ab_leaderboard_says_when_the_outliers_were_removed(client):
+    from analysis.runs.tasks import analyze_tournament
+    from tests.analysis import builders
+    from tournaments.models import Tournament
+
+    tournament = builders.ab_tournament()
+    Tournament.objects.filter(pk=tournament.pk).update(published=True)
+    run = analyze_tournament(
+        tournament, {**builders.FAST, "remove_outliers": True}, synchronous=True
+    )
+    page = client.get(reverse("analysis:detail", args=[tournament.slug])).content.decode()
+    removed = run.result["chateval"]["removed_judgments"]
+    assert f"their {removed} judgments are left out of these results and of the ranking" in page
