@@ -110,6 +110,9 @@ def _trueskill_outcomes(outcome: np.ndarray) -> np.ndarray:
 def _trueskill_bootstrap(matches: Matches, params: dict, warnings: list[str]):
     """The TrueSkill bootstrap (rank ranges, clusters), or None with a warning."""
     ts_outcome = _trueskill_outcomes(matches.outcome)
+    setting = {"resample": True, "coverage": params["coverage"]}
+    if params["trueskill"] == "released-code":
+        setting = {"env": ts.TrueSkillEnv.as_released(), "resample": False, "coverage": 0.995}
     try:
         return ts.trueskill_bootstrap(
             matches.a,
@@ -118,7 +121,7 @@ def _trueskill_bootstrap(matches: Matches, params: dict, warnings: list[str]):
             n_players=len(matches.names),
             n_replicates=params["replicates"],
             seed=params["seed"],
-            coverage=params["coverage"],
+            **setting,
         )
     except ValueError as error:
         warnings.append(f"No TrueSkill ranking: {error}.")
@@ -193,9 +196,9 @@ class StabilityPart:
 
 
 def stability_subsamples(matches: Matches, params: dict) -> StabilityPart:
-    """The costly part of the stability section: every subsample ranked, and the leave-one-out
-    analyses when asked for. It needs no reference ranking, so it can be computed beside the
-    rest of a report (``analysis.runs.background``)."""
+    """The costly part of the stability section: the reference ranking, every subsample
+    ranked, and the leave-one-out analyses when asked for. It needs nothing else of the
+    report, so it can be computed beside the rest of it (``analysis.runs.background``)."""
     # Integer codes, not a Python object per judgment: the unordered pair of each match, and
     # the distinct (pair, conversation) combinations counted per pair.
     n_systems = len(matches.names)
@@ -234,8 +237,9 @@ def stability_subsamples(matches: Matches, params: dict) -> StabilityPart:
     )
     try:
         # Drawing each point to a precision needs the reference ranking first: the TrueSkill
-        # bootstrap of all the matches, with the ranking section's replicates, seed and
-        # coverage (so the same clusters as that section's).
+        # bootstrap of all the matches with the replicates, seed and coverage of the ranking
+        # section, and EvalHub's TrueSkill setting, the one the subsamples are ranked with
+        # (the ranking section's clusters unless trueskill="released-code").
         subsamples = subsample_rankings(*args, **options, reference_replicates=params["replicates"])
     except ValueError as error:
         return StabilityPart(None, [], [f"No stability analysis: {error}."])
@@ -269,7 +273,8 @@ def stability_section(
     ``part`` is ``stability_subsamples``' result: the subsamples ranked, each grid point
     drawn until its share is known to ``stability_precision``, against the reference
     ranking rated with them (the TrueSkill bootstrap of all the matches with the ranking
-    section's replicates, seed and coverage).
+    section's replicates, seed and coverage, in EvalHub's TrueSkill setting as the
+    subsamples).
     """
     warnings.extend(part.warnings)
     if part.subsamples is None:

@@ -5,7 +5,9 @@ read-only, the same readers).
 Only the system's owner and staff (System.is_managed_by) read or change it: others who
 can see the system get 403, those who cannot see it 404, anonymous callers 401. The token
 is write-only: `auth_token` is accepted (omitted keeps the stored one, "" removes it) and
-never returned; `has_token` says whether one is stored. PUT registers or replaces, PATCH
+never returned; `has_token` says whether one is stored. `chat_share` is the percent of
+`daily_budget` chat campaigns may spend; `used_today` counts today's requests and
+`chat_used_today` the chat campaigns' among them. PUT registers or replaces, PATCH
 changes some fields, DELETE removes.
 """
 
@@ -18,8 +20,9 @@ from rest_framework.response import Response
 
 from evalhub.models import System
 from evalhub.permissions import IsManager, by_method
+from evalhub.quotas import check_quota
 
-from ..budget import used_today
+from ..budget import chat_used_today, used_today
 from ..models import BotEndpoint, EndpointCall
 
 
@@ -30,6 +33,7 @@ class BotEndpointSerializer(serializers.ModelSerializer):
     )
     has_token = serializers.SerializerMethodField()
     used_today = serializers.SerializerMethodField()
+    chat_used_today = serializers.SerializerMethodField()
     stop = serializers.ListField(
         child=serializers.CharField(max_length=BotEndpoint.MAX_STOP_CHARS, trim_whitespace=False),
         max_length=BotEndpoint.MAX_STOP_SEQUENCES,
@@ -53,8 +57,10 @@ class BotEndpointSerializer(serializers.ModelSerializer):
             "timeout_seconds",
             "max_concurrency",
             "daily_budget",
+            "chat_share",
             "allow_other_owners",
             "used_today",
+            "chat_used_today",
             "updated",
         ]
         read_only_fields = ["system", "updated"]
@@ -64,6 +70,9 @@ class BotEndpointSerializer(serializers.ModelSerializer):
 
     def get_used_today(self, endpoint) -> int:
         return used_today(endpoint.pk)
+
+    def get_chat_used_today(self, endpoint) -> int:
+        return chat_used_today(endpoint.pk)
 
     def validate(self, data):
         current = self.instance or BotEndpoint()
@@ -90,8 +99,10 @@ ENDPOINT = {
     "timeout_seconds": 30,
     "max_concurrency": 2,
     "daily_budget": 500,
+    "chat_share": 50,
     "allow_other_owners": False,
     "used_today": 37,
+    "chat_used_today": 12,
     "updated": "2026-11-20T09:30:00Z",
 }
 ENDPOINT_IN = {
@@ -143,6 +154,7 @@ class ManagedSystemMixin:
 )
 class BotEndpointView(ManagedSystemMixin, generics.GenericAPIView):
     serializer_class = BotEndpointSerializer
+    throttle_scopes = {"put": "creations"}  # evalhub/api/throttles.py
     permission_classes = [
         by_method(GET=IsManager, PUT=IsManager, PATCH=IsManager, DELETE=IsManager)
     ]
@@ -160,6 +172,8 @@ class BotEndpointView(ManagedSystemMixin, generics.GenericAPIView):
         endpoint = BotEndpoint.objects.filter(system=system).first()
         serializer = self.get_serializer(endpoint, data=request.data)
         serializer.is_valid(raise_exception=True)
+        if endpoint is None:
+            check_quota(request.user, BotEndpoint)
         with transaction.atomic():
             saved = serializer.save(system=system)
         created = endpoint is None

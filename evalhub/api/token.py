@@ -9,6 +9,7 @@ from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_v
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from ..permissions import Anyone, by_method
 from .exceptions import error_body
@@ -35,6 +36,9 @@ class ObtainAuthTokenWithLockout(ObtainAuthToken):
     # ObtainAuthToken names DRF's parsers itself; these are the API's (JSON nested too deep: 400).
     parser_classes = PARSERS
     permission_classes = [by_method(POST=Anyone)]
+    # DRF's ObtainAuthToken turns throttles off; the API's apply, with a scope of its own.
+    throttle_classes = APIView.throttle_classes
+    throttle_scopes = {"post": "token"}  # evalhub/api/throttles.py
 
     def post(self, request, *args, **kwargs):
         try:

@@ -152,6 +152,8 @@ def test_staff_manage_any_endpoint(system):
         ({"top_p": 1.5}, "top_p"),
         ({"max_concurrency": 0}, "max_concurrency"),
         ({"daily_budget": 0}, "daily_budget"),
+        ({"chat_share": 101}, "chat_share"),
+        ({"chat_share": -5}, "chat_share"),
         ({"stop": ["a", "b", "c", "d", "e"]}, "stop"),
         ({"protocol": "smoke-signals"}, "protocol"),
         ({"url": "file:///etc/passwd"}, "url"),
@@ -162,3 +164,21 @@ def test_bad_settings_are_refused_naming_the_field(owner, system, change, field)
     assert response.status_code == 400
     assert field in {error.get("field") for error in json.loads(response.content)["errors"]}
     assert not BotEndpoint.objects.exists()
+
+
+# Issue 23, finding 9: quotas ---------------------------------------------------------------
+
+
+def test_a_new_endpoint_past_the_quota_is_refused_and_a_change_is_not(settings, owner, system):
+    settings.EVALHUB_QUOTA_ENDPOINTS = 1
+    api = client_for(owner)
+    assert api.put(url(system), BODY, format="json").status_code == 201
+    second = factories.system(owner, slug="my-other-llm")
+    refused = api.put(url(second), BODY, format="json")
+    assert refused.status_code == 400
+    assert "(EVALHUB_QUOTA_ENDPOINTS=1)" in refused.json()["errors"][0]["message"]
+    assert not BotEndpoint.objects.filter(system=second).exists()
+    # Replacing the endpoint one has is no new endpoint.
+    changed = api.put(url(system), {**BODY, "daily_budget": 42}, format="json")
+    assert changed.status_code == 200
+    assert BotEndpoint.objects.get(system=system).daily_budget == 42

@@ -1,5 +1,6 @@
 """The move of BotEndpoint and EndpointUsage from tournaments to endpoints loses no row: a
-database filled before the move reads the same through endpoints.models after it."""
+database filled before the move reads the same through endpoints.models after it (and after
+the endpoints' later migrations: the chat share's default, no chat requests counted)."""
 
 import datetime
 
@@ -56,6 +57,7 @@ def test_endpoints_and_their_usage_are_read_through_endpoints_after_the_move(bef
     OldUsage.objects.create(endpoint=old, day=datetime.date(2026, 11, 1), requests=7)
 
     migrate(AFTER)
+    migrate(executor_leaf_nodes())  # and the endpoints' later migrations, read as today
 
     from endpoints.models import BotEndpoint, EndpointUsage
 
@@ -71,8 +73,9 @@ def test_endpoints_and_their_usage_are_read_through_endpoints_after_the_move(bef
         50,
     )
     assert endpoint.stop == ["###"]
+    assert endpoint.chat_share == 50  # EVALHUB_BOT_CHAT_SHARE_PERCENT's default
     usage = EndpointUsage.objects.get(endpoint=endpoint)
-    assert (usage.day, usage.requests) == (datetime.date(2026, 11, 1), 7)
+    assert (usage.day, usage.requests, usage.chat_requests) == (datetime.date(2026, 11, 1), 7, 0)
 
 
 @pytest.mark.django_db(transaction=True)
