@@ -8,7 +8,8 @@ from portability.study_dump import export_study
 class Command(BaseCommand):
     help = (
         "Write every table a study needs (catalog, campaigns, items, batches, workers, "
-        "assignments, judgments, tournaments, analysis runs...) as JSON lines into DIR."
+        "assignments, judgments, tournaments, judges and their runs, analysis runs...) as JSON "
+        "lines into DIR."
     )
 
     def add_arguments(self, parser):
