@@ -6,6 +6,9 @@ local file. Setting DATABASE_URL, CELERY_BROKER_URL, SECRET_KEY, ALLOWED_HOSTS a
 DEBUG=0 switches to the production shape (see docker-compose.yml and the README).
 """
 
+import base64
+import hashlib
+import hmac
 import secrets
 from pathlib import Path
 
@@ -28,6 +31,13 @@ def local_secret_key(path: Path) -> str:
     return key
 
 
+def development_secret_key(secret_key: str) -> str:
+    """A Fernet key derived from SECRET_KEY, for DEBUG runs with no EVALHUB_SECRET_KEYS (so
+    `make run` needs no setting); production refuses to start without the setting."""
+    digest = hmac.new(secret_key.encode(), b"evalhub stored secrets", hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).decode()
+
+
 # Every environment variable is declared in evalhub/config.py (type, range, default,
 # meaning); a bad one stops start-up here with a message naming it.
 try:
@@ -39,6 +49,9 @@ except config.ConfigError as invalid:
 # a SECRET_KEY is required (config.Settings refuses to start without one).
 DEBUG = env.DEBUG
 SECRET_KEY = env.SECRET_KEY or local_secret_key(BASE_DIR / ".secret_key")
+# Stored secrets (endpoints' tokens) are encrypted with these: the first encrypts, all
+# decrypt (evalhub/encryption.py). Without DEBUG the setting is required (config.Settings).
+EVALHUB_SECRET_KEYS = env.EVALHUB_SECRET_KEYS or [development_secret_key(SECRET_KEY)]
 ALLOWED_HOSTS = env.ALLOWED_HOSTS
 CSRF_TRUSTED_ORIGINS = env.CSRF_TRUSTED_ORIGINS
 

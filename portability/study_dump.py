@@ -10,6 +10,10 @@ Layout of the directory:
   as primary keys (so the restored rows keep their ids, and links between them hold);
 - ``media/``: the uploaded files the rows refer to (submissions' original files).
 
+Secrets are never written: an endpoint's token is "" in the dump, its `token_left_out`
+is true and the manifest's ``secrets_left_out`` lists it, so that the restored endpoint's
+page asks its owner for the token again (evalhub/encryption.py).
+
 Every model of the study apps (catalog, endpoints, annotation, tournaments, judging,
 analysis) is written, but for the few named in `SITE_MODELS`, and the user accounts they
 point at (username, e-mail, staff flags and password hashes: keep a dump as private as the
@@ -35,6 +39,7 @@ from django.core.management.color import no_style
 from django.db import connection, models, transaction
 from django.db.models import Q
 
+from evalhub.encryption import leave_out_secrets
 from judging.defaults import DEFAULT_NAME as DEFAULT_RUBRIC_NAME
 from judging.defaults import install_default_rubrics
 
@@ -96,22 +101,38 @@ def _file_fields(model) -> list[str]:
     return [f.name for f in model._meta.get_fields() if isinstance(f, models.FileField)]
 
 
-def export_study(directory: Path) -> list[dict]:
-    """Write every study table into ``directory`` (created); the manifest's tables."""
+def export_study(directory: Path) -> dict:
+    """Write every study table into ``directory`` (created); the manifest."""
     directory.mkdir(parents=True, exist_ok=True)
-    tables = []
+    tables, left_out = [], []
     with transaction.atomic():  # one consistent snapshot on PostgreSQL
         for model in study_models():
             name = f"{_label(model)}.jsonl"
             rows = model._default_manager.order_by("pk")
             options = {"fields": USER_FIELDS} if _label(model) == "auth.user" else {}
             with open(directory / name, "w", encoding="utf-8") as stream:
-                serializers.serialize("jsonl", rows.iterator(), stream=stream, **options)
+                serializers.serialize(
+                    "jsonl", _without_secrets(rows.iterator(), left_out), stream=stream, **options
+                )
             tables.append({"model": _label(model), "file": name, "rows": rows.count()})
             _export_files(model, directory / "media")
-    manifest = {"format": FORMAT, "version": VERSION, "tables": tables}
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "tables": tables,
+        "secrets_left_out": left_out,
+    }
     (directory / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    return tables
+    return manifest
+
+
+def _without_secrets(rows, left_out: list[dict]):
+    """The rows with their secrets blanked and flagged as left out (evalhub/encryption.py):
+    a dump never carries one. Each left out is listed in `left_out`."""
+    for obj in rows:
+        for field in leave_out_secrets(obj):
+            left_out.append({"model": _label(obj), "pk": obj.pk, "field": field})
+        yield obj
 
 
 def _export_files(model, media: Path) -> None:

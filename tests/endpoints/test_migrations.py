@@ -13,7 +13,8 @@ BEFORE = [
     ("evalhub", "0008_chat_turns"),
     ("contenttypes", "0002_remove_content_type_name"),
 ]
-AFTER = [("endpoints", "0001_initial"), ("tournaments", "0006_endpoints_moved_out")]
+# The move, and the endpoints' own migrations since (today's model reads tokens encrypted).
+AFTER = [("endpoints", "0004_encrypt_endpoint_tokens"), ("tournaments", "0006_endpoints_moved_out")]
 
 
 def migrate(targets, *, unapply=()):

@@ -26,6 +26,12 @@ from tournaments.models import Tournament
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.fixture(autouse=True)
+def _shipped_rubrics(db):
+    """A database as `migrate` leaves it (an earlier transactional test flushed them)."""
+    install_default_rubrics()
+
+
 def empty_the_database():
     for model in reversed(study_models()):
         model._default_manager.all().delete()

@@ -16,6 +16,12 @@ class Command(BaseCommand):
         parser.add_argument("directory", type=Path)
 
     def handle(self, directory: Path, **options):
-        tables = export_study(directory)
+        manifest = export_study(directory)
+        tables = manifest["tables"]
         rows = sum(table["rows"] for table in tables)
         self.stdout.write(f"Wrote {rows} rows of {len(tables)} tables to {directory}.")
+        if manifest["secrets_left_out"]:
+            self.stdout.write(
+                f"{len(manifest['secrets_left_out'])} secrets (endpoints' tokens) were left "
+                "out, as always: after an import their owners enter them again."
+            )
