@@ -10,6 +10,7 @@ import base64
 import hashlib
 import hmac
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -65,7 +66,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",  # API tokens: hashed, expiring, several per account (evalhub/api_tokens.py)
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_filters",
@@ -271,7 +272,8 @@ CONTENT_SECURITY_POLICY = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        # django-rest-knox's tokens (`Authorization: Token <token>`), noting their last use.
+        "evalhub.api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     # Each API view declares who may call each method (evalhub/permissions.py `by_method`);
@@ -294,6 +296,18 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
+}
+# API tokens (django-rest-knox): stored as SHA-512 digests under EvalHub's own model (a
+# name and the last use), expiring, at most EVALHUB_API_TOKENS_PER_USER live per account.
+EVALHUB_API_TOKEN_DAYS = env.EVALHUB_API_TOKEN_DAYS
+EVALHUB_API_TOKENS_PER_USER = env.EVALHUB_API_TOKENS_PER_USER
+KNOX_TOKEN_MODEL = "evalhub.ApiToken"
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(days=EVALHUB_API_TOKEN_DAYS),
+    # A fixed beginning lets secret scanners recognise a leaked EvalHub token.
+    "TOKEN_PREFIX": "evh_",
+    "AUTH_HEADER_PREFIX": "Token",
+    "TOKEN_LIMIT_PER_USER": EVALHUB_API_TOKENS_PER_USER,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "EvalHub API",

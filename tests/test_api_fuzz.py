@@ -16,7 +16,6 @@ import pytest
 from django.db import DatabaseError, transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
-from rest_framework.authtoken.models import Token
 
 from tests import factories
 
@@ -132,7 +131,7 @@ if RUN:
         system = factories.system(user, slug="fuzz-bot", name="Fuzz Bot")
         factories.submission(system, prompt_set)
         ab_campaign(4, slug="fuzz-campaign", owner=user)
-        return Token.objects.create(user=user).key
+        return factories.api_token(user, "fuzzing")
 
     @pytest.mark.fuzz
     @SLOW

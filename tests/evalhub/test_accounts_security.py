@@ -3,8 +3,8 @@
 import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 
+from evalhub.models import ApiToken
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +35,7 @@ def test_repeated_failed_token_requests_lock_the_address_out(client, settings):
     locked = client.post(url, {"username": "victim", "password": "right"})
     assert locked.status_code == 429 and "token" not in locked.json()
     assert locked.json()["error_count"] == 1  # the one error shape
-    assert not Token.objects.filter(user=user).exists()
+    assert not ApiToken.objects.filter(user=user).exists()
 
 
 def signup(client, username):

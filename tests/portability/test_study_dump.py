@@ -1,5 +1,6 @@
 """export_all / import_all: a study leaves and comes back whole."""
 
+import io
 import json
 from datetime import date
 from pathlib import Path
@@ -9,6 +10,7 @@ from django.apps import apps
 from django.conf import settings
 from django.core import serializers
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from analysis.models import AnalysisRun
 from analysis.runs.tasks import analyze_tournament
@@ -195,3 +197,48 @@ def test_a_dump_of_older_shipped_rubrics_restores_them_and_the_current_text(tmp_
         next(r.instructions for r in current if r.task_kind == "ab"),
     ]
     assert versions[0].pk == older.pk
+
+
+# Issue 23, finding 5: a dump never carries a secret -------------------------------------------
+
+
+def test_a_dump_carries_no_secret_and_the_restored_endpoint_asks_for_it(tmp_path, client):
+    owner = factories.user("token-owner")
+    system = factories.system(owner, slug="keyed-bot")
+    endpoint = BotEndpoint.objects.create(
+        system=system, url="https://bot.example/reply", auth_token="sk-do-not-export-42"
+    )
+    tokenless = BotEndpoint.objects.create(
+        system=factories.system(owner, slug="open-bot"), url="https://bot.example/open"
+    )
+    out = io.StringIO()
+    call_command("export_all", str(tmp_path / "dump"), stdout=out)
+    assert "1 secrets (endpoints' tokens) were left out" in out.getvalue()
+    for path in (tmp_path / "dump").rglob("*"):
+        if path.is_file():
+            assert "sk-do-not-export" not in path.read_text(errors="replace"), path.name
+    manifest = json.loads((tmp_path / "dump" / "manifest.json").read_text())
+    assert manifest["secrets_left_out"] == [
+        {"model": "endpoints.botendpoint", "pk": endpoint.pk, "field": "auth_token"}
+    ]
+    rows = [
+        json.loads(line)
+        for line in (tmp_path / "dump" / "endpoints.botendpoint.jsonl").read_text().splitlines()
+    ]
+    fields = {row["pk"]: row["fields"] for row in rows}
+    assert (fields[endpoint.pk]["auth_token"], fields[endpoint.pk]["token_left_out"]) == ("", True)
+    assert fields[tokenless.pk]["token_left_out"] is False
+    # The export changed nothing in the database.
+    assert BotEndpoint.objects.get(pk=endpoint.pk).auth_token == "sk-do-not-export-42"
+
+    empty_the_database()
+    install_default_rubrics()
+    out = io.StringIO()
+    call_command("import_all", str(tmp_path / "dump"), stdout=out)
+    assert "asks its owner to enter its token again" in out.getvalue()
+    restored = BotEndpoint.objects.get(pk=endpoint.pk)
+    assert (restored.auth_token, restored.token_left_out) == ("", True)
+    assert BotEndpoint.objects.get(pk=tokenless.pk).token_left_out is False
+    client.force_login(restored.system.owner)
+    page = client.get(reverse("system-endpoint", args=["keyed-bot"])).content.decode()
+    assert "was left out when its data was imported" in page
