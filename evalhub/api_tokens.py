@@ -23,9 +23,12 @@ def live_tokens(user) -> QuerySet:
     return ApiToken.objects.filter(user=user, expiry__gt=timezone.now()).order_by("-created")
 
 
-def create_token(user, name: str) -> tuple[ApiToken, str]:
+def create_token(user, name: str, *, replace: bool = False) -> tuple[ApiToken, str]:
     """A new token for `user` under `name`, and the token itself (never stored, never
-    shown again). Refused when the name is blank or the account holds the most allowed."""
+    shown again). A name the account already uses is refused, or with `replace` that
+    token is revoked first (`POST /api/token/`: a script that logs in at every run keeps
+    one token, not a pile). Refused too when the name is blank or the account holds the
+    most allowed."""
     name = (name or "").strip()
     if not name:
         raise UserInputError("Give the token a name, to tell it from your others.", field="name")
@@ -38,6 +41,15 @@ def create_token(user, name: str) -> tuple[ApiToken, str]:
         # One account's creations wait for each other, so two at once cannot pass the limit.
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()
         ApiToken.objects.filter(user=user, expiry__lte=timezone.now()).delete()
+        same_name = ApiToken.objects.filter(user=user, name=name)
+        if replace:
+            same_name.delete()
+        elif same_name.exists():
+            raise UserInputError(
+                f"You already have a token named {name!r}: choose another name, or revoke "
+                "that one first.",
+                field="name",
+            )
         if ApiToken.objects.filter(user=user).count() >= limit:
             raise UserInputError(
                 f"You hold {limit} API tokens, the most an account may: revoke one you no "

@@ -124,9 +124,11 @@ def leave_out_secrets(obj) -> list[str]:
     return left_out
 
 
-def rotate_stored_secrets() -> int:
-    """Encrypt every stored secret again with the first key; how many. All or nothing: a
-    secret no key decrypts stops it with the rows named, and nothing is changed."""
+def rotate_stored_secrets(*, forget_unreadable: bool = False) -> tuple[int, list[str]]:
+    """Encrypt every stored secret again with the first key; how many, and the rows whose
+    secret no key decrypts. Those stop it, all or nothing, with the rows named; or, with
+    `forget_unreadable` (its key is lost for good), each is blanked and flagged as left out,
+    so that its owner is asked for it again, as after an import."""
     rotated, unreadable = 0, []
     with transaction.atomic():
         for model, field in secret_fields():
@@ -141,11 +143,15 @@ def rotate_stored_secrets() -> int:
                     fresh = cipher().rotate(token.encode("ascii")).decode("ascii")
                 except (InvalidToken, UnicodeEncodeError):
                     unreadable.append(f"{model._meta.label} {pk}")
+                    if forget_unreadable:
+                        model._base_manager.filter(pk=pk).update(
+                            **{field.attname: "", field.left_out_flag: True}
+                        )
                     continue
                 model._base_manager.filter(pk=pk).update(
                     **{field.attname: models.Value(fresh, output_field=models.TextField())}
                 )
                 rotated += 1
-        if unreadable:  # raised inside the transaction: every update rolls back
+        if unreadable and not forget_unreadable:  # raised inside: every update rolls back
             raise SecretUnreadable(f"{UNREADABLE} Unreadable: {', '.join(unreadable[:20])}.")
-    return rotated
+    return rotated, unreadable

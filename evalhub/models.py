@@ -459,6 +459,9 @@ class ApiToken(AbstractAuthToken):
 
     class Meta:
         ordering = ["-created"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "name"], name="api_token_name_per_user")
+        ]
 
     def __str__(self):
         return f"{self.user} · {self.name}"

@@ -1,7 +1,9 @@
 """`POST /api/token/`: a new API token for a username and password, behind django-axes.
 
 The answer is `{"token", "name", "expiry"}`: the token is shown this once (only its digest
-is stored, evalhub/api_tokens.py). Axes refuses to authenticate a locked-out client and
+is stored, evalhub/api_tokens.py). It replaces the account's token of the same name
+("API login" unless the body names one), so a script that logs in at every run holds one
+token, not one more per run. Axes refuses to authenticate a locked-out client and
 marks the request; that answers 429 and why, not the 400 of a wrong password.
 """
 
@@ -74,7 +76,7 @@ class ObtainAuthTokenWithLockout(APIView):
                 return Response(error_body(get_lockout_message()), status=429)
             raise
         made, token = create_token(
-            credentials.validated_data["user"], credentials.validated_data["name"]
+            credentials.validated_data["user"], credentials.validated_data["name"], replace=True
         )
         return Response({"token": token, "name": made.name, "expiry": made.expiry})
 

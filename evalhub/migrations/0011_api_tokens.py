@@ -32,6 +32,11 @@ class Migration(migrations.Migration):
             ],
             options={
                 "ordering": ["-created"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("user", "name"), name="api_token_name_per_user"
+                    )
+                ],
             },
         ),
     ]

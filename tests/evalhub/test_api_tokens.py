@@ -171,3 +171,23 @@ def test_old_plain_text_tokens_become_hashed_tokens_that_still_work():
         with connection.cursor() as cursor:
             cursor.execute("DROP TABLE IF EXISTS authtoken_token")
         MigrationExecutor(connection).migrate(leaf)
+
+
+def test_a_name_is_used_once_per_account_on_the_api_and_the_page(alice):
+    create_token(alice, "laptop")
+    api = APIClient()
+    api.force_authenticate(alice)
+    refused = api.post("/api/tokens/", {"name": "laptop"}, format="json")
+    assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "name"
+    assert ApiToken.objects.filter(user=alice).count() == 1
+    create_token(factories.user("bob"), "laptop")  # another account's names are its own
+
+
+def test_logging_in_again_replaces_the_token_of_that_name(alice):
+    def log_in():
+        body = {"username": "alice", "password": "pw-for-tests-1"}
+        return APIClient().post("/api/token/", body, format="json").json()["token"]
+
+    first, second = log_in(), log_in()
+    assert signed_in(second) == 200 and signed_in(first) == 401
+    assert list(ApiToken.objects.values_list("name", flat=True)) == ["API login"]

@@ -118,3 +118,16 @@ def test_an_encrypted_field_must_name_a_boolean_left_out_flag():
 
     assert [e.id for e in Broken._meta.get_field("secret").check()] == ["evalhub.E101"]
     assert Sound._meta.get_field("secret").check() == []
+
+
+def test_rotate_secrets_can_forget_secrets_whose_key_is_lost(settings):
+    settings.EVALHUB_SECRET_KEYS = [Fernet.generate_key().decode()]
+    lost = endpoint_with_token("sk-lost", slug="lost-bot")
+    settings.EVALHUB_SECRET_KEYS = [OLD_KEY]
+    kept = endpoint_with_token()
+    out = io.StringIO()
+    call_command("rotate_secrets", "--forget-unreadable", stdout=out)
+    assert "1 unreadable secrets were blanked" in out.getvalue()
+    forgotten = BotEndpoint.objects.get(pk=lost.pk)
+    assert (forgotten.auth_token, forgotten.token_left_out) == ("", True)
+    assert BotEndpoint.objects.get(pk=kept.pk).auth_token == TOKEN
