@@ -26,10 +26,10 @@ def user(
     )
 
 
-def api_token(owner: User, name: str = "tests") -> str:
+def api_token(owner: User, name: str | None = None) -> str:
     """A new API token of `owner` (evalhub/api_tokens.py): the token itself, for
     `Authorization: Token <token>`."""
-    return create_token(owner, name)[1]
+    return create_token(owner, name or f"tests {next(_counter)}")[1]
 
 
 def system(owner: User | None = None, **fields) -> System:
