@@ -17,7 +17,8 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.utils.html import format_html, format_html_join
 
-from evalhub.admin_tools import RecordAdmin, pretty_json
+from evalhub.admin_tools import ModelAdmin, RecordAdmin, pretty_json
+from evalhub.nul_refusal import RefusesNul
 
 from .models import (
     Assignment,
@@ -61,7 +62,7 @@ class DeletedWithDraftCampaign:
 
 
 @admin.register(Campaign)
-class CampaignAdmin(admin.ModelAdmin):
+class CampaignAdmin(ModelAdmin):
     """Created on /manage/campaigns/new/, which builds its items and batches in the same
     transaction, so the admin adds none (a campaign without items cannot launch). The
     status moves only through launch / pause / finish on the campaign page, which call
@@ -127,7 +128,7 @@ class BatchAdmin(DeletedWithDraftCampaign, RecordAdmin):
 
 
 @admin.register(Item)
-class ItemAdmin(DeletedWithDraftCampaign, admin.ModelAdmin):
+class ItemAdmin(DeletedWithDraftCampaign, ModelAdmin):
     """An item's content and gold may be corrected while its campaign is a draft, which no
     worker has seen. Its campaign, place in a batch, role and group are what packing
     decided; and once the campaign has launched the item is what workers judged, and a
@@ -175,7 +176,7 @@ class ItemAdmin(DeletedWithDraftCampaign, admin.ModelAdmin):
         return super().has_change_permission(request, obj)
 
 
-class WorkerForm(forms.ModelForm):
+class WorkerForm(RefusesNul, forms.ModelForm):
     class Meta:
         model = Worker
         fields = ["blocked", "blocked_reason"]
@@ -207,7 +208,7 @@ def block_history(worker: Worker):
 
 
 @admin.register(Worker)
-class WorkerAdmin(admin.ModelAdmin):
+class WorkerAdmin(ModelAdmin):
     """Workers arrive through a crowd provider (start link, Prolific, MTurk), which is who
     creates them; their identity (provider, external id) is the key the provider knows
     them by, so only blocking can be changed here. Blocking goes through the same service

@@ -9,7 +9,9 @@ and the JSON endpoint both call them (annotation/views/chat.py). The rules:
 - the bot is asked with no database transaction open (a reply may take many seconds);
   the conversation row is locked only to check and store a turn;
 - a failed reply leaves the worker's turn unanswered with a message saying why: the
-  worker may retry that turn or end the conversation, which then ends *incomplete*;
+  worker may retry that turn or end the conversation, which then ends *incomplete*; a
+  chatbot whose chat share of its endpoint's budget is spent for the day says so (the
+  campaign page tells the owner, `chat_budgets`);
 - the conversation ends complete after `max_turns` of the worker's messages answered, or
   when the worker ends it after at least `min_turns`;
 - `metadata["incomplete"]` is true until the conversation ended complete, so campaign
@@ -391,6 +393,19 @@ def comparison_partner(assignment, item, config, state: ChatState) -> ChatState 
         return None
     partner = chat_state(assignment, siblings[-2])
     return partner if partner.complete else None
+
+
+def chat_budgets(campaign) -> list[endpoint_chat.ChatBudget]:
+    """Today's chat share of each chatbot a chat campaign talks with, so that its page can
+    say when one is spent (its chats then tell the worker so, and end incomplete)."""
+    if not campaign.kind.live:
+        return []
+    systems = (
+        Item.objects.filter(campaign=campaign)
+        .values_list("content__meta__system", flat=True)
+        .distinct()
+    )
+    return endpoint_chat.chat_budgets(slug for slug in systems if slug)
 
 
 def usable_chats(queryset=None, *, include_incomplete: bool = False):

@@ -62,13 +62,21 @@ def _new_to_campaign(request, campaign, arrival: Arrival) -> bool:
 
 
 def admit_newcomer(request, campaign) -> bool:
-    """Count a new identity against the address's and the campaign's limits."""
+    """Count a new identity against the address's and the campaign's limits. While they
+    cannot be counted (Redis down) newcomers are refused with a 503 page: a script must not
+    mint workers unchecked. Workers already known are not newcomers and go on."""
+    closed = ratelimit.Outage.FAIL_CLOSED
     return ratelimit.allow(
-        request, "new-worker", settings.EVALHUB_NEW_WORKERS_PER_ADDRESS_PER_HOUR, 3600
+        request,
+        "new-worker",
+        settings.EVALHUB_NEW_WORKERS_PER_ADDRESS_PER_HOUR,
+        3600,
+        on_outage=closed,
     ) and ratelimit.allow_key(
         f"new-worker-campaign:{campaign.pk}",
         settings.EVALHUB_NEW_WORKERS_PER_CAMPAIGN_PER_MINUTE,
         60,
+        on_outage=closed,
     )
 
 

@@ -8,6 +8,7 @@ from endpoints.chat import chat_systems
 from evalhub.declared import declare_fields, describe
 from evalhub.importers.problems import InvalidUpload
 from evalhub.models import PromptSet, System
+from evalhub.nul_refusal import RefusesNul
 from evalhub.permissions import managed_by
 from evalhub.services import read_upload
 from evalhub.slugs import ProposedSlugForm
@@ -46,7 +47,7 @@ class ProviderSelect(forms.Select):
         return option
 
 
-class CampaignForm(ProposedSlugForm, forms.ModelForm):
+class CampaignForm(RefusesNul, ProposedSlugForm, forms.ModelForm):
     slug_from = "title"
     task_config = forms.CharField(
         label="Task config (JSON)",

@@ -21,7 +21,9 @@ from django.db.models import Exists, OuterRef, Q
 from django.urls import reverse
 from django.utils import timezone
 
+from evalhub import limits
 from evalhub.declared import DeclaredInvalid, range_constraint, range_validators
+from evalhub.fields import bounded_text
 from evalhub.models import Conversation, Prompt, Response, System
 from evalhub.slugs import validate_slug
 
@@ -71,10 +73,10 @@ class Campaign(models.Model):
         MTURK = "mturk", "Amazon Mechanical Turk"
 
     slug = models.SlugField(max_length=80, unique=True, validators=[validate_slug])
-    title = models.CharField(max_length=200)
+    title = models.CharField(max_length=limits.NAME_CHARS)
     task_kind = models.CharField(max_length=30, choices=KIND_CHOICES)
     task_config = models.JSONField(default=dict, blank=True)
-    instructions = models.TextField(blank=True)
+    instructions = bounded_text(limits.INSTRUCTIONS_CHARS, blank=True)
     # Ranges come from CampaignSettings (annotation/campaign_settings.py): one source.
     redundancy = models.PositiveSmallIntegerField(
         default=3,
@@ -286,7 +288,7 @@ class Worker(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     blocked = models.BooleanField(default=False)
-    blocked_reason = models.TextField(blank=True)
+    blocked_reason = bounded_text(limits.REASON_CHARS, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     last_seen = models.DateTimeField(null=True, blank=True)
 
@@ -550,7 +552,9 @@ class LaunchRequest(models.Model):
         related_name="+",
     )
     decided_at = models.DateTimeField(null=True, blank=True)
-    reason = models.TextField(blank=True, help_text="Why it was declined (shown to the owner).")
+    reason = bounded_text(
+        limits.REASON_CHARS, blank=True, help_text="Why it was declined (shown to the owner)."
+    )
 
     class Meta:
         ordering = ["-requested_at", "-pk"]

@@ -7,7 +7,9 @@ written by hand, and links from the pages to the repository's own files are chec
 * ``reference/api.md``: every path and method of the OpenAPI schema drf-spectacular
   generates, with its summary and the permission classes that decide who may call it;
 * ``reference/settings.md``: ``evalhub.config.reference_markdown()``, the declared settings
-  schema's own rendering.
+  schema's own rendering;
+* ``reference/limits.md``: the text limits (``evalhub.limits``) and the size, quota and rate
+  settings (two groups of the settings schema).
 
 A page links a file outside ``docs/`` (``../bench/README.md``) so that the link works on
 GitHub; the site holds no copy of the source tree, so such a link is checked to exist (a
@@ -37,6 +39,7 @@ GENERATED = {
     "reference/result-contract.md": "result_contract_page",
     "reference/api.md": "api_page",
     "reference/settings.md": "settings_page",
+    "reference/limits.md": "limits_page",
 }
 LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^(```|~~~)")
@@ -246,3 +249,44 @@ def settings_page() -> str:
     from evalhub.config import reference_markdown
 
     return reference_markdown()
+
+
+def limits_page() -> str:
+    _importable()
+    from evalhub import limits
+    from evalhub.config import GROUPS, group_table
+
+    return "\n".join(
+        [
+            "# Limits, quotas and rates",
+            "",
+            "What one user may store, own and ask for; generated from `evalhub/limits.py` and "
+            "the declared settings. Staff are exempt from the quotas, not from the rates. "
+            "[Security and reliability](../security.md) lists the tests that prove each.",
+            "",
+            "## Text",
+            "",
+            "The longest text each kind of field holds. The forms, the API, the model's own "
+            "validation and the upload parsers refuse a longer one, naming the field (or the "
+            "line of the file) and the limit. Fixed in the code, not settings: a stored text "
+            "longer than its field's limit would fail every later edit.",
+            "",
+            limits.reference_markdown(),
+            "",
+            f"## {GROUPS['limits']}",
+            "",
+            group_table("limits"),
+            "",
+            f"## {GROUPS['quotas']}",
+            "",
+            "A quota refused answers `400` (a count: remove something, or ask staff) or `429` "
+            "with `Retry-After` (the day's uploads) in the API's one error shape, and a "
+            "message on the page. A rate refused answers `429` with `Retry-After`. Rates "
+            "count per account (per address signed out) in the project's cache (Redis with "
+            "`CACHE_URL`; per web process without), and let requests through, logged, while "
+            "the cache cannot be reached.",
+            "",
+            group_table("quotas"),
+            "",
+        ]
+    )

@@ -6,13 +6,14 @@ A bot endpoint's token is write-only: the admin never sends it back to a browser
 from django import forms
 from django.contrib import admin
 
-from evalhub.admin_tools import RecordAdmin
+from evalhub.admin_tools import ModelAdmin, RecordAdmin
+from evalhub.nul_refusal import RefusesNul
 
 from .forms import BotEndpointForm, url_field
 from .models import BotEndpoint, EndpointCall, EndpointUsage
 
 
-class BotEndpointAdminForm(forms.ModelForm):
+class BotEndpointAdminForm(RefusesNul, forms.ModelForm):
     """The token is write-only here too: never rendered, kept when left blank."""
 
     url = url_field()
@@ -41,7 +42,7 @@ class BotEndpointAdminForm(forms.ModelForm):
 
 
 @admin.register(BotEndpoint)
-class BotEndpointAdmin(admin.ModelAdmin):
+class BotEndpointAdmin(ModelAdmin):
     form = BotEndpointAdminForm
     list_display = [
         "system",
@@ -51,6 +52,7 @@ class BotEndpointAdmin(admin.ModelAdmin):
         "token_left_out",
         "model_name",
         "daily_budget",
+        "chat_share",
         "allow_other_owners",
         "max_concurrency",
     ]
@@ -70,7 +72,7 @@ class EndpointUsageAdmin(RecordAdmin):
     conditional update per request; an edit here would hand out budget the owner never
     granted, or refuse requests the budget still allows."""
 
-    list_display = ["endpoint", "day", "requests"]
+    list_display = ["endpoint", "day", "requests", "chat_requests"]
     list_filter = ["day"]
     search_fields = ["endpoint__system__slug"]
     list_select_related = ["endpoint__system"]

@@ -7,7 +7,9 @@ database error here is logged and the reply is returned all the same.
 
 The message is the client's own summary of the failure (`BotError.summary`), cut to one
 line of EndpointCall.MESSAGE_CHARS: never the upstream body, which may be a proxy's page,
-a stack trace or somebody else's data, and never the token.
+a stack trace, an internal service's answer or somebody else's data, and never the token.
+The client's full account (`BotError.message`, which may quote the body's start) goes to
+`detail`, which only staff read (the admin).
 """
 
 from __future__ import annotations
@@ -27,11 +29,24 @@ from .models import EndpointCall
 logger = logging.getLogger(__name__)
 
 
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line of printable characters (no NUL), within `limit` characters."""
+    line = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def safe_message(summary: str) -> str:
     """`summary` on one line, within EndpointCall.MESSAGE_CHARS."""
-    line = " ".join(summary.split())
-    limit = EndpointCall.MESSAGE_CHARS
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return one_line(summary, EndpointCall.MESSAGE_CHARS)
+
+
+def staff_detail(error: BaseException | None) -> str:
+    """The client's full account of a failure, for staff; "" when it says no more than the
+    summary."""
+    message = getattr(error, "message", "")
+    if not message or message == getattr(error, "summary", ""):
+        return ""
+    return one_line(message, EndpointCall.DETAIL_CHARS)
 
 
 def record(
@@ -66,6 +81,7 @@ def record(
             completion_tokens=completion_tokens,
             error_class=type(error).__name__ if error is not None else "",
             message=safe_message(summary),
+            detail=staff_detail(error),
         )
     except DatabaseError:
         # The endpoint may have been removed meanwhile, or the database is away: the call's

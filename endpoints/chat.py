@@ -4,18 +4,22 @@ next turn of a live chat through this module, and lists the systems a campaign m
 A worker is waiting, so a live chat's request is shorter than a collection's: the
 endpoint's timeout capped at EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS, two attempts, a
 Retry-After honoured only when short, and no long wait for a concurrency slot. The
-endpoint's budget and address policy apply as everywhere. A campaign may use an endpoint
-its owner may use: the system's owner's own, or any whose owner allows other owners.
+endpoint's budget and address policy apply as everywhere, and chats spend only the
+endpoint's chat share of its budget (endpoints/budget.py), so a crowd cannot use up what
+the owner's tournaments and judges need. A campaign may use an endpoint its owner may
+use: the system's owner's own, or any whose owner allows other owners (and gives chats a
+share).
 """
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.db.models import Q
 
-from endpoints.models import BotEndpoint
+from endpoints.models import BotEndpoint, EndpointUsage
 from evalhub.models import System
 
+from .budget import chat_limit, today
 from .client import (
     BotBusy,
     BotClient,
@@ -25,6 +29,11 @@ from .client import (
     BudgetExhausted,
     Endpoint,
     RetryPolicy,
+)
+
+LIMIT_REACHED = (
+    "This chatbot has answered all the messages it may answer today. End the conversation "
+    "to go on: what you wrote is kept."
 )
 
 BOT_SPEAKER = 1
@@ -47,8 +56,9 @@ def _may_use(endpoint: BotEndpoint, owner_id) -> bool:
 def chat_systems(user):
     """Systems with an endpoint a campaign of `user` may call: the same rule as a
     tournament's (BotEndpoint.may_serve), for staff too, since the owner's consent is what
-    lets somebody else's campaign spend their endpoint's budget."""
-    with_endpoint = System.objects.filter(endpoint__isnull=False)
+    lets somebody else's campaign spend their endpoint's budget; an endpoint whose chat
+    share is 0 takes no chats."""
+    with_endpoint = System.objects.filter(endpoint__isnull=False, endpoint__chat_share__gt=0)
     if user is None or not user.is_authenticated:
         return System.objects.none()
     return with_endpoint.filter(Q(owner=user) | Q(endpoint__allow_other_owners=True))
@@ -59,7 +69,9 @@ def _message(error: BotError) -> str:
         return "The chatbot took too long to answer."
     if isinstance(error, BotHTTPError) and error.status == 429:
         return "The chatbot is busy right now."
-    if isinstance(error, BotBusy | BudgetExhausted):
+    if isinstance(error, BudgetExhausted):
+        return LIMIT_REACHED
+    if isinstance(error, BotBusy):
         return "The chatbot cannot take more messages right now."
     return "The chatbot did not give a usable answer."
 
@@ -96,3 +108,42 @@ def reply(owner_id, system: System, conversation_id: str, turns: list[dict]) -> 
         raise ReplyFailed(
             _message(error), detail=f"{type(error).__name__}: {error}", transient=error.transient
         ) from error
+
+
+@dataclass(frozen=True)
+class ChatBudget:
+    """Today's chat requests of one system's endpoint against its chat share."""
+
+    system: str
+    used: int
+    limit: int
+    budget_spent: bool  # the whole daily budget, which stops chats too
+
+    @property
+    def spent(self) -> bool:
+        return self.budget_spent or self.used >= self.limit
+
+
+def chat_budgets(system_slugs) -> list[ChatBudget]:
+    """The chat budget of today of each named system that has an endpoint, by slug."""
+    endpoints = BotEndpoint.objects.filter(system__slug__in=list(system_slugs)).select_related(
+        "system"
+    )
+    usage = {
+        row[0]: row[1:]
+        for row in EndpointUsage.objects.filter(endpoint__in=endpoints, day=today()).values_list(
+            "endpoint_id", "requests", "chat_requests"
+        )
+    }
+    budgets = []
+    for endpoint in sorted(endpoints, key=lambda e: e.system.slug):
+        requests, chats = usage.get(endpoint.pk, (0, 0))
+        budgets.append(
+            ChatBudget(
+                system=endpoint.system.slug,
+                used=chats,
+                limit=chat_limit(endpoint.daily_budget, endpoint.chat_share),
+                budget_spent=requests >= endpoint.daily_budget,
+            )
+        )
+    return budgets

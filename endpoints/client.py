@@ -23,7 +23,8 @@ turns already collected are kept.
 
 Budget. An endpoint with a daily budget is charged one request per HTTP request, retries
 included, before it is sent (endpoints/budget.py); a spent budget is
-BudgetExhausted and nothing is sent.
+BudgetExhausted and nothing is sent. A chat campaign's requests (purpose "chat") must also
+fit the endpoint's chat share of the budget (ChatShareExhausted).
 
 Concurrency. An endpoint sees at most `max_concurrency` requests in flight from EvalHub.
 When the Celery broker is Redis (production), the limit is a Redis semaphore shared by
@@ -50,11 +51,15 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Protocol
 
 import httpx
 import tenacity
 from django.conf import settings
+
+from evalhub.outbound_policy import Policy
+from evalhub.text import without_nul
 
 from . import outbound
 from .protocols import (
@@ -78,16 +83,19 @@ MAX_REPLY_BYTES = 256 * 1024
 
 class BotError(Exception):
     """A bot endpoint did not give a usable reply. `outcome` is the EndpointCall status it
-    is recorded as; `summary` the message recorded, which never quotes the bot's reply nor
-    names an address the policy refused (the message may, for the logs)."""
+    is recorded as. `summary` is what an endpoint's owner and a judge run's owner read: it
+    never quotes the upstream body nor names an address the policy refused. `message` (and
+    str(), which adds the URL) may, for the logs and staff (EndpointCall.detail)."""
 
     transient = False
     outcome = "error"
 
     def __init__(self, message: str, *, url: str = "", summary: str = ""):
+        # A message may quote the start of an upstream body, which is the model's text.
+        message = without_nul(message)
         super().__init__(message)
         self.message = message
-        self.summary = summary or message
+        self.summary = without_nul(summary) or message
         self.url = url
         self.attempts = 1
 
@@ -154,6 +162,11 @@ class BudgetExhausted(BotError):
     """The endpoint's requests for today are spent; nothing was sent. Not retried today."""
 
     outcome = "budget_exhausted"
+
+
+class ChatShareExhausted(BudgetExhausted):
+    """The share of today's budget chat campaigns may spend is spent (tournaments and
+    judges keep theirs); nothing was sent."""
 
 
 class LimiterUnavailable(BotError):
@@ -350,6 +363,7 @@ class Endpoint:
     sampling: Sampling = field(default_factory=Sampling)
     endpoint_id: int | None = None
     daily_budget: int | None = None
+    chat_share: int = 100  # percent of the budget chat campaigns may spend
 
     @classmethod
     def from_model(cls, endpoint) -> Endpoint:
@@ -370,32 +384,53 @@ class Endpoint:
             ),
             endpoint_id=endpoint.pk,
             daily_budget=endpoint.daily_budget,
+            chat_share=endpoint.chat_share,
         )
 
 
-_http_clients: dict[bool, httpx.Client] = {}
+@lru_cache(maxsize=8)
+def _policy(entries: tuple[str, ...]) -> Policy:
+    return Policy.from_setting(entries)
+
+
+def settings_policy() -> Policy:
+    """The address policy with the operator's allow-list (EVALHUB_OUTBOUND_ALLOW)."""
+    return _policy(tuple(settings.EVALHUB_OUTBOUND_ALLOW))
+
+
+_http_clients: dict[Policy, httpx.Client] = {}
 _http_lock = threading.Lock()
 
 
-def http_client(*, allow_private: bool) -> httpx.Client:
+def http_client(*, policy: Policy) -> httpx.Client:
     """The process's shared httpx client for this address policy (connection reuse)."""
     with _http_lock:
-        if allow_private not in _http_clients:
-            _http_clients[allow_private] = outbound.make_client(allow_private=allow_private)
-        return _http_clients[allow_private]
+        if policy not in _http_clients:
+            _http_clients[policy] = outbound.make_client(policy=policy)
+        return _http_clients[policy]
 
 
-def database_budget(endpoint: Endpoint) -> None:
-    """Charge one request to a stored endpoint's budget (BudgetExhausted when spent)."""
+def database_budget(endpoint: Endpoint, purpose: str = "other") -> None:
+    """Charge one request to a stored endpoint's budget (BudgetExhausted when spent); a chat
+    campaign's request (`purpose` "chat") also to the chat share (ChatShareExhausted)."""
     if endpoint.endpoint_id is None or endpoint.daily_budget is None:
         return
-    from .budget import spend  # the ORM only when there is something to charge
+    # The ORM only when there is something to charge.
+    from .budget import chat_limit, spend, used_today
 
-    if not spend(endpoint.endpoint_id, endpoint.daily_budget):
-        raise BudgetExhausted(
-            f"the daily budget of {endpoint.daily_budget} requests is spent; "
-            "it renews at midnight UTC"
+    budget = endpoint.daily_budget
+    chat = purpose == "chat"
+    limit = chat_limit(budget, endpoint.chat_share) if chat else None
+    if spend(endpoint.endpoint_id, budget, chat_limit=limit):
+        return
+    if chat and used_today(endpoint.endpoint_id) < budget:
+        raise ChatShareExhausted(
+            f"the chat campaigns' share of the daily budget ({limit} of {budget} requests) "
+            "is spent; it renews at midnight UTC"
         )
+    raise BudgetExhausted(
+        f"the daily budget of {budget} requests is spent; it renews at midnight UTC"
+    )
 
 
 def database_record(endpoint_id: int | None, **outcome) -> None:
@@ -417,7 +452,7 @@ def outcome_http_status(error: BotError | None) -> int | None:
 class EndpointCaller:
     """One endpoint's call configuration, shared by the blocking client (BotClient) and the
     streaming one (endpoints/streaming.py): the protocol and URL, timeout, concurrency limit,
-    reply cap, budget, outcome record, and whether private addresses may be reached."""
+    reply cap, budget, outcome record, and the address policy (where it may connect)."""
 
     def __init__(
         self,
@@ -426,8 +461,8 @@ class EndpointCaller:
         limiter: Limiter | None = None,
         max_reply_chars: int | None = None,
         slot_wait: float | None = None,
-        budget: Callable[[Endpoint], None] | None = database_budget,
-        allow_private: bool | None = None,
+        budget: Callable[[Endpoint, str], None] | None = database_budget,
+        policy: Policy | None = None,
         purpose: str = "other",
         record: Callable[..., None] | None = database_record,
     ):
@@ -449,9 +484,7 @@ class EndpointCaller:
         self.budget = budget
         self.purpose = purpose
         self.record = record
-        if allow_private is None:
-            allow_private = settings.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES
-        self.allow_private = allow_private
+        self.policy = policy if policy is not None else settings_policy()
 
 
 class BotClient(EndpointCaller):
@@ -469,7 +502,7 @@ class BotClient(EndpointCaller):
         super().__init__(endpoint, **configuration)
         self.retry = retry or RetryPolicy.from_settings()
         self.sleep = sleep
-        self.http = http_client(allow_private=self.allow_private)
+        self.http = http_client(policy=self.policy)
 
     def reply(self, conversation_id: str, turns: Sequence[dict], speaker: int) -> str:
         """The bot's next turn as `speaker`, after `turns` ([{"speaker", "text"}, ...])."""
@@ -543,7 +576,7 @@ class BotClient(EndpointCaller):
 
     def _attempt(self, body: bytes) -> bytes:
         if self.budget is not None:
-            self.budget(self.endpoint)
+            self.budget(self.endpoint, self.purpose)
         lease = self.timeout + settings.EVALHUB_BOT_LEASE_MARGIN_SECONDS
         with self.limiter.slot(
             self.endpoint.key, self.max_concurrency, wait=self.slot_wait, lease=lease
@@ -622,7 +655,9 @@ def read_reply(protocol: WireProtocol, raw: bytes, max_reply_chars: int) -> tupl
         text = protocol.text(data)
     except ReplyShapeError as error:
         raise BotBadReply(f"{error}: {_snippet(raw)!r}", summary=str(error)) from None
-    text = text.strip()
+    # A model's NUL characters are dropped, never refused (evalhub/text.py): the turn,
+    # the collection or the judge run waiting for this reply goes on.
+    text = without_nul(text).strip()
     if not text:
         raise BotBadReply(f"{field_name} is empty")
     if len(text) > max_reply_chars:

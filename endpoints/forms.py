@@ -5,6 +5,8 @@ leaving it blank keeps the stored one, and "remove the token" clears it."""
 
 from django import forms
 
+from evalhub.nul_refusal import RefusesNul
+
 from .models import BotEndpoint
 
 
@@ -42,7 +44,7 @@ TOKEN_LEFT_OUT = (
 )
 
 
-class BotEndpointForm(forms.ModelForm):
+class BotEndpointForm(RefusesNul, forms.ModelForm):
     url = url_field()
     auth_token = forms.CharField(
         label="Token or API key",
@@ -75,6 +77,7 @@ class BotEndpointForm(forms.ModelForm):
             "timeout_seconds",
             "max_concurrency",
             "daily_budget",
+            "chat_share",
             "allow_other_owners",
         ]
         widgets = {"system_prompt": forms.Textarea(attrs={"rows": 3})}

@@ -19,8 +19,10 @@ from django.db import models, transaction
 from django.db.models import ProtectedError, Q
 from django.utils import timezone
 
+from evalhub import limits
 from evalhub.encryption import EncryptedTextField
 from evalhub.errors import UserInputError
+from evalhub.fields import bounded_text
 from evalhub.models import System
 
 
@@ -34,6 +36,10 @@ def default_bot_concurrency():
 
 def default_bot_daily_budget():
     return settings.EVALHUB_BOT_DAILY_BUDGET
+
+
+def default_bot_chat_share():
+    return settings.EVALHUB_BOT_CHAT_SHARE_PERCENT
 
 
 def validate_stop_sequences(value):
@@ -57,7 +63,8 @@ class BotEndpoint(models.Model):
 
     Only the system's owner and staff manage it (`is_managed_by`); the token is write-only
     (never shown again after saving). A tournament of another owner may call it only when
-    `allow_other_owners` is on (`may_serve`); the client enforces `daily_budget` whoever calls.
+    `allow_other_owners` is on (`may_serve`); the client enforces `daily_budget` whoever calls,
+    of which chat campaigns may spend `chat_share` percent (endpoints/budget.py).
     """
 
     class Protocol(models.TextChoices):
@@ -85,6 +92,8 @@ class BotEndpoint(models.Model):
     auth_token = EncryptedTextField(
         "token or API key",
         blank=True,
+        # Of the token as typed (the stored ciphertext is longer, in a text column).
+        max_length=MAX_TOKEN_CHARS,
         validators=[MaxLengthValidator(MAX_TOKEN_CHARS)],
         left_out_flag="token_left_out",
         help_text="Sent as 'Authorization: Bearer <token>'. Never shown again after saving.",
@@ -95,8 +104,10 @@ class BotEndpoint(models.Model):
         help_text="The endpoint had a token that an export left out (exports never carry "
         "secrets): its owner enters it again.",
     )
-    system_prompt = models.TextField(
-        blank=True, max_length=4000, help_text="OpenAI-compatible: sent first, as the system."
+    system_prompt = bounded_text(
+        limits.SYSTEM_PROMPT_CHARS,
+        blank=True,
+        help_text="OpenAI-compatible: sent first, as the system.",
     )
     temperature = models.FloatField(
         null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)]
@@ -125,6 +136,13 @@ class BotEndpoint(models.Model):
         validators=[MinValueValidator(1), MaxValueValidator(1_000_000)],
         help_text="Requests per day (UTC) at most, retries included, from every tournament.",
     )
+    chat_share = models.PositiveSmallIntegerField(
+        "chat share (%)",
+        default=default_bot_chat_share,
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+        help_text="The part of the daily budget chat campaigns may spend, in percent; "
+        "tournaments and judges always keep the rest. 0: no chats.",
+    )
     allow_other_owners = models.BooleanField(
         "allow other owners' tournaments",
         default=False,
@@ -146,6 +164,10 @@ class BotEndpoint(models.Model):
             models.CheckConstraint(
                 condition=Q(daily_budget__gte=1) & Q(daily_budget__lte=1_000_000),
                 name="bot_endpoint_budget_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(chat_share__gte=0) & Q(chat_share__lte=100),
+                name="bot_endpoint_chat_share_range",
             ),
             models.CheckConstraint(
                 condition=Q(temperature__isnull=True)
@@ -205,11 +227,13 @@ class BotEndpoint(models.Model):
 
 
 class EndpointUsage(models.Model):
-    """Requests sent to an endpoint on one UTC day, counted against its daily budget."""
+    """Requests sent to an endpoint on one UTC day, counted against its daily budget:
+    `requests` all of them, `chat_requests` those of chat campaigns (within the chat share)."""
 
     endpoint = models.ForeignKey(BotEndpoint, on_delete=models.CASCADE, related_name="usage")
     day = models.DateField()
     requests = models.PositiveIntegerField(default=0)
+    chat_requests = models.PositiveIntegerField(default=0)
 
     class Meta:
         db_table = "tournaments_endpointusage"
@@ -218,13 +242,17 @@ class EndpointUsage(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.endpoint.system.slug} {self.day}: {self.requests}"
+        return (
+            f"{self.endpoint.system.slug} {self.day}: {self.requests} ({self.chat_requests} chat)"
+        )
 
 
 class EndpointCall(models.Model):
     """The outcome of one request to an endpoint (a retry is another request), so that its
     owner can see why calls fail. `message` is EvalHub's own short account of the failure,
-    never the bot's reply: an upstream body may carry anything, even another user's data.
+    never the bot's reply: an upstream body may carry anything, even another user's data or
+    an internal service's page. `detail` is the longer account for staff, which may quote
+    the start of that body: shown in the admin only, never on the owner's pages or the API.
     A bounded history: the maintenance beat keeps the newest EVALHUB_ENDPOINT_CALLS_KEPT
     per endpoint, none older than EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS."""
 
@@ -249,6 +277,7 @@ class EndpointCall(models.Model):
         OTHER = "other", "other"
 
     MESSAGE_CHARS = 200
+    DETAIL_CHARS = 500
 
     endpoint = models.ForeignKey(BotEndpoint, on_delete=models.CASCADE, related_name="calls")
     at = models.DateTimeField(default=timezone.now)
@@ -263,6 +292,11 @@ class EndpointCall(models.Model):
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     error_class = models.CharField(max_length=40, blank=True)
     message = models.CharField(max_length=MESSAGE_CHARS, blank=True)
+    detail = models.CharField(
+        max_length=DETAIL_CHARS,
+        blank=True,
+        help_text="Staff only: EvalHub's full account, which may quote the upstream body.",
+    )
 
     class Meta:
         ordering = ["-at", "-id"]

@@ -4,10 +4,12 @@ enforces a total deadline per request.
 Address policy. A host name is resolved once, every address it resolves to is checked, and
 the connection goes to a checked address (TLS still verifies the certificate against the
 host name). Checking and then letting the HTTP library resolve again would let a DNS
-answer that changes in between (DNS rebinding) reach an internal address. Loopback,
-private, link-local, multicast, reserved and unspecified addresses are refused unless
-`allow_private` (EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES) is on. Proxies from the environment
-are ignored and redirects are never followed.
+answer that changes in between (DNS rebinding) reach an internal address. What is checked
+is evalhub/outbound_policy.py's `Policy`: link-local and cloud metadata addresses are
+refused always, loopback and private ones unless the operator's allow-list
+(EVALHUB_OUTBOUND_ALLOW) names the address or host and the port, public ones are allowed;
+one refused address refuses the host. Proxies from the environment are ignored and
+redirects are never followed.
 
 The async client (endpoints/streaming.py) connects through the same check
 (AsyncGuardedBackend: the name is resolved in a thread, every address checked, and the
@@ -23,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import ipaddress
 import socket
 import time
 from collections.abc import Iterator
@@ -32,6 +33,8 @@ from functools import partial
 
 import httpcore
 import httpx
+
+from evalhub.outbound_policy import Policy
 
 USER_AGENT = "EvalHub-bot-client/2"
 
@@ -73,22 +76,7 @@ def _bounded(timeout: float | None) -> float | None:
     return left if timeout is None else min(timeout, left)
 
 
-def refused_reason(address: str) -> str | None:
-    """Why the policy refuses `address`, or None if it is a public address."""
-    ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    # Most specific first: 169.254.169.254 (cloud metadata) is private too, but link-local
-    # says more.
-    for reason in ("unspecified", "loopback", "link_local", "multicast", "reserved", "private"):
-        if getattr(ip, f"is_{reason}"):
-            return reason.replace("_", "-")
-    if not ip.is_global:  # shared address space (100.64/10), documentation ranges...
-        return "not global"
-    return None
-
-
-def resolve_checked(host: str, port: int, *, allow_private: bool) -> list[tuple]:
+def resolve_checked(host: str, port: int, *, policy: Policy) -> list[tuple]:
     """The getaddrinfo results for host:port, after checking every address."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
@@ -96,15 +84,10 @@ def resolve_checked(host: str, port: int, *, allow_private: bool) -> list[tuple]
         raise Unresolvable(f"cannot resolve {host}: {error}") from None
     if not infos:
         raise Unresolvable(f"{host} resolves to no address")
-    if not allow_private:
-        for info in infos:
-            address = info[4][0]
-            reason = refused_reason(address)
-            if reason is not None:
-                raise AddressRefused(
-                    f"{host} resolves to {address}, a {reason} address; outbound requests "
-                    "to such addresses are refused (EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES)"
-                )
+    for info in infos:
+        reason = policy.refusal(info[4][0], port, host)
+        if reason is not None:
+            raise AddressRefused(f"{host} resolves to {reason}")
     return infos
 
 
@@ -135,11 +118,11 @@ class _DeadlineStream(httpcore.NetworkStream):
 class GuardedBackend(httpcore.SyncBackend):
     """Connects only to checked addresses, within the deadline; no unix sockets."""
 
-    def __init__(self, *, allow_private: bool):
-        self.allow_private = allow_private
+    def __init__(self, *, policy: Policy):
+        self.policy = policy
 
     def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-        infos = resolve_checked(host, port, allow_private=self.allow_private)
+        infos = resolve_checked(host, port, policy=self.policy)
         last_error: Exception | None = None
         for info in infos:
             address = info[4][0]
@@ -160,7 +143,7 @@ class GuardedBackend(httpcore.SyncBackend):
 class GuardedTransport(httpx.HTTPTransport):
     """httpx's transport with the connection pool built on GuardedBackend."""
 
-    def __init__(self, *, allow_private: bool, max_connections: int = 100):
+    def __init__(self, *, policy: Policy, max_connections: int = 100):
         super().__init__(trust_env=False)
         # httpx has no public hook for the network backend, so the pool it built is
         # replaced by one with the same TLS context and ours (httpx is pinned).
@@ -169,14 +152,14 @@ class GuardedTransport(httpx.HTTPTransport):
             max_connections=max_connections,
             max_keepalive_connections=20,
             keepalive_expiry=5.0,
-            network_backend=GuardedBackend(allow_private=allow_private),
+            network_backend=GuardedBackend(policy=policy),
         )
 
 
-def make_client(*, allow_private: bool) -> httpx.Client:
+def make_client(*, policy: Policy) -> httpx.Client:
     """A reusable client (keep-alive connections) that never follows redirects."""
     return httpx.Client(
-        transport=GuardedTransport(allow_private=allow_private),
+        transport=GuardedTransport(policy=policy),
         follow_redirects=False,
         trust_env=False,
         headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
@@ -186,12 +169,12 @@ def make_client(*, allow_private: bool) -> httpx.Client:
 class AsyncGuardedBackend(httpcore.AsyncNetworkBackend):
     """The async twin of GuardedBackend: connects only to checked addresses."""
 
-    def __init__(self, *, allow_private: bool):
-        self.allow_private = allow_private
+    def __init__(self, *, policy: Policy):
+        self.policy = policy
         self._backend = httpcore.AnyIOBackend()
 
     async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-        check = partial(resolve_checked, host, port, allow_private=self.allow_private)
+        check = partial(resolve_checked, host, port, policy=self.policy)
         infos = await asyncio.to_thread(check)  # getaddrinfo blocks
         last_error: Exception | None = None
         for info in infos:
@@ -213,21 +196,21 @@ class AsyncGuardedBackend(httpcore.AsyncNetworkBackend):
 class AsyncGuardedTransport(httpx.AsyncHTTPTransport):
     """httpx's async transport with the connection pool built on AsyncGuardedBackend."""
 
-    def __init__(self, *, allow_private: bool, max_connections: int = 100):
+    def __init__(self, *, policy: Policy, max_connections: int = 100):
         super().__init__(trust_env=False)
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=self._pool._ssl_context,
             max_connections=max_connections,
             max_keepalive_connections=20,
             keepalive_expiry=5.0,
-            network_backend=AsyncGuardedBackend(allow_private=allow_private),
+            network_backend=AsyncGuardedBackend(policy=policy),
         )
 
 
-def make_async_client(*, allow_private: bool) -> httpx.AsyncClient:
+def make_async_client(*, policy: Policy) -> httpx.AsyncClient:
     """The async client: the same policy, headers and no redirects as `make_client`."""
     return httpx.AsyncClient(
-        transport=AsyncGuardedTransport(allow_private=allow_private),
+        transport=AsyncGuardedTransport(policy=policy),
         follow_redirects=False,
         trust_env=False,
         headers={"User-Agent": USER_AGENT, "Accept": "application/json, text/event-stream"},

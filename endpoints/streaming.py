@@ -45,6 +45,9 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from httpx_sse import EventSource
 
+from evalhub.outbound_policy import Policy
+from evalhub.text import without_nul
+
 from . import outbound
 from .client import (
     CONNECTION_BROKEN,
@@ -81,20 +84,20 @@ class StreamResult:
 _async_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def async_http_client(*, allow_private: bool) -> httpx.AsyncClient:
+def async_http_client(*, policy: Policy) -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     clients = _async_clients.setdefault(loop, {})
-    if allow_private not in clients:
-        clients[allow_private] = outbound.make_async_client(allow_private=allow_private)
-    return clients[allow_private]
+    if policy not in clients:
+        clients[policy] = outbound.make_async_client(policy=policy)
+    return clients[policy]
 
 
-def database_refund(endpoint: Endpoint, day) -> None:
+def database_refund(endpoint: Endpoint, day, purpose: str = "other") -> None:
     if endpoint.endpoint_id is None or endpoint.daily_budget is None:
         return
     from .budget import refund
 
-    refund(endpoint.endpoint_id, day)
+    refund(endpoint.endpoint_id, day, chat=purpose == "chat")
 
 
 def _today():
@@ -133,7 +136,7 @@ class AsyncBotClient(EndpointCaller):
         self,
         endpoint: Endpoint,
         *,
-        refund: Callable[[Endpoint, object], None] | None = database_refund,
+        refund: Callable[[Endpoint, object, str], None] | None = database_refund,
         **configuration,
     ):
         super().__init__(endpoint, **configuration)
@@ -164,7 +167,7 @@ class AsyncBotClient(EndpointCaller):
         try:
             if self.budget is not None:
                 day = _today()
-                await sync_to_async(self.budget)(self.endpoint)
+                await sync_to_async(self.budget)(self.endpoint, self.purpose)
                 charged = day
             slot = await self._take_slot()
             try:
@@ -216,7 +219,7 @@ class AsyncBotClient(EndpointCaller):
     async def _settle(self, call: _Call, charged, outcome: BaseException | None) -> None:
         """Give back a request that never left, and record the outcome."""
         if charged is not None and call.never_sent and self.refund is not None:
-            await sync_to_async(self.refund)(self.endpoint, charged)
+            await sync_to_async(self.refund)(self.endpoint, charged, self.purpose)
         if self.record is None:
             return
         if isinstance(outcome, BotError):
@@ -249,7 +252,7 @@ class AsyncBotClient(EndpointCaller):
                 raise TimeoutError
             return remaining
 
-        http = async_http_client(allow_private=self.allow_private)
+        http = async_http_client(policy=self.policy)
         request = http.build_request(
             "POST",
             self.url,
@@ -380,4 +383,5 @@ def _delta(data: dict) -> tuple[str, str | None]:
         raise BotBadReply(
             f"choices[0].delta.content must be a string, not {type(content).__name__}"
         )
-    return content or "", choices[0].get("finish_reason")
+    # Dropped as the blocking client drops them (read_reply): a model's NULs mean nothing.
+    return without_nul(content or ""), choices[0].get("finish_reason")

@@ -13,10 +13,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from evalhub.errors import UserInputError, show_on_page
+from evalhub.quotas import QuotaExceeded, check_quota
 from evalhub.views.systems import visible_system_or_404
 
 from . import calls
-from .budget import used_today
+from .budget import chat_limit, chat_used_today, used_today
 from .forms import BotEndpointForm
 from .models import BotEndpoint
 
@@ -35,15 +36,23 @@ def endpoint_edit(request, slug):
     endpoint = BotEndpoint.objects.filter(system=system).first()
     form = BotEndpointForm(request.POST or None, instance=endpoint, system=system)
     if request.method == "POST" and form.is_valid():
-        with transaction.atomic():
-            form.save()
-        messages.success(request, f"Saved the bot endpoint of {system.name}.")
-        return redirect("system-endpoint", slug=system.slug)
+        try:
+            if endpoint is None:
+                check_quota(request.user, BotEndpoint)
+        except QuotaExceeded as refused:
+            show_on_page(request, refused, form)
+        else:
+            with transaction.atomic():
+                form.save()
+            messages.success(request, f"Saved the bot endpoint of {system.name}.")
+            return redirect("system-endpoint", slug=system.slug)
     context = {
         "system": system,
         "endpoint": endpoint,
         "form": form,
         "used_today": used_today(endpoint.pk) if endpoint else 0,
+        "chat_used_today": chat_used_today(endpoint.pk) if endpoint else 0,
+        "chat_limit": chat_limit(endpoint.daily_budget, endpoint.chat_share) if endpoint else 0,
         "calls": list(calls.recent(endpoint)) if endpoint else [],
     }
     status = 400 if request.method == "POST" else 200

@@ -3,6 +3,8 @@ from django.contrib import admin, messages
 from django.shortcuts import redirect, render
 from django.urls import path
 
+from . import limits
+from .admin_tools import ModelAdmin, TabularInline
 from .importers.problems import InvalidUpload
 from .models import (
     ApiToken,
@@ -18,6 +20,7 @@ from .models import (
     System,
     Turn,
 )
+from .nul_refusal import RefusesNul
 from .services import create_prompt_set, import_conversations, queue_metrics, read_upload
 
 
@@ -42,7 +45,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
 
 @admin.register(System)
-class SystemAdmin(admin.ModelAdmin):
+class SystemAdmin(ModelAdmin):
     list_display = [
         "name",
         "slug",
@@ -59,17 +62,19 @@ class SystemAdmin(admin.ModelAdmin):
     raw_id_fields = ["owner"]
 
 
-class PromptInline(admin.TabularInline):
+class PromptInline(TabularInline):
     model = Prompt
     extra = 0
     fields = ["position", "external_id", "context", "references"]
     show_change_link = True
 
 
-class PromptSetUploadForm(forms.Form):
+class PromptSetUploadForm(RefusesNul, forms.Form):
     slug = forms.SlugField(max_length=80)
-    name = forms.CharField(max_length=200)
-    description = forms.CharField(widget=forms.Textarea, required=False)
+    name = forms.CharField(max_length=limits.NAME_CHARS)
+    description = forms.CharField(
+        widget=forms.Textarea, required=False, max_length=limits.DESCRIPTION_CHARS
+    )
     source = forms.CharField(required=False, max_length=300)
     version = forms.CharField(initial="1", max_length=40)
     file = forms.FileField(
@@ -83,7 +88,7 @@ class PromptSetUploadForm(forms.Form):
         return slug
 
 
-class FileUploadAdmin(admin.ModelAdmin):
+class FileUploadAdmin(ModelAdmin):
     """A change list with an upload page: the whole file is checked by a catalog service,
     its problems are listed with their lines, and nothing is stored when there is one."""
 
@@ -153,7 +158,7 @@ class PromptSetAdmin(FileUploadAdmin):
 
 
 @admin.register(Prompt)
-class PromptAdmin(admin.ModelAdmin):
+class PromptAdmin(ModelAdmin):
     list_display = ["__str__", "prompt_set", "position", "external_id"]
     list_filter = ["prompt_set"]
     search_fields = ["external_id", "context"]
@@ -162,7 +167,7 @@ class PromptAdmin(admin.ModelAdmin):
 
 
 @admin.register(Submission)
-class SubmissionAdmin(admin.ModelAdmin):
+class SubmissionAdmin(ModelAdmin):
     list_display = ["system", "prompt_set", "status", "format", "created", "scored_at"]
     list_filter = ["status", "format", "prompt_set", "created"]
     search_fields = ["system__slug", "system__name", "original_filename", "public_id"]
@@ -180,7 +185,7 @@ class SubmissionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Response)
-class ResponseAdmin(admin.ModelAdmin):
+class ResponseAdmin(ModelAdmin):
     list_display = ["submission", "prompt", "text"]
     list_filter = ["submission__prompt_set"]
     search_fields = ["text", "submission__system__slug"]
@@ -188,18 +193,18 @@ class ResponseAdmin(admin.ModelAdmin):
     list_select_related = ["submission__system", "submission__prompt_set", "prompt__prompt_set"]
 
 
-class SpeakerInline(admin.TabularInline):
+class SpeakerInline(TabularInline):
     model = Speaker
     extra = 0
     raw_id_fields = ["system"]
 
 
-class TurnInline(admin.TabularInline):
+class TurnInline(TabularInline):
     model = Turn
     extra = 0
 
 
-class ConversationUploadForm(forms.Form):
+class ConversationUploadForm(RefusesNul, forms.Form):
     file = forms.FileField(help_text='.jsonl: {"id", "domain", "speakers", "turns"} per line.')
     source = forms.ChoiceField(
         choices=[("", "From each line (imported, or human-human)")] + Conversation.Source.choices,
@@ -230,7 +235,7 @@ class ConversationAdmin(FileUploadAdmin):
 
 
 @admin.register(Turn)
-class TurnAdmin(admin.ModelAdmin):
+class TurnAdmin(ModelAdmin):
     list_display = [
         "conversation",
         "position",
@@ -246,7 +251,7 @@ class TurnAdmin(admin.ModelAdmin):
 
 
 @admin.register(Speaker)
-class SpeakerAdmin(admin.ModelAdmin):
+class SpeakerAdmin(ModelAdmin):
     list_display = ["conversation", "index", "__str__"]
     list_filter = ["conversation__source", "conversation__domain"]
     search_fields = ["conversation__external_id", "system__slug"]
@@ -255,7 +260,7 @@ class SpeakerAdmin(admin.ModelAdmin):
 
 
 @admin.register(Notice)
-class NoticeAdmin(admin.ModelAdmin):
+class NoticeAdmin(ModelAdmin):
     list_display = ["created", "user", "kind", "text", "read_at"]
     list_filter = ["kind"]
     list_select_related = ["user"]
@@ -264,7 +269,7 @@ class NoticeAdmin(admin.ModelAdmin):
 
 
 @admin.register(NoticePreference)
-class NoticePreferenceAdmin(admin.ModelAdmin):
+class NoticePreferenceAdmin(ModelAdmin):
     list_display = ["user", "kind", "on_site", "by_email"]
     list_filter = ["kind"]
     list_select_related = ["user"]
@@ -272,7 +277,7 @@ class NoticePreferenceAdmin(admin.ModelAdmin):
 
 
 @admin.register(Lease)
-class LeaseAdmin(admin.ModelAdmin):
+class LeaseAdmin(ModelAdmin):
     """Who holds which background work, for an operator watching a takeover. Read-only:
     only evalhub/leases.py takes, renews and releases leases, so that no work runs twice."""
 

@@ -1,4 +1,6 @@
-"""Building blocks shared by the apps' admin pages: read-only records and JSON shown readably.
+"""Building blocks shared by the apps' admin pages: the admin classes every app's admin
+derives from (their forms refuse a NUL as every form does, evalhub/nul_refusal.py),
+read-only records and JSON shown readably.
 
 Every app registers its own models in its own `admin.py`; what they share lives here, in
 the catalog, which every app may import.
@@ -6,8 +8,23 @@ the catalog, which every app may import.
 
 import json
 
+from django import forms
 from django.contrib import admin
 from django.utils.html import format_html
+
+from .nul_refusal import RefusesNul
+
+
+class ModelForm(RefusesNul, forms.ModelForm):
+    """The admin's default form (Django's is a plain ModelForm)."""
+
+
+class ModelAdmin(admin.ModelAdmin):
+    form = ModelForm
+
+
+class TabularInline(admin.TabularInline):
+    form = ModelForm
 
 
 def pretty_json(value) -> str:
@@ -18,7 +35,7 @@ def pretty_json(value) -> str:
     return format_html('<pre style="white-space: pre-wrap; margin: 0">{}</pre>', text)
 
 
-class RecordAdmin(admin.ModelAdmin):
+class RecordAdmin(ModelAdmin):
     """A model whose rows are records written by the platform's own services: staff may
     look at them, search and filter them, but never add, change or delete one here.
 

@@ -13,12 +13,17 @@ It imports no Django itself (the documentation build renders the reference from 
 from __future__ import annotations
 
 import base64
+import os
 from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-__all__ = ["ConfigError", "Settings", "load", "reference_markdown"]
+from evalhub.outbound_policy import parse_allow_list
+
+from . import limits
+
+__all__ = ["ConfigError", "Settings", "group_table", "load", "reference_markdown"]
 
 CommaList = Annotated[list[str], NoDecode]
 
@@ -32,6 +37,7 @@ GROUPS = {
     "security": "HTTPS, logins and rate limits",
     "celery": "Background work (Celery)",
     "limits": "Sizes and counts",
+    "quotas": "Quotas and API rates",
     "endpoints": "Model endpoints, chat and judges",
     "crowd": "Crowd platforms",
 }
@@ -127,8 +133,9 @@ class Settings(BaseSettings):
     )
     CACHE_URL: str = setting(
         "",
-        "Redis for the cache, sessions, login lockouts and rate limits shared by every web "
-        "process (redis://host:6379/1). Unset: per-process memory (embedded mode).",
+        "Redis for the cache: copies of the sessions (kept in the database) and the rate-limit "
+        "counters shared by every web process (redis://host:6379/1). Unset: per-process "
+        "memory (embedded mode). What each use does while Redis is down: docs/production.md.",
         "database",
     )
     EVALHUB_MEDIA_ROOT: str = setting(
@@ -153,8 +160,26 @@ class Settings(BaseSettings):
         "Redirect plain HTTP to HTTPS (DEBUG off). Turn off only where a proxy already does.",
         "security",
     )
+    EVALHUB_TRUSTED_PROXY_COUNT: int = setting(
+        0,
+        "Reverse proxies in front of EvalHub that append the address they see to "
+        "X-Forwarded-For (an HTTPS proxy: 1). The client's address, for login lockouts and "
+        "every per-address limit, is the one that many entries from the right of "
+        "X-Forwarded-For followed by the connection's address (`evalhub/client_address.py`). "
+        "0: the connection's address, and X-Forwarded-For is ignored. Set it to exactly the "
+        "proxies there are: one too many lets a client choose its address by sending the "
+        "header, one too few gives every client the proxy's address.",
+        "security",
+        ge=0,
+        le=5,
+    )
     EVALHUB_LOGIN_FAILURE_LIMIT: int = setting(
-        5, "Failed logins from one address before it is locked out.", "security", ge=1, le=1000
+        5,
+        "Failed logins for one username from one client address before that pair is locked "
+        "out (other accounts, and the same account from elsewhere, can still log in).",
+        "security",
+        ge=1,
+        le=1000,
     )
     EVALHUB_LOGIN_COOLOFF_HOURS: float = setting(
         1.0, "Hours a login lockout lasts.", "security", gt=0, le=720
@@ -275,6 +300,79 @@ class Settings(BaseSettings):
     EVALHUB_TRAINING_MAX_ATTEMPTS: int = setting(
         2, "Training attempts a worker may begin per qualification.", "limits", ge=1, le=100
     )
+    EVALHUB_MAX_JSON_BODY_BYTES: int = setting(
+        1024 * 1024,
+        "Largest JSON request body the API reads; larger ones are refused (413) before "
+        "parsing. Files go as multipart uploads, under EVALHUB_MAX_UPLOAD_BYTES.",
+        "limits",
+        ge=1024,
+        le=1024**3,
+    )
+
+    # Quotas and API rates ------------------------------------------------------------------
+    EVALHUB_QUOTA_SYSTEMS: int = setting(
+        100, "Systems one account may own (staff: no quota).", "quotas", ge=0, le=1_000_000
+    )
+    EVALHUB_QUOTA_ENDPOINTS: int = setting(
+        100,
+        "Bot endpoints one account's systems may have (staff: no quota).",
+        "quotas",
+        ge=0,
+        le=1_000_000,
+    )
+    EVALHUB_QUOTA_TOURNAMENTS: int = setting(
+        100, "Tournaments one account may own (staff: no quota).", "quotas", ge=0, le=1_000_000
+    )
+    EVALHUB_QUOTA_RUBRICS: int = setting(
+        100,
+        "Rubric versions one account may write (staff: no quota).",
+        "quotas",
+        ge=0,
+        le=1_000_000,
+    )
+    EVALHUB_QUOTA_CAMPAIGNS: int = setting(
+        100,
+        "Campaigns one account may own, a tournament's generated one included (staff: no quota).",
+        "quotas",
+        ge=0,
+        le=1_000_000,
+    )
+    EVALHUB_QUOTA_UPLOADS_PER_DAY: int = setting(
+        100,
+        "Files one account may upload a day, UTC (responses, seed conversations; refused "
+        "ones count too; staff: no quota).",
+        "quotas",
+        ge=0,
+        le=1_000_000,
+    )
+    EVALHUB_API_USER_PER_MINUTE: int = setting(
+        120,
+        "API requests one signed-in account (or, signed out, one address) may make a minute.",
+        "quotas",
+        ge=1,
+        le=1_000_000,
+    )
+    EVALHUB_API_ANON_PER_MINUTE: int = setting(
+        60, "API requests one address may make a minute signed out.", "quotas", ge=1, le=1_000_000
+    )
+    EVALHUB_API_CREATIONS_PER_MINUTE: int = setting(
+        10,
+        "API requests a minute that create something (systems, endpoints, tournaments and their "
+        "campaigns, rubrics, judges, partner sets, runs), per account.",
+        "quotas",
+        ge=1,
+        le=1_000_000,
+    )
+    EVALHUB_API_UPLOADS_PER_HOUR: int = setting(
+        60, "API file uploads an hour, per account.", "quotas", ge=1, le=1_000_000
+    )
+    EVALHUB_API_TOKEN_PER_MINUTE: int = setting(
+        10,
+        "Requests for an API token (POST /api/token/) a minute, per address.",
+        "quotas",
+        ge=1,
+        le=1_000_000,
+    )
 
     # Model endpoints, chat and judges ---------------------------------------------------------
     EVALHUB_BOT_TIMEOUT_SECONDS: float = setting(
@@ -285,6 +383,14 @@ class Settings(BaseSettings):
     )
     EVALHUB_BOT_DAILY_BUDGET: int = setting(
         5000, "Default requests per day for new endpoints.", "endpoints", ge=1, le=1_000_000
+    )
+    EVALHUB_BOT_CHAT_SHARE_PERCENT: int = setting(
+        50,
+        "Default share (percent) of a new endpoint's daily budget that chat campaigns may "
+        "spend; tournaments and judges always keep the rest. 0: no chats.",
+        "endpoints",
+        ge=0,
+        le=100,
     )
     EVALHUB_BOT_RETRY_ATTEMPTS: int = setting(
         3, "Attempts of a request that fails transiently.", "endpoints", ge=1, le=20
@@ -303,7 +409,11 @@ class Settings(BaseSettings):
         le=3600,
     )
     EVALHUB_BOT_MAX_REPLY_CHARS: int = setting(
-        4000, "Longest bot reply kept; longer ones are cut.", "endpoints", ge=1, le=1_000_000
+        4000,
+        "Longest bot reply kept; longer ones are cut (at most a turn's limit, TEXT_CHARS).",
+        "endpoints",
+        ge=1,
+        le=limits.TEXT_CHARS,
     )
     EVALHUB_BOT_SLOT_WAIT_SECONDS: float = setting(
         300.0,
@@ -319,10 +429,14 @@ class Settings(BaseSettings):
         ge=0,
         le=600,
     )
-    EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES: bool = setting(
-        False,
-        "Let endpoints reach loopback and private addresses (tests, on-premises models). "
-        "Off: only public addresses, checked after DNS resolution.",
+    EVALHUB_OUTBOUND_ALLOW: CommaList = setting(
+        [],
+        "Internal destinations endpoints and judges may reach, comma-separated "
+        "`host-or-network[:port]` entries (`10.0.0.5:8000`, `10.1.0.0/16:11434`, "
+        "`[fd00::5]:8000`, `models.internal:8000`). Loopback and private addresses are refused "
+        "unless an entry matches the address (or the URL's host name) and the port; "
+        "link-local and cloud metadata addresses are refused always. Unset: public addresses "
+        "only. The production page says more (outbound requests).",
         "endpoints",
     )
     EVALHUB_ENDPOINT_CALLS_KEPT: int = setting(
@@ -403,6 +517,7 @@ class Settings(BaseSettings):
         "CSRF_TRUSTED_ORIGINS",
         "EVALHUB_MTURK_SUBMIT_ORIGINS",
         "EVALHUB_SECRET_KEYS",
+        "EVALHUB_OUTBOUND_ALLOW",
         mode="before",
     )
     @classmethod
@@ -422,6 +537,12 @@ class Settings(BaseSettings):
                     "44 characters)"
                 )
         return keys
+
+    @field_validator("EVALHUB_OUTBOUND_ALLOW")
+    @classmethod
+    def _outbound_allow(cls, value: list[str]) -> list[str]:
+        parse_allow_list(value)  # EntryInvalid (a ValueError) names the entry and why
+        return value
 
     @field_validator("EVALHUB_PUBLIC_URL")
     @classmethod
@@ -488,13 +609,30 @@ def _type_name(annotation) -> str:
     return "a comma-separated list"
 
 
+# Variables EvalHub no longer reads, and what took their place. One still set stops
+# start-up: ignored in silence, it would leave the operator believing it works.
+REPLACED = {
+    "EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES": (
+        "was replaced by EVALHUB_OUTBOUND_ALLOW, a list of the internal destinations "
+        "endpoints may reach (e.g. 10.0.0.5:8000 or models.internal:8000); list yours there "
+        "and remove it"
+    ),
+}
+
+
 def load() -> Settings:
     """The settings from the process environment. Raises ConfigError naming every variable
     that is wrong (what it accepts, what it got), never a pydantic traceback."""
+    problems = [
+        f"{name} {instead}" for name, instead in REPLACED.items() if os.environ.get(name, "")
+    ]
     try:
-        return Settings()
+        loaded = Settings()
     except ValidationError as invalid:
-        raise ConfigError([_problem(error) for error in invalid.errors()]) from None
+        problems += [_problem(error) for error in invalid.errors()]
+    if problems:
+        raise ConfigError(problems)
+    return loaded
 
 
 def _problem(error) -> str:
@@ -528,18 +666,18 @@ def reference_markdown() -> str:
         "",
     ]
     for group, title in GROUPS.items():
-        lines += [
-            f"## {title}",
-            "",
-            "| Variable | Accepts | Default | What it does |",
-            "|---|---|---|---|",
-        ]
-        for name, field in Settings.model_fields.items():
-            if (field.json_schema_extra or {}).get("group") != group:
-                continue
-            description = field.description.replace("|", "\\|")
-            lines.append(f"| `{name}` | {_accepts(name)} | {_default_text(name)} | {description} |")
-        lines.append("")
+        lines += [f"## {title}", "", group_table(group), ""]
+    return "\n".join(lines)
+
+
+def group_table(group: str) -> str:
+    """One group's variables as a table (the limits page shows two groups again)."""
+    lines = ["| Variable | Accepts | Default | What it does |", "|---|---|---|---|"]
+    for name, field in Settings.model_fields.items():
+        if (field.json_schema_extra or {}).get("group") != group:
+            continue
+        description = field.description.replace("|", "\\|")
+        lines.append(f"| `{name}` | {_accepts(name)} | {_default_text(name)} | {description} |")
     return "\n".join(lines)
 
 

@@ -118,6 +118,10 @@ class UserInputError(Exception):
     a list of `Problem`s gives several.
     """
 
+    # What the API answers it with (evalhub/api/exceptions.py); a quota has its own.
+    status_code = 400
+    retry_after: int | None = None  # seconds, for a Retry-After header
+
     def __init__(
         self,
         problems: str | Iterable[Problem] = (),

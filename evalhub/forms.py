@@ -3,10 +3,11 @@ from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 
 from .models import ApiToken, PromptSet, Submission, System
+from .nul_refusal import RefusesNul
 from .slugs import ProposedSlugForm
 
 
-class SignupForm(UserCreationForm):
+class SignupForm(RefusesNul, UserCreationForm):
     email = forms.EmailField(required=True, help_text="For password resets.")
 
     class Meta(UserCreationForm.Meta):
@@ -14,14 +15,14 @@ class SignupForm(UserCreationForm):
         fields = ("username", "email")
 
 
-class ApiTokenForm(forms.Form):
+class ApiTokenForm(RefusesNul, forms.Form):
     name = forms.CharField(
         max_length=ApiToken.NAME_CHARS,
         help_text="What the token is for (a machine, a script), to tell it from your others.",
     )
 
 
-class SystemForm(ProposedSlugForm, forms.ModelForm):
+class SystemForm(RefusesNul, ProposedSlugForm, forms.ModelForm):
     paper_url = forms.URLField(label="Paper URL", required=False, assume_scheme="https")
     code_url = forms.URLField(label="Code URL", required=False, assume_scheme="https")
     weights_url = forms.URLField(label="Weights URL", required=False, assume_scheme="https")
@@ -44,7 +45,7 @@ class SystemForm(ProposedSlugForm, forms.ModelForm):
         }
 
 
-class SubmissionForm(forms.Form):
+class SubmissionForm(RefusesNul, forms.Form):
     prompt_set = forms.ModelChoiceField(queryset=PromptSet.objects.all(), to_field_name="slug")
     file = forms.FileField(help_text="A .txt, .jsonl or .csv file; see the formats below.")
     format = forms.ChoiceField(
@@ -65,7 +66,7 @@ class SubmissionForm(forms.Form):
         )
 
 
-class CompareForm(forms.Form):
+class CompareForm(RefusesNul, forms.Form):
     prompt_set = forms.ModelChoiceField(queryset=PromptSet.objects.all(), to_field_name="slug")
     systems = forms.ModelMultipleChoiceField(
         queryset=System.objects.none(),

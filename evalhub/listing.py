@@ -41,7 +41,7 @@ def list_page(
     default: str,
     per_page: int = PER_PAGE,
 ) -> dict:
-    q = request.GET.get("q", "").replace("\x00", "").strip()[:MAX_QUERY]
+    q = request.GET.get("q", "").strip()[:MAX_QUERY]
     sort = request.GET.get("sort", default)
     if sort.removeprefix("-") not in sorts:
         sort = default

@@ -10,7 +10,8 @@ from django.urls import reverse
 from django.utils import timezone
 from knox.models import AbstractAuthToken
 
-from . import permissions
+from . import limits, permissions
+from .fields import bounded_text
 from .slugs import validate_slug
 
 
@@ -41,8 +42,8 @@ class System(models.Model):
         PRIVATE = "private", "Private"
 
     slug = models.SlugField(max_length=80, unique=True, validators=[validate_slug])
-    name = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
+    name = models.CharField(max_length=limits.NAME_CHARS)
+    description = bounded_text(limits.DESCRIPTION_CHARS, blank=True)
     paper_url = models.URLField("paper URL", blank=True)
     code_url = models.URLField("code URL", blank=True)
     weights_url = models.URLField("weights URL", blank=True)
@@ -94,8 +95,8 @@ class PromptSet(models.Model):
     """An ordered list of prompts that systems answer, e.g. ChatEval's NCM set."""
 
     slug = models.SlugField(max_length=80, unique=True, validators=[validate_slug])
-    name = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
+    name = models.CharField(max_length=limits.NAME_CHARS)
+    description = bounded_text(limits.DESCRIPTION_CHARS, blank=True)
     source = models.CharField(max_length=300, blank=True, help_text="Where the prompts come from.")
     version = models.CharField(max_length=40, default="1")
     created_by = models.ForeignKey(
@@ -201,7 +202,7 @@ class Submission(models.Model):
 class Response(models.Model):
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="responses")
     prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="responses")
-    text = models.TextField()
+    text = bounded_text(limits.TEXT_CHARS)
 
     class Meta:
         ordering = ["prompt__position"]
@@ -341,7 +342,7 @@ class Turn(models.Model):
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
     position = models.PositiveIntegerField()
     speaker = models.PositiveSmallIntegerField(help_text="Index into the conversation's speakers.")
-    text = models.TextField()
+    text = bounded_text(limits.TEXT_CHARS)
     timestamp = models.DateTimeField(null=True, blank=True, help_text="When it was said.")
     topic = models.CharField(max_length=60, blank=True, help_text="The turn's topic label.")
     latency_ms = models.PositiveIntegerField(

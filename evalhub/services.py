@@ -14,6 +14,7 @@ from .importers.prompts import parse_prompts
 from .importers.responses import PromptRef, parse_responses
 from .models import Conversation, Prompt, PromptSet, Speaker, Submission, System, Turn
 from .queueing import enqueue
+from .quotas import count_upload
 from .response_rows import insert_responses
 
 logger = logging.getLogger(__name__)
@@ -49,7 +50,9 @@ def submit_responses(
     are not problems: they are stored and listed in the submission's `warnings`. The file
     is written, and the metrics task queued, only once the transaction has committed: a
     rolled-back upload (here or in a caller's transaction) leaves no file behind.
+    QuotaExceeded (nothing read) past the user's uploads of the day.
     """
+    count_upload(user)
     prompts = list(
         prompt_set.prompts.order_by("position").values_list("id", "position", "external_id")
     )
@@ -160,7 +163,9 @@ def import_conversations(
 def import_seed_conversations(*, data: bytes, filename: str, user) -> ConversationImport:
     """A researcher's own seed conversations: human-human only (every speaker "human", no
     other source), so that an upload never puts words in a system's mouth. Validated whole
-    like any conversations file; InvalidUpload names each refused line."""
+    like any conversations file; InvalidUpload names each refused line; QuotaExceeded past
+    the user's uploads of the day."""
+    count_upload(user)
     parsed = parse_conversations(data, filename, settings.EVALHUB_MAX_UPLOAD_BYTES)
     human_human = Conversation.Source.HUMAN_HUMAN
     refused = [

@@ -93,6 +93,11 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # django-csp's, with the header kept per overrides when no nonce was used.
     "evalhub.content_policy.CachedCSPMiddleware",
+    # A service a request cannot do without is down: 503, a page or the API's error shape.
+    "evalhub.outages.ServiceUnavailableMiddleware",
+    # A NUL in a URL or a page's form is a 400 before any view (evalhub/nul_refusal.py);
+    # inside the CSP and frame headers' middleware, so that its page has them too.
+    "evalhub.nul_refusal.RefuseNul",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -217,10 +222,17 @@ EVALHUB_MAINTENANCE_INTERVAL_SECONDS = env.EVALHUB_MAINTENANCE_INTERVAL_SECONDS
 # Caches: Redis in production (login lockouts and rate limits shared by every web process),
 # local memory embedded.
 CACHE_URL = env.CACHE_URL
+# A Redis that hangs instead of refusing (a network partition) holds a request at most this
+# long per cache call, then counts as down (docs/production.md, "When Redis is down").
+EVALHUB_REDIS_CACHE_OPTIONS = {"socket_connect_timeout": 1, "socket_timeout": 1}
 CACHES = {
     "default": (
         # Django's backend, reusing its redis-py client (evalhub/cache.py).
-        {"BACKEND": "evalhub.cache.RedisCache", "LOCATION": CACHE_URL}
+        {
+            "BACKEND": "evalhub.cache.RedisCache",
+            "LOCATION": CACHE_URL,
+            "OPTIONS": EVALHUB_REDIS_CACHE_OPTIONS,
+        }
         if CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
@@ -228,21 +240,28 @@ CACHES = {
 # Sessions are read on every page a crowdworker sees: with a shared cache (Redis) they are
 # read from it and written through to the database. Not with the per-process local memory
 # cache: another web process would read a stale copy.
+# With Redis down they are read from and written to the database alone (evalhub/sessions.py).
 if CACHE_URL:
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    SESSION_ENGINE = "evalhub.sessions"
 
-# Accounts: django-axes locks out an address after repeated failed logins (pages, admin
-# and the API token endpoint); `manage.py axes_reset` lifts every lockout.
+# The reverse proxies in front (docker-compose: the HTTPS proxy). The client's address, for
+# lockouts and every per-address limit, is worked out from it in one place:
+# evalhub/client_address.py.
+EVALHUB_TRUSTED_PROXY_COUNT = env.EVALHUB_TRUSTED_PROXY_COUNT
+
+# Accounts: django-axes locks out a username from one client address after repeated failed
+# logins (pages, admin and the API token endpoint); `manage.py axes_reset` lifts every
+# lockout. Per username and address together: one client failing with many usernames, or
+# with one, locks nobody else out (behind a proxy or a NAT many people share an address).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env.EVALHUB_LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = env.EVALHUB_LOGIN_COOLOFF_HOURS
-AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-# Behind the proxy of docker-compose the client's address is in X-Forwarded-For.
-AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
+AXES_CLIENT_IP_CALLABLE = "evalhub.client_address.client_address"
 # Sign-ups per client address and hour (evalhub/ratelimit.py).
 EVALHUB_SIGNUPS_PER_HOUR = env.EVALHUB_SIGNUPS_PER_HOUR
 # Seed-conversation uploads per researcher and hour (evalhub/seed_uploads.py).
@@ -290,11 +309,31 @@ REST_FRAMEWORK = {
     ],
     # Every error, 400 to 500, answers {"errors": [{"line"|"field", "message"}], "error_count"}.
     "EXCEPTION_HANDLER": "evalhub.api.exceptions.exception_handler",
-    # DRF's, with JSON nested too deep answered 400 rather than 500 (evalhub/api/parsers.py).
+    # DRF's throttles find the client's address by the same rule as
+    # evalhub/client_address.py (left unset, DRF would believe any X-Forwarded-For).
+    "NUM_PROXIES": EVALHUB_TRUSTED_PROXY_COUNT,
+    # Request rates (evalhub/api/throttles.py): per account (or address, signed out), per
+    # address signed out, and per scope for the writes a view names (creations, uploads,
+    # token requests). The counts live in the default cache: Redis in production, shared by
+    # every web process; per-process memory embedded.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "evalhub.api.throttles.UserRateThrottle",
+        "evalhub.api.throttles.AnonRateThrottle",
+        "evalhub.api.throttles.ScopedRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": f"{env.EVALHUB_API_USER_PER_MINUTE}/minute",
+        "anon": f"{env.EVALHUB_API_ANON_PER_MINUTE}/minute",
+        "creations": f"{env.EVALHUB_API_CREATIONS_PER_MINUTE}/minute",
+        "uploads": f"{env.EVALHUB_API_UPLOADS_PER_HOUR}/hour",
+        "token": f"{env.EVALHUB_API_TOKEN_PER_MINUTE}/minute",
+    },
+    # DRF's, refusing a body that holds a NUL, JSON nested too deep answered 400 rather than
+    # 500, and bodies over EVALHUB_MAX_JSON_BODY_BYTES 413 (evalhub/api/parsers.py).
     "DEFAULT_PARSER_CLASSES": [
         "evalhub.api.parsers.JSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
+        "evalhub.api.parsers.FormParser",
+        "evalhub.api.parsers.MultiPartParser",
     ],
 }
 # API tokens (django-rest-knox): stored as SHA-512 digests under EvalHub's own model (a
@@ -346,6 +385,15 @@ SPECTACULAR_SETTINGS = {
 
 # Uploads larger than this are refused with a message before they are parsed.
 EVALHUB_MAX_UPLOAD_BYTES = env.EVALHUB_MAX_UPLOAD_BYTES
+# JSON bodies larger than this are refused (413) before they are parsed (evalhub/api/parsers.py).
+EVALHUB_MAX_JSON_BODY_BYTES = env.EVALHUB_MAX_JSON_BODY_BYTES
+# Per-user quotas (evalhub/quotas.py): rows one account may own, files it may upload a day.
+EVALHUB_QUOTA_SYSTEMS = env.EVALHUB_QUOTA_SYSTEMS
+EVALHUB_QUOTA_ENDPOINTS = env.EVALHUB_QUOTA_ENDPOINTS
+EVALHUB_QUOTA_TOURNAMENTS = env.EVALHUB_QUOTA_TOURNAMENTS
+EVALHUB_QUOTA_RUBRICS = env.EVALHUB_QUOTA_RUBRICS
+EVALHUB_QUOTA_CAMPAIGNS = env.EVALHUB_QUOTA_CAMPAIGNS
+EVALHUB_QUOTA_UPLOADS_PER_DAY = env.EVALHUB_QUOTA_UPLOADS_PER_DAY
 # Django refuses request bodies above this before the view sees them; keep it above the
 # upload limit so the view, not a bare 400, tells the user the file is too large.
 DATA_UPLOAD_MAX_MEMORY_SIZE = EVALHUB_MAX_UPLOAD_BYTES + 1024 * 1024
@@ -363,6 +411,8 @@ EVALHUB_TRAINING_MAX_ATTEMPTS = env.EVALHUB_TRAINING_MAX_ATTEMPTS
 EVALHUB_BOT_TIMEOUT_SECONDS = env.EVALHUB_BOT_TIMEOUT_SECONDS
 EVALHUB_BOT_MAX_CONCURRENCY = env.EVALHUB_BOT_MAX_CONCURRENCY
 EVALHUB_BOT_DAILY_BUDGET = env.EVALHUB_BOT_DAILY_BUDGET
+# ... and the share (percent) of that budget chat campaigns may spend (endpoints/budget.py).
+EVALHUB_BOT_CHAT_SHARE_PERCENT = env.EVALHUB_BOT_CHAT_SHARE_PERCENT
 # Retries of transient failures; a Retry-After longer than the cap ends the retries.
 EVALHUB_BOT_RETRY_ATTEMPTS = env.EVALHUB_BOT_RETRY_ATTEMPTS
 EVALHUB_BOT_RETRY_BASE_DELAY = env.EVALHUB_BOT_RETRY_BASE_DELAY
@@ -372,9 +422,10 @@ EVALHUB_BOT_MAX_REPLY_CHARS = env.EVALHUB_BOT_MAX_REPLY_CHARS
 EVALHUB_BOT_SLOT_WAIT_SECONDS = env.EVALHUB_BOT_SLOT_WAIT_SECONDS
 # A concurrency slot's lease outlives the request's total deadline by this much.
 EVALHUB_BOT_LEASE_MARGIN_SECONDS = env.EVALHUB_BOT_LEASE_MARGIN_SECONDS
-# Outbound requests refuse loopback, private, link-local, multicast and reserved addresses
-# (after DNS resolution) unless this is set: tests and on-premises deployments.
-EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = env.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES
+# Outbound requests reach public addresses, and internal ones only where an entry of this
+# allow-list matches address and port (evalhub/outbound_policy.py); link-local and cloud
+# metadata addresses never. Checked after DNS resolution, on the address connected to.
+EVALHUB_OUTBOUND_ALLOW = env.EVALHUB_OUTBOUND_ALLOW
 # Outcomes of calls kept per endpoint for its owner (endpoints/calls.py): the newest this
 # many, none older than this many days (pruned by the maintenance beat).
 EVALHUB_ENDPOINT_CALLS_KEPT = env.EVALHUB_ENDPOINT_CALLS_KEPT

@@ -29,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
+from scipy import special
 
 __all__ = [
     "AlphaBootstrapResult",
@@ -476,8 +476,29 @@ def _bca_bounds(
     with warnings.catch_warnings():
         # NaN levels (an undefined leave-one-out alpha) give NaN bounds, which the result says.
         warnings.simplefilter("ignore", RuntimeWarning)
-        low, high = stats.quantile(distribution, np.array(levels))
+        if np.isnan(levels).any():
+            return math.nan, math.nan
+        # numpy's default ("linear") is the method scipy.stats.quantile uses for the bounds.
+        low, high = np.quantile(distribution, levels)
     return float(low), float(high)
+
+
+def _bootstrap_distribution(
+    statistic, n_units: int, n_resamples: int, batch: int, rng: int | np.random.Generator
+) -> np.ndarray:
+    """The statistic over ``n_resamples`` resamples of the unit indices, drawn exactly as
+    ``scipy.stats.bootstrap((np.arange(n_units),), statistic, vectorized=True, batch=batch,
+    rng=rng)`` draws them (a test checks the two distributions are equal).
+
+    Written out because importing scipy.stats costs half a second of every ``manage.py
+    analyze`` (issue 22's start-up target), and this loop was all the Spot The Bot report
+    took from it."""
+    generator = np.random.default_rng(rng)
+    batches = []
+    for start in range(0, n_resamples, batch):
+        size = min(batch, n_resamples - start)
+        batches.append(statistic(generator.integers(0, n_units, (size, n_units)), axis=-1))
+    return np.concatenate(batches, axis=-1)
 
 
 def krippendorff_alpha_bca(
@@ -523,19 +544,11 @@ def krippendorff_alpha_bca(
         return AlphaBootstrapResult(
             alpha, math.nan, math.nan, confidence_level, n_resamples, n_units, n_resamples, math.nan
         )
-    # scipy draws the resamples (the percentile method: no jackknife); the BCa correction is
-    # computed below as scipy computes it, with the jackknife in closed form.
-    result = stats.bootstrap(
-        (np.arange(n_units),),
-        statistic,
-        n_resamples=n_resamples,
-        batch=max(1, _MAX_BATCH_CELLS // n_units),
-        vectorized=True,
-        confidence_level=confidence_level,
-        method="percentile",
-        rng=rng,
+    # The resamples are drawn as scipy's bootstrap draws them; the BCa correction is computed
+    # below as scipy computes it, with the jackknife in closed form.
+    distribution = _bootstrap_distribution(
+        statistic, n_units, n_resamples, max(1, _MAX_BATCH_CELLS // n_units), rng
     )
-    distribution = result.bootstrap_distribution
     jackknife, _, _ = _alpha_from_coincidences(
         contributions.sum(axis=0) - contributions, values, level
     )
@@ -548,7 +561,7 @@ def krippendorff_alpha_bca(
         n_resamples=n_resamples,
         n_units=n_units,
         n_undefined_resamples=int(np.isnan(distribution).sum()),
-        standard_error=float(result.standard_error),
+        standard_error=float(np.std(distribution, ddof=1)),
     )
 
 

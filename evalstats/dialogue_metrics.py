@@ -14,7 +14,9 @@ Venkatesh et al. (2018), "On Evaluating and Comparing Open Domain Dialog Systems
 * topical breadth (4.7): the number of distinct topics ("topical vocabulary size") and the
   entropy of the system's topic distribution over turns;
 * unification (4.8, Table 2): stack ranking (optionally weighted), the winners' circle and
-  confidence bands.
+  confidence bands;
+* validation (section 5, Tables 3 and 4): the correlation of each metric, and of each
+  unified score, with the ratings (:func:`rating_correlation`).
 
 Topics come from each turn's ``topic`` when set, else from a
 :class:`evalstats.topics.TopicClassifier`; turns without a topic break runs and are left
@@ -30,6 +32,7 @@ from typing import Literal
 
 import numpy as np
 from scipy import stats
+from scipy.special import stdtr
 
 from evalstats.proportions import mean_t_interval, wilson_interval
 from evalstats.topics import TopicClassifier
@@ -46,6 +49,7 @@ __all__ = [
     "confidence_bands",
     "conversation_metrics",
     "metric_table",
+    "rating_correlation",
     "stack_ranking",
     "system_metrics",
     "top_systems",
@@ -470,3 +474,53 @@ def confidence_bands(
     metrics = _check_table(table, directions)
     benchmarks = {m: top_systems(table, m, top, directions[m]) for m in metrics}
     return _circle(table, directions, benchmarks, "confidence_bands")
+
+
+# --- validation against ratings (section 5, Tables 3 and 4) -----------------------------------
+
+
+@dataclass(frozen=True)
+class RatingCorrelation:
+    """Pearson's r and Spearman's rho of a metric with the ratings over ``n`` units, with
+    two-sided p-values (NaN with fewer than three units or no spread on either side)."""
+
+    pearson: float
+    pearson_p: float
+    spearman: float
+    spearman_p: float
+    n: int
+
+
+def _pearson_with_p(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    if x.size < 3:
+        return float("nan"), float("nan")
+    x, y = x - x.mean(), y - y.mean()
+    denominator = np.sqrt((x * x).sum() * (y * y).sum())
+    if denominator == 0:
+        return float("nan"), float("nan")
+    r = float(np.clip((x * y).sum() / denominator, -1.0, 1.0))
+    df = x.size - 2
+    if abs(r) == 1.0:
+        return r, 0.0
+    # Under H0 r sqrt(df / (1 - r^2)) follows Student's t with n - 2 degrees of freedom.
+    t = abs(r) * np.sqrt(df / (1.0 - r * r))
+    return r, float(2.0 * stdtr(df, -t))
+
+
+def rating_correlation(values: Sequence[float], ratings: Sequence[float]) -> RatingCorrelation:
+    """How a metric follows the ratings: the paper's Table 3 (one value and one mean rating
+    per system) or the same per conversation.
+
+    Pairs where either side is NaN are left out. Spearman's rho is Pearson's r of the
+    average ranks (ties share their mean rank), its p-value from the same t approximation,
+    as ``scipy.stats.spearmanr`` computes it.
+    """
+    x = np.asarray(values, dtype=float)
+    y = np.asarray(ratings, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"{x.size} values but {y.size} ratings")
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    pearson, pearson_p = _pearson_with_p(x, y)
+    spearman, spearman_p = _pearson_with_p(stats.rankdata(x), stats.rankdata(y))
+    return RatingCorrelation(pearson, pearson_p, spearman, spearman_p, int(x.size))

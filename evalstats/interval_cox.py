@@ -14,7 +14,8 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, stats
+from scipy import optimize
+from scipy.special import ndtr
 
 from evalstats.intervals import (
     read_only_array,
@@ -134,7 +135,7 @@ def interval_cox_ph(
         coef=read_only_array(coef),
         se=read_only_array(se),
         z=read_only_array(z),
-        p_value=read_only_array(2.0 * stats.norm.sf(np.abs(z))),
+        p_value=read_only_array(2.0 * ndtr(-np.abs(z))),
         hazard_ratio=read_only_array(np.exp(coef)),
         segment_lengths=read_only_array(pooled.lengths_used),
         log_baseline_cumhaz=read_only_array(alpha),

@@ -34,7 +34,7 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
+from scipy.special import chdtrc
 
 from evalstats.proportions import ConfidenceInterval, sign_test_from_counts, wilson_interval
 
@@ -202,7 +202,7 @@ def chi_square_pvalues(wins_a: ArrayLike, wins_b: ArrayLike) -> np.ndarray:
     total = a + b
     with np.errstate(invalid="ignore", divide="ignore"):
         statistic = np.where(total > 0, (a - b) ** 2 / np.where(total > 0, total, 1.0), np.nan)
-    return stats.chi2.sf(statistic, df=1)
+    return chdtrc(1, statistic)  # scipy.stats.chi2.sf, without importing scipy.stats
 
 
 def contingency_pvalues(wins_a: ArrayLike, wins_b: ArrayLike, ties: ArrayLike) -> np.ndarray:
@@ -217,6 +217,10 @@ def contingency_pvalues(wins_a: ArrayLike, wins_b: ArrayLike, ties: ArrayLike) -
     a = np.asarray(wins_a, dtype=np.int64)
     b = np.asarray(wins_b, dtype=np.int64)
     t = np.asarray(ties, dtype=np.int64)
+    # Here, not at the top: only the "as published" preset runs this test, and scipy.stats
+    # costs every other analysis half a second to import.
+    from scipy.stats import chi2_contingency
+
     flat = []
     for won, lost, tie in zip(a.ravel(), b.ravel(), t.ravel(), strict=True):
         n = won + lost + tie
@@ -224,7 +228,7 @@ def contingency_pvalues(wins_a: ArrayLike, wins_b: ArrayLike, ties: ArrayLike) -
             flat.append(np.nan)
             continue
         table = np.array([[won, lost], [n - won, n - lost]])
-        flat.append(float(stats.chi2_contingency(table, correction=True).pvalue))
+        flat.append(float(chi2_contingency(table, correction=True).pvalue))
     return np.asarray(flat, dtype=float).reshape(a.shape)
 
 

@@ -11,10 +11,25 @@ ChatEval (Sedoc et al., 2019, "ChatEval: A Tool for Chatbot Evaluation", section
 We add the average response length and the number of empty and duplicated responses, which
 make degenerate submissions (all blank, one canned answer) visible at a glance.
 
-Responses and references are pre-tokenised: tokens are whitespace-separated (``str.split()``).
-An empty response is kept and has zero tokens, as in ChatEval: it adds nothing to either side
-of distinct-n, counts as length 0 in the mean length, and is counted in ``n_empty``.
-All functions are pure: no I/O, no Django.
+Two definitions are computed side by side, named apart:
+
+* **EvalHub's definition** (``distinct_1``, ``distinct_2``, ``bleu2``): tokens are
+  whitespace-separated (``str.split()``); an empty response has zero tokens, adds nothing to
+  either side of distinct-n and counts as length 0 in the mean length; BLEU-2 keeps case and
+  uses Chen & Cherry's smoothing method 1, so a response without a matching bigram still
+  scores.
+* **As ChatEval computed** (``chateval_distinct_1``, ``chateval_distinct_2``,
+  ``chateval_bleu2``), from ChatEval's released evaluation code (``auto_eval_utils.py`` of
+  github.com/chateval/evaluation): distinct-n splits on single spaces (``split(' ')``), so an
+  empty response is one empty token (and one type) and two spaces make an empty token;
+  distinct-1 pools the tokens of all responses joined by spaces; distinct-2 counts distinct
+  bigrams within responses over all tokens; BLEU-2 is nltk's ``sentence_bleu`` with weights
+  (0.5, 0.5) on lowercased ``split()`` tokens **without smoothing**, so a response without a
+  matching bigram scores (practically) 0. On ChatEval's NCM prompt set the smoothed,
+  case-sensitive BLEU-2 is about twice ChatEval's: compare a system with ChatEval's
+  leaderboard on the ``chateval_`` figures.
+
+Both count empty responses in ``n_empty``. All functions are pure: no I/O, no Django.
 """
 
 from __future__ import annotations
@@ -27,6 +42,9 @@ from dataclasses import asdict, dataclass
 __all__ = [
     "TextMetrics",
     "average_length",
+    "chateval_bleu2",
+    "chateval_distinct_1",
+    "chateval_distinct_2",
     "compute_text_metrics",
     "corpus_average_bleu2",
     "count_duplicates",
@@ -55,6 +73,8 @@ class TextMetrics:
     bleu2 : float or None
         Mean sentence-level BLEU-2 over responses whose prompt has at least one reference;
         None when no references were given.
+    chateval_distinct_1, chateval_distinct_2, chateval_bleu2 : float, float, float or None
+        The same figures as ChatEval's released code computed them (module docstring).
     n_empty : int
         Responses that are empty or whitespace only.
     n_duplicates : int
@@ -66,6 +86,9 @@ class TextMetrics:
     distinct_1: float
     distinct_2: float
     bleu2: float | None
+    chateval_distinct_1: float
+    chateval_distinct_2: float
+    chateval_bleu2: float | None
     n_empty: int
     n_duplicates: int
 
@@ -192,18 +215,74 @@ def corpus_average_bleu2(
     ``responses[i]``. Returns None when no prompt has a reference. This is the
     "sentence average BLEU-2" of ChatEval / Liu et al. (2016), not corpus-level BLEU.
     """
+    return _mean_over_referenced(sentence_bleu2, responses, references_per_prompt)
+
+
+def _mean_over_referenced(score, responses, references_per_prompt) -> float | None:
     if len(responses) != len(references_per_prompt):
         raise ValueError(
             f"{len(responses)} responses but {len(references_per_prompt)} reference lists"
         )
     scores = [
-        sentence_bleu2(response, references)
+        score(response, references)
         for response, references in zip(responses, references_per_prompt, strict=True)
         if references
     ]
     if not scores:
         return None
     return math.fsum(scores) / len(scores)
+
+
+def chateval_distinct_1(responses: Sequence[str]) -> float:
+    """ChatEval's distinct-1: the responses joined by spaces and split on single spaces;
+    distinct tokens over tokens (an empty response is one empty token). 0.0 for no
+    responses (ChatEval divides by zero)."""
+    if not responses:
+        return 0.0
+    tokens = " ".join(responses).split(" ")
+    return len(set(tokens)) / len(tokens)
+
+
+def chateval_distinct_2(responses: Sequence[str]) -> float:
+    """ChatEval's distinct-2: distinct bigrams within responses (split on single spaces)
+    over the number of tokens. 0.0 for no responses."""
+    bigrams: set[tuple[str, str]] = set()
+    n_tokens = 0
+    for response in responses:
+        tokens = response.split(" ")
+        n_tokens += len(tokens)
+        bigrams.update(zip(tokens, tokens[1:], strict=False))
+    return len(bigrams) / n_tokens if n_tokens else 0.0
+
+
+def chateval_sentence_bleu2(hypothesis: str, references: Sequence[str]) -> float:
+    """ChatEval's sentence BLEU-2: ``nltk`` ``sentence_bleu(refs, hyp, weights=(0.5, 0.5))``
+    on lowercased ``split()`` tokens, without smoothing. Where a precision has no match nltk
+    puts the smallest float in its place (and warns): the score is then 0.0 here (nltk's is
+    below 1e-150)."""
+    if not references:
+        raise ValueError("chateval_sentence_bleu2 needs at least one reference")
+    hypothesis_tokens = hypothesis.lower().split()
+    reference_tokens = [reference.lower().split() for reference in references]
+    log_mean = 0.0
+    for n, weight in enumerate(_BLEU2_WEIGHTS, start=1):
+        matches, total = _clipped_precision(hypothesis_tokens, reference_tokens, n)
+        if matches == 0:
+            return 0.0
+        log_mean += weight * math.log(matches / total)
+    penalty = _brevity_penalty(
+        _closest_reference_length(reference_tokens, len(hypothesis_tokens)),
+        len(hypothesis_tokens),
+    )
+    return penalty * math.exp(log_mean)
+
+
+def chateval_bleu2(
+    responses: Sequence[str], references_per_prompt: Sequence[Sequence[str]]
+) -> float | None:
+    """Mean of :func:`chateval_sentence_bleu2` over responses whose prompt has a reference
+    (ChatEval's ``bleu``); None when no prompt has one."""
+    return _mean_over_referenced(chateval_sentence_bleu2, responses, references_per_prompt)
 
 
 def count_empty(responses: Sequence[str]) -> int:
@@ -238,12 +317,16 @@ def compute_text_metrics(
     strings per prompt, possibly empty); ``bleu2`` is None without references.
     """
     bleu2 = None if references is None else corpus_average_bleu2(responses, references)
+    chateval_bleu = None if references is None else chateval_bleu2(responses, references)
     return TextMetrics(
         n_responses=len(responses),
         avg_length=average_length(responses),
         distinct_1=distinct_n(responses, 1),
         distinct_2=distinct_n(responses, 2),
         bleu2=bleu2,
+        chateval_distinct_1=chateval_distinct_1(responses),
+        chateval_distinct_2=chateval_distinct_2(responses),
+        chateval_bleu2=chateval_bleu,
         n_empty=count_empty(responses),
         n_duplicates=count_duplicates(responses),
     )

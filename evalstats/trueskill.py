@@ -55,7 +55,8 @@ Environment defaults (Spot The Bot)
   reflects sampling variation. The WMT code does the same with ``beta = sigma * n / 40``
   (about twice as large for sigma=0.5). (That Spot The Bot code then calls the module-level
   ``rate_1vs1`` without ``env=``, so its runs actually used the package's global defaults
-  beta=25/6, tau=25/300, draw probability 0.1; we implement the setting it intended.)
+  beta=25/6, tau=25/300, draw probability 0.1: ``TrueSkillEnv.as_released()``; the default
+  here is the setting it intended.)
 * ``draw_probability`` = the share of draws among the matches (WMT fixes 0.25, the Spot The Bot
   code leaves the package default 0.10).
 
@@ -188,6 +189,21 @@ class TrueSkillEnv:
             tau=tau,
             draw_probability=draw_probability,
             backend=backend,
+        )
+
+    @classmethod
+    def as_released(cls) -> TrueSkillEnv:
+        """What the released Spot The Bot code ran: its ratings start at mu=0, sigma=0.5, but
+        it rates them with the module-level ``trueskill.rate_1vs1``, so the package's global
+        environment applies: beta=25/6, tau=25/300, draw probability 0.10 and the builtin
+        normal approximations (see the module docstring)."""
+        return cls(
+            mu=0.0,
+            sigma=0.5,
+            beta=25 / 6,
+            tau=25 / 300,
+            draw_probability=0.10,
+            backend="builtin",
         )
 
     @property

@@ -8,13 +8,13 @@ resume) and the worker; their judgments are records of what the model answered.
 
 from django.contrib import admin
 
-from evalhub.admin_tools import RecordAdmin, pretty_json
+from evalhub.admin_tools import ModelAdmin, RecordAdmin, pretty_json
 
 from .models import AutomaticJudgment, Judge, JudgeRun, Rubric
 
 
 @admin.register(Judge)
-class JudgeAdmin(admin.ModelAdmin):
+class JudgeAdmin(ModelAdmin):
     list_display = ["name", "slug", "owner", "endpoint", "created"]
     search_fields = ["name", "slug", "owner__username", "endpoint__system__slug"]
     list_select_related = ["owner", "endpoint__system"]

@@ -4,7 +4,9 @@ No database here (the run's worker threads call it; judging/execution.py stores 
 returns). The reply goes through the kind's own validation (judging/rubrics/common.py);
 an answer that does not parse, or a reply in the wrong shape (no text, a refusal the
 server sends instead of content), is asked again with the problem, at most
-`max_attempts` requests in all, then given up as failed with the last raw text. Transport
+`max_attempts` requests in all, then given up as failed with the last raw text (the text
+of a reply in the wrong shape is not kept: only its summary, since the run's owner reads
+it and the body may come from anything the endpoint's URL reaches). Transport
 errors (timeouts, 5xx, 429s past their retries, a spent budget) are the client's to retry
 and, when it gives up, are raised: the item stays unjudged and a resumed run asks again.
 """
@@ -57,7 +59,8 @@ def answer(client, question: Question, max_attempts: int) -> Answer:
         try:
             reply = client.chat(messages)
         except BotBadReply as error:
-            raw_text, problem = str(error), f"The reply was unusable: {error.message}."
+            # No usable text came: the body itself is for staff only (the call's outcome).
+            raw_text, problem = "", f"The reply was unusable: {error.summary}."
             messages = base
             continue
         prompt_tokens = _add(prompt_tokens, reply.usage.prompt_tokens)

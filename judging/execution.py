@@ -21,7 +21,8 @@ at any time. The unique (run, item) makes a judgment stored twice impossible.
 Stopping. Between answers the worker rereads the run's status: paused (by the owner), or
 a lost lease, stops taking new items; the ones in flight are finished and stored (while
 the lease holds). A spent daily budget pauses the run with the reason; a transport error
-the client gave up on fails it with the error; the unjudged items wait for a resume.
+the client gave up on fails it with the error's summary (never the upstream body: the run's
+owner reads it); the unjudged items wait for a resume.
 After EVALHUB_JUDGE_SLICE_SECONDS the worker queues the run again and returns "continued";
 the task (judging/tasks.py) then sends the next message, once the lease is released, which
 keeps every task within Celery's time limits.
@@ -85,6 +86,14 @@ def claim(run_id: int) -> int | None:
         if not changed:
             return None
         return JudgeRun.objects.filter(pk=run_id).values_list("lease", flat=True).get()
+
+
+def owners_account(run: JudgeRun, error: BotError) -> str:
+    """What the run's page says of a failed request: the client's summary, which never
+    quotes the upstream body; the full account goes to the log (and the call's outcome
+    keeps it for staff, EndpointCall.detail)."""
+    logger.warning("Judge run %s: %s", run.pk, error)
+    return error.summary
 
 
 def _fenced(run: JudgeRun, lease: int):
@@ -166,7 +175,7 @@ def make_client(run: JudgeRun, inbox: _Inbox) -> BotClient:
     return BotClient(
         Endpoint.from_model(run.judge.endpoint),
         max_reply_chars=settings.EVALHUB_JUDGE_MAX_REPLY_CHARS,
-        budget=lambda endpoint: inbox.on_worker_thread(database_budget, endpoint),
+        budget=lambda endpoint, purpose: inbox.on_worker_thread(database_budget, endpoint, purpose),
         purpose="judge",
         record=lambda endpoint_id, **outcome: inbox.on_worker_thread(
             partial(database_record, endpoint_id, **outcome)
@@ -196,7 +205,7 @@ def _judge(run_id: int, lease: int, held: leases.Held, client_factory) -> str:
     try:
         client = client_factory(run, inbox)
     except BotError as error:
-        _finish(run, lease, Status.FAILED, str(error))
+        _finish(run, lease, Status.FAILED, owners_account(run, error))
         return "failed"
     items = _items(pending_items(run))
     deadline = time.monotonic() + settings.EVALHUB_JUDGE_SLICE_SECONDS
@@ -247,9 +256,9 @@ def _judge(run_id: int, lease: int, held: leases.Held, client_factory) -> str:
             try:
                 result = body.result()
             except BudgetExhausted as error:
-                outcome, error_text = outcome or "paused", str(error)
+                outcome, error_text = outcome or "paused", owners_account(run, error)
             except BotError as error:
-                outcome, error_text = outcome or "failed", str(error)
+                outcome, error_text = outcome or "failed", owners_account(run, error)
             else:
                 try:
                     record(run, lease, item_id, result)

@@ -4,9 +4,10 @@ from django import forms
 
 from annotation.models import Campaign
 from endpoints.models import BotEndpoint
-from evalhub import permissions
+from evalhub import limits, permissions
 from evalhub.declared import declare_fields
 from evalhub.errors import UserInputError
+from evalhub.nul_refusal import RefusesNul
 
 from . import rubric_versions
 from .models import Judge, JudgeRun, Rubric
@@ -37,7 +38,7 @@ def _user_errors(form: forms.Form, error: UserInputError) -> None:
         form.add_error(problem.field if problem.field in form.fields else None, problem.message)
 
 
-class JudgeForm(forms.ModelForm):
+class JudgeForm(RefusesNul, forms.ModelForm):
     class Meta:
         model = Judge
         fields = ["slug", "name", "endpoint"]
@@ -60,12 +61,12 @@ class JudgeForm(forms.ModelForm):
         return slug
 
 
-class RubricForm(forms.Form):
+class RubricForm(RefusesNul, forms.Form):
     task_kind = forms.ChoiceField(label="Task kind")
     name = forms.SlugField(max_length=80, help_text="A new version is made under this name.")
     instructions = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 18}),
-        max_length=20_000,
+        max_length=limits.INSTRUCTIONS_CHARS,
         help_text="The prompt. $answer_format says how to reply; the other $names show the "
         "item (see the default rubric of the kind).",
     )
@@ -83,8 +84,10 @@ class RubricForm(forms.Form):
             return None
 
 
-class RubricReviseForm(forms.Form):
-    instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 18}), max_length=20_000)
+class RubricReviseForm(RefusesNul, forms.Form):
+    instructions = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 18}), max_length=limits.INSTRUCTIONS_CHARS
+    )
 
     def save(self, rubric: Rubric, user) -> Rubric | None:
         try:
@@ -96,7 +99,7 @@ class RubricReviseForm(forms.Form):
             return None
 
 
-class RunForm(forms.ModelForm):
+class RunForm(RefusesNul, forms.ModelForm):
     class Meta:
         model = JudgeRun
         fields = ["campaign", "rubric", "concurrency", "max_attempts"]

@@ -18,8 +18,9 @@ from django.urls import reverse
 
 from annotation.models import Campaign, Item
 from endpoints.models import BotEndpoint
-from evalhub import permissions
+from evalhub import limits, permissions
 from evalhub.declared import range_constraint, range_validators
+from evalhub.fields import bounded_text
 from evalhub.slugs import validate_slug
 
 from .rubrics import RUBRIC_KIND_CHOICES
@@ -38,7 +39,7 @@ class Judge(models.Model):
     """A model that judges items: an OpenAI-compatible endpoint registered under a slug."""
 
     slug = models.SlugField(max_length=80, unique=True, validators=[validate_slug])
-    name = models.CharField(max_length=200)
+    name = models.CharField(max_length=limits.NAME_CHARS)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judges"
     )
@@ -87,7 +88,7 @@ class Rubric(models.Model):
     version = models.PositiveIntegerField(
         default=1, validators=[MinValueValidator(1), MaxValueValidator(RUBRIC_VERSION_MAX)]
     )
-    instructions = models.TextField(max_length=20_000)
+    instructions = bounded_text(limits.INSTRUCTIONS_CHARS)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

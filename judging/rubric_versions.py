@@ -12,7 +12,9 @@ each name's latest first.
 from django.db import transaction
 from django.db.models import Max
 
+from evalhub import limits
 from evalhub.errors import UserInputError
+from evalhub.quotas import check_quota
 
 from .models import RUBRIC_VERSION_MAX, Rubric
 from .rubrics import judgeable_kinds
@@ -45,6 +47,12 @@ def check(task_kind: str, instructions: str) -> None:
             f"{', '.join(judgeable_kinds())}.",
             field="task_kind",
         )
+    if len(instructions) > limits.INSTRUCTIONS_CHARS:
+        raise RubricInvalid(
+            f"The instructions have {len(instructions):,} characters; at most "
+            f"{limits.INSTRUCTIONS_CHARS:,} are allowed.",
+            field="instructions",
+        )
     problems = check_instructions(task_kind, instructions)
     if problems:
         raise RubricInvalid(" ".join(problems), field="instructions")
@@ -52,8 +60,10 @@ def check(task_kind: str, instructions: str) -> None:
 
 @transaction.atomic
 def create(*, task_kind: str, name: str, instructions: str, owner=None) -> Rubric:
-    """A new rubric, or the next version of an existing (task kind, name)."""
+    """A new rubric, or the next version of an existing (task kind, name), written by
+    `owner` (within their quota of rubrics)."""
     check(task_kind, instructions)
+    check_quota(owner, Rubric)
     version = next_version(task_kind, name)
     if version > RUBRIC_VERSION_MAX:
         raise RubricInvalid(f"{name} has reached {RUBRIC_VERSION_MAX} versions.", field="name")

@@ -4,6 +4,8 @@
   the real broker and worker that CI starts (and fail, never skip, when CI says so).
 - Tests marked `postgres` skip with a reason on SQLite, and fail instead when
   EVALHUB_REQUIRE_POSTGRES is set (CI).
+- `private_redis` starts a Redis of the test's own (never the shared one), which a test may
+  stop mid-test; without redis-server it skips, or fails when EVALHUB_REQUIRE_SERVICES is set.
 - With EVALHUB_USE_EXISTING_DB set (CI's PostgreSQL run), the tests use the database named
   by DATABASE_URL as it is, migrated, so that a Celery worker process started outside
   pytest sees the same rows.
@@ -18,6 +20,7 @@ from django.db import connection
 from hypothesis import settings as hypothesis_settings
 
 from evalhub.celery import app as celery_app
+from tests.services import private_redis_server
 
 
 def env_flag(name: str) -> bool:
@@ -44,9 +47,9 @@ def _fast_test_settings(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     # Real hashing costs a quarter of a second per user; tests create hundreds.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    # Fake bots, judges and crowd platforms listen on 127.0.0.1; the address-policy tests
-    # turn this off again.
-    settings.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = True
+    # Fake bots and judges listen on 127.0.0.1 (any port): the operator's allow-list of
+    # internal destinations names it; the address-policy tests empty it again.
+    settings.EVALHUB_OUTBOUND_ALLOW = ["127.0.0.1"]
     # The test client's login() authenticates without a request, which django-axes refuses;
     # the lockout tests (tests/evalhub/test_health_and_headers.py) turn it back on.
     settings.AXES_ENABLED = False
@@ -54,8 +57,41 @@ def _fast_test_settings(settings, tmp_path):
     # (tests/annotation/test_entry.py) set their own.
     settings.EVALHUB_NEW_WORKERS_PER_ADDRESS_PER_HOUR = 10_000
     settings.EVALHUB_NEW_WORKERS_PER_CAMPAIGN_PER_MINUTE = 10_000
+    # The API's throttles (evalhub/api/throttles.py) at rates no test reaches; the tests of
+    # the throttles (tests/evalhub/test_api_throttles.py) set their own.
+    rates = settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": dict.fromkeys(rates, "1000000/second"),
+    }
     # Rate-limit counters live in the cache; each test starts with none.
     cache.clear()
+
+
+@pytest.fixture
+def private_redis(tmp_path):
+    """A Redis of the test's own on a free port (tests/services.py), stopped at the end; the
+    test may stop it and start it again. Skips with a reason without redis-server, and fails
+    instead when EVALHUB_REQUIRE_SERVICES is set (CI)."""
+    server = private_redis_server(tmp_path)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_cache(settings, private_redis, monkeypatch):
+    """The production shape of the cache and sessions, on the test's private Redis."""
+    # Outage warnings are logged once a minute per use; each test sees its own.
+    monkeypatch.setattr("evalhub.cache._last_warning", {})
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "evalhub.cache.RedisCache",
+            "LOCATION": private_redis.url,
+            "OPTIONS": settings.EVALHUB_REDIS_CACHE_OPTIONS,
+        }
+    }
+    settings.SESSION_ENGINE = "evalhub.sessions"
+    return private_redis
 
 
 @pytest.fixture(autouse=True)

@@ -55,3 +55,42 @@ def test_missing_broker_fails_when_ci_requires_it():
     result = run_integration(EVALHUB_REQUIRE_SERVICES="1")
     assert result.returncode != 0
     assert "EVALHUB_REQUIRE_SERVICES is set but this test needs CELERY_BROKER_URL" in result.stdout
+
+
+def run_with_no_redis_server(**env):
+    """The private-Redis test, on a machine where no redis-server is on the PATH."""
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "PATH"} and not k.startswith("EVALHUB_")
+    }
+    clean.update(PATH=str(ROOT / "no-such-directory"), **env)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "tests/evalhub/test_ratelimit.py::test_a_limit_counts_per_key_in_redis",
+        ],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_missing_redis_server_skips_with_a_reason_on_a_laptop():
+    result = run_with_no_redis_server()
+    assert result.returncode == 0
+    assert "needs redis-server" in result.stdout and "1 skipped" in result.stdout
+
+
+def test_missing_redis_server_fails_when_ci_requires_it():
+    result = run_with_no_redis_server(EVALHUB_REQUIRE_SERVICES="1")
+    assert result.returncode != 0
+    assert "EVALHUB_REQUIRE_SERVICES is set but this test needs redis-server" in result.stdout

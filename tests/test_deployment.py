@@ -67,6 +67,21 @@ def test_each_queue_has_its_own_worker():
     assert "--queues=celery,collection,analysis" in (ROOT / ".ci" / "run").read_text()
 
 
+def test_web_trusts_one_proxy_and_listens_only_where_that_proxy_reaches_it():
+    from evalhub.config import Settings
+
+    services = compose()["services"]
+    default = re.fullmatch(
+        r"\$\{EVALHUB_TRUSTED_PROXY_COUNT:-(\d+)\}",
+        services["web"]["environment"]["EVALHUB_TRUSTED_PROXY_COUNT"],
+    )
+    assert default, "docker-compose.yml sets EVALHUB_TRUSTED_PROXY_COUNT with a default"
+    count = Settings(EVALHUB_TRUSTED_PROXY_COUNT=default.group(1)).EVALHUB_TRUSTED_PROXY_COUNT
+    assert count == 1  # the HTTPS proxy in front of web
+    # Reachable around the proxy, anyone could forge the address the proxy would append.
+    assert services["web"]["ports"] == ["127.0.0.1:8000:8000"]
+
+
 def test_web_and_workers_have_healthchecks():
     services = compose()["services"]
     assert "/healthz" in " ".join(services["web"]["healthcheck"]["test"])

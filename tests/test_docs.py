@@ -174,3 +174,14 @@ def test_the_api_page_lists_every_operation_with_who_may_call_it():
     assert f"{len(rows)} operations." in page
     assert any(row.startswith("| `POST /api/campaigns/` |") and "`IsStaff`" in row for row in rows)
     assert all(not row.endswith("| unknown |") for row in rows)
+
+
+def test_the_limits_page_lists_every_text_limit_quota_and_rate():
+    from evalhub import config, limits
+
+    page = hooks.limits_page()
+    for name in limits.APPLIES_TO:
+        assert f"| `{name}` | {getattr(limits, name):,} |" in page
+    for name, field in config.Settings.model_fields.items():
+        if field.json_schema_extra["group"] in ("limits", "quotas"):
+            assert f"| `{name}` |" in page

@@ -7,7 +7,7 @@ once it was generated.
 
 from django.contrib import admin, messages
 
-from evalhub.admin_tools import RecordAdmin
+from evalhub.admin_tools import ModelAdmin, RecordAdmin
 
 from . import partner_sets
 from .models import PartnerSet, PlannedDialogue, Tournament
@@ -16,7 +16,7 @@ PLANNING = Tournament.Status.PLANNING
 
 
 @admin.register(Tournament)
-class TournamentAdmin(admin.ModelAdmin):
+class TournamentAdmin(ModelAdmin):
     """Status and campaign move only through the tournament's pages (collect, generate,
     launch), which also act on the plan and the campaign. Once collection has started, the
     schedule settings are what the plan's rows were made from; once the campaign exists,
@@ -77,7 +77,7 @@ class TournamentAdmin(admin.ModelAdmin):
 
 
 @admin.register(PartnerSet)
-class PartnerSetAdmin(admin.ModelAdmin):
+class PartnerSetAdmin(ModelAdmin):
     """A versioned, fixed set: results against it stay comparable only if it never changes
     once a tournament uses it. Saving a change to a used set stores it as a new version
     (tournaments/partner_sets.py); the used version stays as it was."""

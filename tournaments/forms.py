@@ -7,9 +7,11 @@ tournaments with the same messages.
 
 from django import forms
 
+from evalhub import limits
 from evalhub.comparison import latest_submission
 from evalhub.declared import Declared, declare_fields
 from evalhub.models import Submission, System
+from evalhub.nul_refusal import RefusesNul
 from evalhub.slugs import ProposedSlugForm
 
 from .models import PartnerSet, Tournament
@@ -150,7 +152,7 @@ class NameListField(forms.CharField):
         return [part.strip() for part in value.split(",") if part.strip()]
 
 
-class TournamentForm(ProposedSlugForm, forms.ModelForm):
+class TournamentForm(RefusesNul, ProposedSlugForm, forms.ModelForm):
     settings_schema: type[Declared]
 
     def __init__(self, *args, user, **kwargs):
@@ -281,12 +283,16 @@ class ABForm(TournamentForm):
         return tournament
 
 
-class PartnerSetForm(forms.Form):
+class PartnerSetForm(RefusesNul, forms.Form):
     """A new partner set; `researcher_flow.create_partner_set` checks and stores it."""
 
-    name = forms.CharField(max_length=200)
+    name = forms.CharField(max_length=limits.NAME_CHARS)
     slug = forms.SlugField(max_length=80, help_text="Lowercase letters, digits and hyphens.")
-    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    description = forms.CharField(
+        required=False,
+        max_length=limits.DESCRIPTION_CHARS,
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
     systems = forms.ModelMultipleChoiceField(
         queryset=System.objects.none(),
         to_field_name="slug",

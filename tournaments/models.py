@@ -14,8 +14,9 @@ from django.db.models import Q
 from django.urls import reverse
 
 from annotation.models import Campaign
-from evalhub import permissions
+from evalhub import limits, permissions
 from evalhub.declared import range_constraint, range_validators
+from evalhub.fields import bounded_text
 from evalhub.models import Conversation, PromptSet, Submission, System
 from evalhub.slugs import validate_slug
 
@@ -46,8 +47,8 @@ class PartnerSet(models.Model):
 
     slug = models.SlugField(max_length=80)
     version = models.PositiveIntegerField(default=1)
-    name = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
+    name = models.CharField(max_length=limits.NAME_CHARS)
+    description = bounded_text(limits.DESCRIPTION_CHARS, blank=True)
     systems = models.ManyToManyField(System, related_name="partner_sets")
     created = models.DateTimeField(auto_now_add=True)
 
@@ -95,9 +96,9 @@ class Tournament(models.Model):
         FINISHED = "finished", "Finished"
 
     slug = models.SlugField(max_length=80, unique=True, validators=[validate_slug])
-    name = models.CharField(max_length=200)
+    name = models.CharField(max_length=limits.NAME_CHARS)
     kind = models.CharField(max_length=20, choices=Kind.choices)
-    description = models.TextField(blank=True)
+    description = bounded_text(limits.DESCRIPTION_CHARS, blank=True)
     domain = models.CharField(max_length=100, blank=True)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL

@@ -1,8 +1,8 @@
 """Partner sets are frozen once a tournament used them: a change makes a new version.
 
 Bipartite-play compares targets across studies only through a fixed, shared set of
-partners (Mizumoto et al.); a set that changed after a tournament used it would make that
-tournament's results refer to partners it never met. So a used set (referenced by any
+partners (Sato, Kishinami et al., 2022); a set that changed after a tournament used it would
+make that tournament's results refer to partners it never met. So a used set (referenced by any
 tournament) is never changed in place: `revise` stores the change as version n + 1 under
 the same slug and leaves version n to the tournaments that used it, and the model's
 signals refuse any direct change to a used set's rows or systems. New tournaments pick a

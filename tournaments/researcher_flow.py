@@ -18,6 +18,7 @@ from django.db.models import Count
 
 from annotation import campaigns
 from annotation.campaigns import change_status
+from evalhub import limits
 from evalhub.errors import UserInputError
 from evalhub.models import Conversation, System
 from evalhub.uniqueness import SlugTaken, unique_slug
@@ -62,6 +63,14 @@ def create_partner_set(
     name, slug = (name or "").strip(), (slug or "").strip()
     if not name:
         raise PartnerSetInvalid("A partner set needs a name.", field="name")
+    for field, text, limit in (
+        ("name", name, limits.NAME_CHARS),
+        ("description", description or "", limits.DESCRIPTION_CHARS),
+    ):
+        if len(text) > limit:
+            raise PartnerSetInvalid(
+                f"At most {limit:,} characters ({len(text):,} given).", field=field
+            )
     wanted = sorted(set(systems or []))
     if not MIN_PARTNERS <= len(wanted) <= MAX_PARTNERS:
         raise PartnerSetInvalid(

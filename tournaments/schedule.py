@@ -1,5 +1,6 @@
-"""Who talks to whom: the dialogue collection schedules of Mizumoto et al.'s bipartite-play
-paper, as pure functions over system slugs.
+"""Who talks to whom: the dialogue collection schedules of the bipartite-play paper (Sato,
+Kishinami, Sugiyama, Akama, Tokuhisa & Suzuki, 2022, "Bipartite-play Dialogue Collection for
+Practical Automatic Evaluation of Dialogue Systems"), as pure functions over system slugs.
 
 With i evaluation targets, j conversations per pairing and k fixed partners:
 - self-play: every target talks to itself, i × 1 × j conversations;

@@ -13,9 +13,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation import progress
 from annotation.campaigns import TransitionRefused
 from annotation.items import TooMuchWork
+from annotation.models import Campaign
 from evalhub.errors import UserInputError, show_on_page
 from evalhub.listing import list_page
 from evalhub.permissions import is_managed_by, manageable_or_403
+from evalhub.quotas import QuotaExceeded, check_quota
 from evalhub.uniqueness import SlugTaken, unique_slug
 
 from . import ab_experiment, spot_the_bot_campaign
@@ -58,8 +60,11 @@ def _create(request, form_class, title):
     form = form_class(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         try:
+            check_quota(request.user, Tournament)
             with unique_slug(Tournament, form.cleaned_data.get("slug", "")):
                 tournament = form.save()
+        except QuotaExceeded as refused:
+            show_on_page(request, refused, form)
         except SlugTaken as taken:
             form.add_error("slug", str(taken))
         else:
@@ -187,6 +192,7 @@ def retry(request, slug):
 def generate(request, slug):
     tournament = managed_tournament(request, slug)
     try:
+        check_quota(request.user, Campaign)
         if tournament.kind == Tournament.Kind.SPOT_THE_BOT:
             result = spot_the_bot_campaign.generate_campaign(tournament)
             lengths = ", ".join(f"{n} of {k}" for k, n in result.segments.items())
@@ -208,6 +214,7 @@ def generate(request, slug):
         spot_the_bot_campaign.GenerationInvalid,
         ab_experiment.ExperimentInvalid,
         TooMuchWork,
+        QuotaExceeded,
     ) as problem:
         show_on_page(request, problem)
     else:

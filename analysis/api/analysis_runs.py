@@ -61,6 +61,7 @@ class AnalysisRunViewSet(
     viewsets.GenericViewSet,
 ):
     filterset_class = AnalysisRunFilter
+    throttle_scopes = {"create": "creations"}  # evalhub/api/throttles.py
     # Anybody lists the runs they may see (the queryset); a run is requested by the
     # tournament's managers, the same rule as POST /api/tournaments/<slug>/analyses/.
     permission_classes = [by_method(GET=Anyone, POST=IsManager)]

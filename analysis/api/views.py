@@ -81,6 +81,7 @@ class TournamentAnalyses(APIView):
     analysis with a preset and parameter overrides. Answers the run (202 while it is
     queued, 200 when an identical run already succeeded)."""
 
+    throttle_scopes = {"post": "creations"}  # evalhub/api/throttles.py
     # The same rule as POST /api/analysis-runs/: the tournament's owner and staff.
     permission_classes = [by_method(GET=IsViewer, POST=IsManager)]
 

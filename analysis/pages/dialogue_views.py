@@ -107,4 +107,28 @@ def table_context(result: dict) -> dict:
                 "bands": [rows[s]["band"] for s in order],
             }
         )
-    return {"result": result, "systems": systems, "metric_rows": metric_rows, "rankings": rankings}
+    validity = result.get("validity") or {}  # results stored before it was computed
+    conversation_labels = {
+        "n_turns": "Turns",
+        "duration_seconds": "Duration (s)",
+        "response_error_rate": "Response error rate",
+        "depth": "Depth",
+        "topic_entropy": "Topic entropy (bits)",
+    }
+    validity_rows = {
+        "systems": [{**row, "label": labels[row["metric"]]} for row in validity.get("systems", [])],
+        "conversations": [
+            {**row, "label": conversation_labels[row["metric"]]}
+            for row in validity.get("conversations", [])
+        ],
+        "unified": [
+            {**row, "label": titles[row["ranking"]]} for row in validity.get("unified", [])
+        ],
+    }
+    return {
+        "result": result,
+        "systems": systems,
+        "metric_rows": metric_rows,
+        "rankings": rankings,
+        "validity": validity_rows,
+    }

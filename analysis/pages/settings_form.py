@@ -19,6 +19,7 @@ from analysis.runs.parameters import (
     preset_parameters,
 )
 from evalhub.declared import declare_fields
+from evalhub.nul_refusal import RefusesNul
 
 
 class NumberListField(forms.CharField):
@@ -64,7 +65,7 @@ def _field_for(info) -> forms.Field:
     raise TypeError(f"no form field for {annotation!r}")
 
 
-class AnalysisSettingsForm(forms.Form):
+class AnalysisSettingsForm(RefusesNul, forms.Form):
     preset = forms.ChoiceField(
         choices=[(name, f"{name}: {PRESET_DESCRIPTIONS[name]}") for name in PRESETS],
         initial="defaults",

@@ -77,6 +77,7 @@ survival tests are corrected with Holm's procedure by default (``correction``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib import import_module
 
 from analysis.reports.data import (
     HUMAN,
@@ -127,34 +128,26 @@ def build_report(
     NothingToAnalyse when there is nothing to rank, ValueError for bad parameters.
     """
     params = normalize_parameters(parameters)
-    report = report_functions().get(type(data))
-    if report is None:
+    where = REPORTS.get(type(data))
+    if where is None:
         raise TypeError(f"cannot analyse {type(data).__name__}")
+    module, function = where
+    # The one report module this kind needs, imported on its first report, not with this
+    # package: the report modules import ``evalstats`` and through some of them
+    # ``scipy.stats`` (half a second or more), and this package is loaded at app start-up
+    # (signals, views, the ``analyze`` command) by every process, most of which never build
+    # a report; a Spot The Bot report needs no scipy.stats at all.
+    report = getattr(import_module(f"{__name__}.{module}"), function)
     return json_safe(report(data, params, progress))
 
 
-def report_functions() -> dict:
-    """Each kind of input and the function that reports on it.
-
-    Imported on the first report, not with this package: the report modules import
-    ``evalstats`` and through it ``scipy.stats`` (about a second), and this package is loaded
-    at app start-up (signals, views, the ``analyze`` command) by every process, most of which
-    never build a report.
-    """
-    from .ab import ab_report
-    from .abc_eval import abc_eval_report
-    from .comparative import comparative_report
-    from .human_vs_automatic import human_vs_automatic_report
-    from .likert import likert_report
-    from .spot_the_bot import spot_the_bot_report
-    from .study import study_report
-
-    return {
-        SpotTheBotData: spot_the_bot_report,
-        ABData: ab_report,
-        BehaviourData: abc_eval_report,
-        LikertData: likert_report,
-        ComparativeData: comparative_report,
-        StudyData: study_report,
-        HumanVsAutomaticData: human_vs_automatic_report,
-    }
+# Each kind of input: the module of this package that reports on it, and its function.
+REPORTS = {
+    SpotTheBotData: ("spot_the_bot", "spot_the_bot_report"),
+    ABData: ("ab", "ab_report"),
+    BehaviourData: ("abc_eval", "abc_eval_report"),
+    LikertData: ("likert", "likert_report"),
+    ComparativeData: ("comparative", "comparative_report"),
+    StudyData: ("study", "study_report"),
+    HumanVsAutomaticData: ("human_vs_automatic", "human_vs_automatic_report"),
+}

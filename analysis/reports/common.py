@@ -111,6 +111,9 @@ def _trueskill_outcomes(outcome: np.ndarray) -> np.ndarray:
 def _trueskill_bootstrap(matches: Matches, params: dict, warnings: list[str]):
     """The TrueSkill bootstrap (rank ranges, clusters), or None with a warning."""
     ts_outcome = _trueskill_outcomes(matches.outcome)
+    setting = {"resample": True, "coverage": params["coverage"]}
+    if params["trueskill"] == "released-code":
+        setting = {"env": ts.TrueSkillEnv.as_released(), "resample": False, "coverage": 0.995}
     try:
         return ts.trueskill_bootstrap(
             matches.a,
@@ -119,7 +122,7 @@ def _trueskill_bootstrap(matches: Matches, params: dict, warnings: list[str]):
             n_players=len(matches.names),
             n_replicates=params["replicates"],
             seed=params["seed"],
-            coverage=params["coverage"],
+            **setting,
         )
     except ValueError as error:
         warnings.append(f"No TrueSkill ranking: {error}.")
@@ -269,7 +272,9 @@ def stability_section(
     warnings.extend(part.warnings)
     if part.subsamples is None:
         return {}
-    reference = _cluster_ranking_of(ranking, matches)
+    # The subsamples are ranked with EvalHub's TrueSkill setting, so the reference must be
+    # too: the report's ranking serves only when it was computed with that setting.
+    reference = _cluster_ranking_of(ranking, matches) if params["trueskill"] == "intended" else None
     if reference is None:
         reference = cluster_ranking(
             matches.a,

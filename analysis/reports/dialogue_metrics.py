@@ -17,8 +17,10 @@ Result contract (every number a JSON number or ``null``)::
      "skipped": n,                  # conversations without a bot speaker
      "topics": "labels" | "labels+keywords",
      "error_labels": [label, ...],  # the ABC-Eval labels whose flags mark a response erroneous
-     "metrics": [{"name", "label", "higher_is_better", "ranked"}],
-                                    # ranked: false when no system has a value
+     "metrics": [{"name", "label", "higher_is_better", "ranked", "method", "paper"}],
+                                    # ranked: false when no system has a value; method: how
+                                    # EvalHub computes it; paper: how the paper did, and
+                                    # where the two differ
      "systems": [{"system", "n_conversations",
                   <metric name>: {"value", "low", "high", "n"}, ...}],
                                     # every SystemMetrics field; low/high: 95% interval
@@ -32,6 +34,13 @@ Result contract (every number a JSON number or ``null``)::
                   #             "rows": [{"system", "scores": {metric: score}, "total",
                   #                       "position", "band"}]}   # best first
      "winners": [system, ...],      # the winners' circle benchmarks (best user ratings)
+     "validity": {"systems": [<correlation> + {"metric"}],
+                  "conversations": [<correlation> + {"metric"}],
+                  "unified": [<correlation> + {"ranking"}]},
+                  # the paper's Table 3 (each metric's correlation with the mean rating,
+                  # one point per system; and per conversation for the metrics a
+                  # conversation has) and Table 4 (each unified total with the mean rating);
+                  # <correlation>: {"pearson", "pearson_p", "spearman", "spearman_p", "n"}
      "text": [{"system", "n_conversations", "mean_turn_length", "type_token_ratio",
                "distinct_1", "distinct_2", "repeated_turns", "self_repetition"}],
                   # model-free metrics of the bot's own turns (evalstats.conversation_text),
@@ -56,6 +65,7 @@ from evalstats.dialogue_metrics import (
     confidence_bands,
     conversation_metrics,
     metric_table,
+    rating_correlation,
     stack_ranking,
     system_metrics,
     top_systems,
@@ -74,6 +84,58 @@ METRIC_LABELS = {
     "topic_entropy": "Topical diversity: topic entropy (bits)",
     "domain_entropy": "Domain coverage: domain entropy (bits)",
     "mean_depth": "Conversational depth: mean depth",
+}
+# How EvalHub computes each metric, and how the paper did: a page or a JSON reader must not
+# take one for the other (issue 25: the topics and R-COV are not the paper's).
+METRIC_METHODS = {
+    "mean_rating": (
+        "Mean of the conversations' ratings (1-5), with a t interval.",
+        "Same definition; the paper's raters were Alexa users rating their own conversation.",
+    ),
+    "response_error_rate": (
+        "Share of the judged bot responses flagged with an error (an error label of "
+        "error_labels, or an imported error flag), pooled over the system's conversations.",
+        "The paper annotated sampled interactions for incorrect, irrelevant or inappropriate "
+        "responses; here the study's own labels stand in for those annotations.",
+    ),
+    "median_duration": (
+        "Median of last minus first turn timestamp per conversation.",
+        "Same definition (the paper's conversations were spoken).",
+    ),
+    "median_turns": ("Median number of turns per conversation.", "Same definition."),
+    "r_cov": (
+        "Mean over conversations of the entropy of their topic distribution, divided by its "
+        "standard deviation.",
+        "One reading of an ambiguous passage (section 4.5 also speaks of the standard "
+        "deviation of ratings across five domains); topics come from a 9-domain keyword "
+        "list, not the paper's 26-domain DAN classifier.",
+    ),
+    "topic_vocabulary": (
+        "Number of distinct topic domains the system's turns touch.",
+        "The paper counts fine-grained topical keywords (e.g. 'obama', 'nba'); EvalHub counts "
+        "its coarse domains (at most 9), so the figure is not comparable with the paper's.",
+    ),
+    "topic_entropy": (
+        "Entropy (bits) of the system's turns over topic domains.",
+        "The paper's topic frequency uses its keyword topics; here the coarse domains.",
+    ),
+    "domain_entropy": (
+        "Entropy (bits) of the system's conversations over their dominant domain (the "
+        "domain of the longest run of consecutive turns).",
+        "The paper's definition, over the 9-domain keyword list instead of 26 domains.",
+    ),
+    "mean_depth": (
+        "Mean length of runs of consecutive turns on one domain.",
+        "The paper's definition, over the 9-domain keyword list instead of 26 domains.",
+    ),
+}
+# Per-conversation values correlated with the conversation's rating (validity section).
+CONVERSATION_METRICS = {
+    "n_turns": "median_turns",
+    "duration_seconds": "median_duration",
+    "response_error_rate": "response_error_rate",
+    "depth": "mean_depth",
+    "topic_entropy": "topic_entropy",
 }
 TOPIC_SOURCES = ("labels", "labels+keywords")
 SYSTEM_FIELDS = (
@@ -173,6 +235,8 @@ def dialogue_metrics_report(
                 "label": METRIC_LABELS[name],
                 "higher_is_better": direction,
                 "ranked": name in ranked,
+                "method": METRIC_METHODS[name][0],
+                "paper": METRIC_METHODS[name][1],
             }
             for name, direction in ALEXA_DIRECTIONS.items()
         ],
@@ -191,10 +255,52 @@ def dialogue_metrics_report(
         ],
         "rankings": rankings,
         "winners": list(winners or []),
+        "validity": validity(table, per_conversation, rankings),
         "text": text_metrics(conversations),
         "warnings": warnings,
     }
     return json_safe(report)
+
+
+def validity(table, per_conversation, rankings: Mapping) -> dict:
+    """The paper's Tables 3 and 4 on this study's own ratings: each metric (per system, and
+    per conversation where a conversation has it) and each unified total against the mean
+    rating. Empty lists without ratings. The unified totals count the rating itself as one
+    of their metrics, as the paper's Table 2 does."""
+    systems = sorted(table)
+    mean_rating = [table[s]["mean_rating"].value for s in systems]
+    if all(math.isnan(value) for value in mean_rating):
+        return {"systems": [], "conversations": [], "unified": []}
+    by_system = [
+        {"metric": name}
+        | asdict(rating_correlation([table[s][name].value for s in systems], mean_rating))
+        for name in ALEXA_DIRECTIONS
+        if name != "mean_rating"
+    ]
+    rating = [math.nan if m.rating is None else m.rating for m in per_conversation]
+    by_conversation = [
+        {"metric": field}
+        | asdict(
+            rating_correlation(
+                [
+                    math.nan if getattr(m, field) is None else float(getattr(m, field))
+                    for m in per_conversation
+                ],
+                rating,
+            )
+        )
+        for field in CONVERSATION_METRICS
+    ]
+    unified = []
+    for key, ranking in rankings.items():
+        if ranking is None:
+            continue
+        total = {row["system"]: row["total"] for row in ranking["rows"]}
+        unified.append(
+            {"ranking": key}
+            | asdict(rating_correlation([total.get(s, math.nan) for s in systems], mean_rating))
+        )
+    return {"systems": by_system, "conversations": by_conversation, "unified": unified}
 
 
 TEXT_FIELDS = (

@@ -8,8 +8,9 @@ what an AnalysisRun stores and digests. `DEFAULT_PARAMETERS` is that full set fo
 `PRESETS` are named starting points a researcher picks on the tournament page or in the
 API: "defaults" (the platform's choices: exact binomial pair test, Holm, permutation
 log-rank variance) and "as-published" (what Deriu et al. (2020) and their released code
-computed: the 2x2 chi-square test with Yates' correction, Bonferroni across pairs, and the
-generalized log-rank test with Zhao & Sun's (2004) multiple-imputation variance).
+computed: the 2x2 chi-square test with Yates' correction, Bonferroni across pairs, the
+generalized log-rank test with Zhao & Sun's (2004) multiple-imputation variance, and TrueSkill
+as the released code ran it).
 """
 
 from collections.abc import Mapping
@@ -52,6 +53,15 @@ class AnalysisParameters(Declared):
         description="Test of each pair's win rate: exact binomial of wins vs losses, its "
         "chi-square approximation, or the released Spot The Bot code's 2x2 chi-square "
         "test with Yates' correction on [[wins, losses], [n - wins, n - losses]].",
+    )
+    trueskill: Literal["intended", "released-code"] = Field(
+        "intended",
+        description="TrueSkill clusters: 'intended' is the setting the Spot The Bot code "
+        "sets up (mu 0, sigma 0.5, beta = 0.025 sigma^2 n, no dynamics, draw probability = "
+        "share of draws) on bootstrap resamples, rank ranges of the central 'coverage'; "
+        "'released-code' is what that code ran (the trueskill package's global beta 25/6, "
+        "tau 25/300 and draw probability 0.10 with its builtin normal approximations, the "
+        "matches only shuffled, not resampled, and 99.5% rank ranges).",
     )
     logrank_variance: Literal["permutation", "hypergeometric", "zhao-sun"] = Field(
         "permutation",
@@ -175,6 +185,7 @@ PRESETS: dict[str, dict[str, object]] = {
         "pair_test": "chi-square-2x2",
         "correction": "bonferroni",
         "logrank_variance": "zhao-sun",
+        "trueskill": "released-code",
     },
 }
 
@@ -182,7 +193,10 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
     "defaults": "EvalHub's defaults: exact binomial pair test, Holm's correction, "
     "permutation variance of the log-rank test.",
     "as-published": "Spot The Bot as published: 2x2 chi-square test with Yates' correction "
-    "(the released code), Bonferroni across pairs, Zhao & Sun's generalized log-rank test.",
+    "(the released code), Bonferroni across pairs, Zhao & Sun's generalized log-rank test, "
+    "and TrueSkill as the released code ran it (the package's global constants, matches "
+    "shuffled without resampling, 99.5% rank ranges), where the paper describes bootstrap "
+    "resampling and EvalHub's default uses the constants the code sets up.",
 }
 
 

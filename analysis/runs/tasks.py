@@ -371,7 +371,9 @@ def _compute_held(run: AnalysisRun, held: leases.Held, inputs, draw: bool) -> st
 def _tell_results_ready(run: AnalysisRun) -> None:
     """The tournament's owner hears that its results are ready (once per run)."""
     tournament = run.tournament
-    if tournament is None:
+    if tournament is None or tournament.owner is None:
+        # Nobody to tell (an imported study has no owner); the link below would import the
+        # whole URLconf, a third of a second of `manage.py analyze`, for nothing.
         return
     notify(
         tournament.owner,

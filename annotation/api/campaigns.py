@@ -29,10 +29,10 @@ from drf_spectacular.utils import (
 )
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
+from evalhub.api.parsers import FormParser, JSONParser, MultiPartParser
 from evalhub.api.serializers import InputErrorsSerializer
 from evalhub.permissions import IsManager, IsStaff, SignedIn, by_method, managed_by
 
@@ -209,6 +209,7 @@ def manageable_campaigns(user):
 )
 class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     lookup_field = "slug"
+    throttle_scopes = {"create": "uploads"}  # evalhub/api/throttles.py
     # Reads are the campaign's managers' (the queryset holds only theirs); creating and
     # every change of status (launch, pause, finish) is staff's.
     permission_classes = [by_method(GET=IsManager, POST=IsStaff)]

@@ -32,6 +32,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from evalhub import limits
 from evalhub.api.serializers import InputErrorsSerializer
 from evalhub.permissions import IsManager, IsStaff, by_method, is_staff
 
@@ -181,7 +182,9 @@ class CrowdReviewDecisionSerializer(serializers.Serializer):
     assignments = serializers.ListField(
         child=serializers.UUIDField(), min_length=1, max_length=1000
     )
-    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+    reason = serializers.CharField(
+        required=False, allow_blank=True, max_length=limits.REASON_CHARS, default=""
+    )
     amount = serializers.DecimalField(
         required=False, max_digits=6, decimal_places=2, min_value=0, allow_null=True
     )
@@ -215,7 +218,9 @@ class LaunchApprovalSerializer(serializers.Serializer):
 
 class LaunchDecisionSerializer(serializers.Serializer):
     approve = serializers.BooleanField()
-    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+    reason = serializers.CharField(
+        required=False, allow_blank=True, max_length=limits.REASON_CHARS, default=""
+    )
 
 
 ERRORS = {400: InputErrorsSerializer}

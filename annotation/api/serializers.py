@@ -11,7 +11,9 @@ import json
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from evalhub import limits
 from evalhub.slugs import SLUG_HELP
+from evalhub.text import find_nul, nul_refused
 
 from ..campaign_settings import CampaignSettings
 from ..forms import CampaignForm
@@ -63,7 +65,9 @@ class CampaignDetailSerializer(CampaignSerializer):
 
 @extend_schema_field({"type": "object", "additionalProperties": True})
 class TaskConfigField(serializers.JSONField):
-    """A JSON object, given as an object (JSON body) or as JSON text (multipart form)."""
+    """A JSON object, given as an object (JSON body) or as JSON text (multipart form). The
+    text's "\\u0000" escapes were no NUL to the parser that read the form, so a NUL in the
+    decoded object is refused here, as the parsers refuse one in a body."""
 
     def to_internal_value(self, data):
         if isinstance(data, str):
@@ -71,6 +75,9 @@ class TaskConfigField(serializers.JSONField):
                 data = json.loads(data or "{}")
             except json.JSONDecodeError as error:
                 raise serializers.ValidationError(f"Not valid JSON: {error.msg}.") from None
+            where = find_nul(data)
+            if where is not None:
+                raise serializers.ValidationError(nul_refused(where))
         if not isinstance(data, dict):
             raise serializers.ValidationError('The task config must be a JSON object {"key": v}.')
         return data
@@ -81,14 +88,16 @@ class CampaignCreateSerializer(serializers.Serializer):
     or from uploaded conversations (`conversations`, optionally `gold_items`; multipart)."""
 
     task_kind = serializers.ChoiceField(choices=[])
-    title = serializers.CharField(max_length=200)
+    title = serializers.CharField(max_length=limits.NAME_CHARS)
     slug = serializers.CharField(
         max_length=80,
         required=False,
         allow_blank=True,
         help_text=SLUG_HELP + " Blank: from the title.",
     )
-    instructions = serializers.CharField(required=False, allow_blank=True, default="")
+    instructions = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=limits.INSTRUCTIONS_CHARS
+    )
     task_config = TaskConfigField(required=False, default=dict)
     redundancy = serializers.IntegerField(required=False, help_text=_help("redundancy"))
     batch_size = serializers.IntegerField(required=False, help_text=_help("batch_size"))

@@ -11,10 +11,11 @@ and optionally `likert` and `comparative` (the shapes of ``importers.abceval.stu
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from evalhub import limits
+from evalhub.api.parsers import FormParser, MultiPartParser
 from evalhub.api.serializers import InputErrorsSerializer
 from evalhub.permissions import IsStaff, by_method
 from evalhub.services import read_upload
@@ -26,7 +27,7 @@ FILES = ("conversations", "behaviours", "likert", "comparative")
 
 
 class AbcEvalUploadSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=200)
+    name = serializers.CharField(max_length=limits.NAME_CHARS)
     slug = serializers.CharField(max_length=80, validators=[validate_slug], help_text=SLUG_HELP)
     conversations = serializers.FileField()
     behaviours = serializers.FileField()
@@ -35,6 +36,7 @@ class AbcEvalUploadSerializer(serializers.Serializer):
 
 
 class AbcEvalImport(APIView):
+    throttle_scopes = {"post": "uploads"}  # evalhub/api/throttles.py
     permission_classes = [by_method(POST=IsStaff)]
     parser_classes = [MultiPartParser, FormParser]
 

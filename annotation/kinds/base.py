@@ -16,6 +16,7 @@ from django.http import QueryDict
 
 from evalhub.declared import Declared, DeclaredInvalid, check
 from evalhub.errors import UserInputError, field_problems
+from evalhub.nul_refusal import RefusesNul
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,7 @@ def choice_field(allowed: dict[str, Any], label: str) -> AnswerField:
     )
 
 
-class AnswerForm(forms.Form):
+class AnswerForm(RefusesNul, forms.Form):
     """The answer form of one item: its fields depend on the item and the config, so the
     kind passes them in. `unexpected(keys)` returns the message for submitted keys that
     are no field of the form (a tampered or stale page), or "" to let them be."""

@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from evalhub.errors import UserInputError
-from evalhub.ratelimit import allow_key
+from evalhub.ratelimit import Outage, allow_key
 
 from .. import chat
 from ..chat import ChatRefused, chat_ended, chat_state
@@ -104,7 +104,12 @@ def chat_action(request, public_id, item_id, action, fmt):
         return refuse("That conversation is not open in your batch.", 400)
     position, item, total = found
     limit = settings.EVALHUB_CHAT_MESSAGES_PER_MINUTE
-    if action in LIMITED and not allow_key(f"chat:{assignment.worker_id}", limit, 60):
+    # A worker holding an assignment goes on while Redis is down: the endpoint's daily
+    # budget, in the database, still bounds what their messages cost.
+    allowed = action not in LIMITED or allow_key(
+        f"chat:{assignment.worker_id}", limit, 60, on_outage=Outage.FAIL_OPEN
+    )
+    if not allowed:
         return refuse(RATE_LIMITED, 429, position, item, total)
     try:
         state = ACTIONS[action](assignment, item, request.POST)

@@ -31,6 +31,7 @@ from ..campaigns import (
     pays_crowdworkers,
     request_launch,
 )
+from ..chat import chat_budgets
 from ..costs import amount_paid, campaign_costs, campaign_figures
 from ..crowd import PROVIDERS, get_provider
 from ..crowd.base import CrowdError
@@ -200,6 +201,7 @@ def campaign_detail(request, campaign):
                 "requested_by", "decided_by"
             ).first(),
             "public": is_public(campaign),
+            "chat_budgets": chat_budgets(campaign),
         },
     )
 

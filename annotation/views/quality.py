@@ -8,15 +8,17 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
+from evalhub import limits
+from evalhub.nul_refusal import RefusesNul
 from evalhub.permissions import staff_required
 
 from ..models import Campaign, Worker
 from ..quality import set_blocked, sort_figures, worker_figures
 
 
-class BlockForm(forms.Form):
+class BlockForm(RefusesNul, forms.Form):
     action = forms.ChoiceField(choices=[("block", "Block"), ("unblock", "Unblock")])
-    reason = forms.CharField(required=False, max_length=1000)
+    reason = forms.CharField(required=False, max_length=limits.REASON_CHARS)
     # Where the form was sent from: the table to show again, sorted as it was.
     campaign = forms.SlugField(max_length=80)
     sort = forms.CharField(required=False, max_length=20)

@@ -8,7 +8,9 @@ from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from evalhub import limits
 from evalhub.errors import show_on_page
+from evalhub.nul_refusal import RefusesNul
 from evalhub.permissions import staff_required
 
 from ..models import Campaign
@@ -22,10 +24,10 @@ from ..review_queue import (
 )
 
 
-class ReviewForm(forms.Form):
+class ReviewForm(RefusesNul, forms.Form):
     action = forms.ChoiceField(choices=[(a, a.capitalize()) for a in ACTIONS])
     assignments = forms.MultipleChoiceField(required=False)
-    reason = forms.CharField(required=False, max_length=2000, widget=forms.Textarea)
+    reason = forms.CharField(required=False, max_length=limits.REASON_CHARS, widget=forms.Textarea)
     amount = forms.DecimalField(required=False, min_value=0, max_digits=6, decimal_places=2)
     # One per rendering of the page: a form sent twice never pays a bonus twice.
     key = forms.CharField(max_length=64, widget=forms.HiddenInput)

@@ -6,7 +6,9 @@ Only the system's owner and staff (System.is_managed_by) read or change it: othe
 can see the system get 403, those who cannot see it 404, anonymous callers 401. The token
 is write-only: `auth_token` is accepted (omitted keeps the stored one, "" removes it) and
 never returned; `has_token` says whether one is stored, `token_left_out` whether an import
-left out the one it had (exports never carry secrets). PUT registers or replaces, PATCH
+left out the one it had (exports never carry secrets). `chat_share` is the percent of
+`daily_budget` chat campaigns may spend; `used_today` counts today's requests and
+`chat_used_today` the chat campaigns' among them. PUT registers or replaces, PATCH
 changes some fields, DELETE removes.
 """
 
@@ -19,8 +21,9 @@ from rest_framework.response import Response
 
 from evalhub.models import System
 from evalhub.permissions import IsManager, by_method
+from evalhub.quotas import check_quota
 
-from ..budget import used_today
+from ..budget import chat_used_today, used_today
 from ..models import BotEndpoint, EndpointCall
 
 
@@ -36,6 +39,7 @@ class BotEndpointSerializer(serializers.ModelSerializer):
         'secrets): send `auth_token` again, or "" if it needs none.',
     )
     used_today = serializers.SerializerMethodField()
+    chat_used_today = serializers.SerializerMethodField()
     stop = serializers.ListField(
         child=serializers.CharField(max_length=BotEndpoint.MAX_STOP_CHARS, trim_whitespace=False),
         max_length=BotEndpoint.MAX_STOP_SEQUENCES,
@@ -60,8 +64,10 @@ class BotEndpointSerializer(serializers.ModelSerializer):
             "timeout_seconds",
             "max_concurrency",
             "daily_budget",
+            "chat_share",
             "allow_other_owners",
             "used_today",
+            "chat_used_today",
             "updated",
         ]
         read_only_fields = ["system", "updated"]
@@ -71,6 +77,9 @@ class BotEndpointSerializer(serializers.ModelSerializer):
 
     def get_used_today(self, endpoint) -> int:
         return used_today(endpoint.pk)
+
+    def get_chat_used_today(self, endpoint) -> int:
+        return chat_used_today(endpoint.pk)
 
     def save(self, **kwargs):
         # A token sent (even "") replaces the stored one and settles one an import left out,
@@ -105,8 +114,10 @@ ENDPOINT = {
     "timeout_seconds": 30,
     "max_concurrency": 2,
     "daily_budget": 500,
+    "chat_share": 50,
     "allow_other_owners": False,
     "used_today": 37,
+    "chat_used_today": 12,
     "updated": "2026-11-20T09:30:00Z",
 }
 ENDPOINT_IN = {
@@ -158,6 +169,7 @@ class ManagedSystemMixin:
 )
 class BotEndpointView(ManagedSystemMixin, generics.GenericAPIView):
     serializer_class = BotEndpointSerializer
+    throttle_scopes = {"put": "creations"}  # evalhub/api/throttles.py
     permission_classes = [
         by_method(GET=IsManager, PUT=IsManager, PATCH=IsManager, DELETE=IsManager)
     ]
@@ -175,6 +187,8 @@ class BotEndpointView(ManagedSystemMixin, generics.GenericAPIView):
         endpoint = BotEndpoint.objects.filter(system=system).first()
         serializer = self.get_serializer(endpoint, data=request.data)
         serializer.is_valid(raise_exception=True)
+        if endpoint is None:
+            check_quota(request.user, BotEndpoint)
         with transaction.atomic():
             saved = serializer.save(system=system)
         created = endpoint is None

@@ -14,7 +14,6 @@ DRF's Retry-After header. Django's own 400/403/404/500 under /api/ (a URL that m
 route, a crash) answer the same shape through `evalhub.api.handlers`.
 """
 
-from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -29,7 +28,11 @@ def exception_handler(exc, context):
     answer_in_json(context.get("request"))
     if isinstance(exc, UserInputError):
         set_rollback()  # as DRF does for its own errors, in case the request is atomic
-        return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
+        # 400, or the error's own status (a quota: evalhub/quotas.py).
+        response = Response(exc.as_dict(), status=exc.status_code)
+        if exc.retry_after is not None:
+            response["Retry-After"] = str(exc.retry_after)
+        return response
     # DRF's handler turns Http404 and Django's PermissionDenied into its own errors, sets
     # the headers (WWW-Authenticate, Retry-After) and rolls back; only the body changes.
     response = drf_exception_handler(exc, context)

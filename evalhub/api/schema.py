@@ -15,6 +15,7 @@ WHY = {
     "403": "Not allowed to do this.",
     "404": "No such object, or one the user may not see.",
     "405": "The method is not allowed here.",
+    "413": "The JSON body is larger than the API reads (EVALHUB_MAX_JSON_BODY_BYTES).",
     "415": "The body's content type is not accepted.",
     "429": "Too many requests; the Retry-After header says when to try again.",
 }
@@ -26,7 +27,7 @@ def statuses(path: str, method: str, operation: dict) -> list[str]:
     if "{" in path:
         codes.append("404")
     if "requestBody" in operation:
-        codes += ["400", "415"]
+        codes += ["400", "413", "415"]
     return sorted(codes)
 
 

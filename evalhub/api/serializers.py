@@ -1,6 +1,7 @@
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
+from .. import limits
 from ..models import Conversation, Prompt, PromptSet, Submission, System
 from ..slugs import SLUG_HELP, validate_slug
 from .fields import VisibleSlugRelatedField
@@ -52,8 +53,10 @@ class PromptSetDetailSerializer(PromptSetSerializer):
 
 class PromptSetUploadSerializer(serializers.Serializer):
     slug = serializers.CharField(max_length=80, validators=[validate_slug], help_text=SLUG_HELP)
-    name = serializers.CharField(max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    name = serializers.CharField(max_length=limits.NAME_CHARS)
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=limits.DESCRIPTION_CHARS
+    )
     source = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
     version = serializers.CharField(required=False, default="1", max_length=40)
     file = serializers.FileField(help_text=".txt (one prompt per line) or .jsonl")

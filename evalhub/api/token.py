@@ -45,6 +45,7 @@ class ObtainAuthTokenWithLockout(APIView):
     # The API's parsers: JSON nested too deep is a 400, as everywhere else.
     parser_classes = PARSERS
     permission_classes = [by_method(POST=Anyone)]
+    throttle_scopes = {"post": "token"}  # evalhub/api/throttles.py
     serializer_class = CredentialsSerializer
 
     @extend_schema(

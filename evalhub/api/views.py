@@ -6,12 +6,12 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import Throttled
 from rest_framework.generics import RetrieveAPIView
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..models import PromptSet, Submission, System
 from ..permissions import Anyone, IsManager, IsStaff, IsViewer, SignedIn, by_method
+from ..quotas import check_quota
 from ..seed_uploads import allow_seed_upload
 from ..services import (
     create_prompt_set,
@@ -21,6 +21,7 @@ from ..services import (
     submit_responses,
 )
 from ..uniqueness import SlugTaken, unique_slug
+from .parsers import FormParser, MultiPartParser
 from .serializers import (
     ConversationImportSerializer,
     ConversationUploadSerializer,
@@ -110,6 +111,7 @@ class PromptSetViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     search_fields = ["name", "slug", "description", "source"]
     ordering_fields = ["name", "created", "slug"]
     ordering = ["name"]
+    throttle_scopes = {"create": "uploads"}  # evalhub/api/throttles.py
     permission_classes = [by_method(GET=Anyone, POST=IsStaff)]
     parser_classes = [MultiPartParser, FormParser]
 
@@ -174,6 +176,7 @@ class SystemViewSet(
     search_fields = ["name", "slug", "description", "owner__username"]
     ordering_fields = ["name", "created", "slug"]
     ordering = ["name"]
+    throttle_scopes = {"create": "creations", "submit": "uploads"}  # evalhub/api/throttles.py
     # Anybody reads what they may see (the queryset); the owner and staff change a system
     # and submit its responses.
     permission_classes = [
@@ -188,6 +191,7 @@ class SystemViewSet(
         )
 
     def perform_create(self, serializer):
+        check_quota(self.request.user, System)
         slug = serializer.validated_data.get("slug", "")
         try:
             with unique_slug(System, slug):
@@ -253,6 +257,7 @@ class SubmissionDetail(RetrieveAPIView):
 class ConversationImport(APIView):
     """Staff import conversations (JSON lines); every problem comes back with its line."""
 
+    throttle_scopes = {"post": "uploads"}  # evalhub/api/throttles.py
     permission_classes = [by_method(POST=IsStaff)]
     parser_classes = [MultiPartParser, FormParser]
 
@@ -286,6 +291,7 @@ class SeedConversationUpload(APIView):
     """A signed-in researcher uploads human-human seed conversations for a domain; a line
     with a system speaker is refused with its line, and nothing is stored."""
 
+    throttle_scopes = {"post": "uploads"}  # evalhub/api/throttles.py
     permission_classes = [by_method(POST=SignedIn)]
     parser_classes = [MultiPartParser, FormParser]
 

@@ -32,6 +32,7 @@ from .problems import (
     decode_utf8,
     iter_json_lines,
     merge_by_line,
+    too_long,
 )
 
 HUMAN = "human"
@@ -232,6 +233,8 @@ def _check_seed(seed, speakers: list | None) -> list[str]:
             )
         if not isinstance(text, str) or not text.strip():
             problems.append(f"seed turn {number}: 'text' must be a non-empty string.")
+        elif oversized := too_long("its text", text):
+            problems.append(f"seed turn {number}: {oversized}")
     return problems
 
 
@@ -261,6 +264,8 @@ def _check_turns(turns, speakers: list | None) -> list[str]:
             problems.append(f"turn {number}: 'text' must be a string.")
         elif not text.strip() and _human(speakers, speaker):
             problems.append(f"turn {number}: empty text.")
+        elif oversized := too_long("its text", text):
+            problems.append(f"turn {number}: {oversized}")
         topic = turn.get("topic")
         if "topic" in turn and not (
             isinstance(topic, str) and topic.strip() and len(topic) <= MAX_TOPIC

@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Iterator
 
+from .. import limits
 from ..errors import SHOWN_PROBLEMS, Problem, Problems, UserInputError
 
 __all__ = [
@@ -29,7 +30,16 @@ __all__ = [
     "json_lines",
     "merge_by_line",
     "split_lines",
+    "too_long",
 ]
+
+
+def too_long(what: str, text: str, limit: int = limits.TEXT_CHARS) -> str | None:
+    """The problem of a text over its limit (evalhub/limits.py), or None."""
+    if len(text) <= limit:
+        return None
+    return f"{what} has {len(text):,} characters; at most {limit:,} are allowed."
+
 
 # Deeper JSON is no conversation or metadata anyone writes; it only exhausts the parser.
 MAX_JSON_DEPTH = 32

@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
+from ..models import Prompt
 from .problems import (
     InvalidUpload,
     Problem,
@@ -11,7 +12,10 @@ from .problems import (
     decode_utf8,
     iter_json_lines,
     iter_lines,
+    too_long,
 )
+
+MAX_ID = Prompt._meta.get_field("external_id").max_length
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,8 @@ def _parse_txt(text: str) -> list[ParsedPrompt]:
     for number, line in enumerate(iter_lines(text), 1):
         if not line.strip():
             problems.append(Problem(number, "empty prompt."))
+        elif oversized := too_long("the prompt", line.strip()):
+            problems.append(Problem(number, oversized))
         elif not problems:  # once the file is refused, its prompts are not needed
             prompts.append(ParsedPrompt(str(number), [line.strip()]))
     if problems:
@@ -55,6 +61,10 @@ def _parse_txt(text: str) -> list[ParsedPrompt]:
 
 def _string_list(value) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
+
+
+def _too_long_utterance(utterances: list[str]) -> str | None:
+    return next(filter(None, (too_long("an utterance", u) for u in utterances)), None)
 
 
 def _parse_jsonl(text: str) -> list[ParsedPrompt]:
@@ -77,6 +87,10 @@ def _parse_jsonl(text: str) -> list[ParsedPrompt]:
             )
         elif not _string_list(references):
             problems.append(Problem(number, "'references' must be a list of non-empty strings."))
+        elif oversized := too_long("the id", prompt_id, MAX_ID) or _too_long_utterance(
+            context + references
+        ):
+            problems.append(Problem(number, oversized))
         else:
             seen[prompt_id] = number
             if not problems:  # once the file is refused, its prompts are not needed

@@ -14,6 +14,7 @@ from .problems import (
     iter_csv_rows,
     iter_json_lines,
     iter_lines,
+    too_long,
 )
 
 FORMATS = ("txt", "jsonl", "csv")
@@ -99,6 +100,13 @@ def _parse_txt(text: str, prompts: list[PromptRef]) -> ParsedResponses:
             ]
         )
     lines = list(iter_lines(text))
+    problems = Problems(
+        Problem(number, oversized)
+        for number, line in enumerate(lines, start=1)
+        if (oversized := too_long("the response", line.strip()))
+    )
+    if problems:
+        raise InvalidUpload(problems)
     return ParsedResponses(
         texts={prompt.position: line.strip() for prompt, line in zip(prompts, lines, strict=True)},
         empty_lines=[number for number, line in enumerate(lines, start=1) if not line.strip()],
@@ -139,6 +147,10 @@ def _collect_keyed(
         seen[prompt_id] = number
         if not isinstance(response, str):
             problems.append(Problem(number, "the response must be a string ('response')."))
+            continue
+        oversized = too_long("the response", response.strip())
+        if oversized:
+            problems.append(Problem(number, oversized))
             continue
         if not response.strip():
             empty_lines.append(number)

@@ -10,15 +10,20 @@ from ..api_tokens import create_token, live_tokens, revoke_token
 from ..errors import UserInputError, show_on_page
 from ..forms import ApiTokenForm, SignupForm
 from ..models import System
-from ..ratelimit import allow
+from ..ratelimit import Outage, allow
 from .notices import PreferencesForm
 
 
 @require_http_methods(["GET", "POST"])
 def signup(request):
     form = SignupForm(request.POST or None)
+    # A new account is a new identity: with the limit uncountable (Redis down), refused.
     if request.method == "POST" and not allow(
-        request, "signup", settings.EVALHUB_SIGNUPS_PER_HOUR, window_seconds=3600
+        request,
+        "signup",
+        settings.EVALHUB_SIGNUPS_PER_HOUR,
+        window_seconds=3600,
+        on_outage=Outage.FAIL_CLOSED,
     ):
         form = SignupForm()
         show_on_page(request, "Too many sign-ups from your address; try again in an hour.")

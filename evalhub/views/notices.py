@@ -10,9 +10,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from ..models import Notice, NoticeKind
 from ..notifications import preferences, set_preferences
+from ..nul_refusal import RefusesNul
 
 
-class PreferencesForm(forms.Form):
+class PreferencesForm(RefusesNul, forms.Form):
     """Two checkboxes per kind: `<kind>_site` and `<kind>_email`."""
 
     def __init__(self, *args, user, **kwargs):

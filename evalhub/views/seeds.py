@@ -7,11 +7,13 @@ from django.shortcuts import redirect, render
 
 from ..errors import show_on_page
 from ..importers.problems import InvalidUpload
+from ..nul_refusal import RefusesNul
+from ..quotas import QuotaExceeded
 from ..seed_uploads import allow_seed_upload
 from ..services import import_seed_conversations, read_upload
 
 
-class SeedUploadForm(forms.Form):
+class SeedUploadForm(RefusesNul, forms.Form):
     file = forms.FileField(help_text='Conversations as JSON lines (.jsonl); every speaker "human".')
 
 
@@ -28,6 +30,9 @@ def seed_upload(request):
             result = import_seed_conversations(
                 data=read_upload(upload), filename=upload.name, user=request.user
             )
+        except QuotaExceeded as refused:
+            show_on_page(request, refused)
+            status = refused.status_code
         except InvalidUpload as invalid:
             problems, status = invalid, 400
         else:

@@ -7,11 +7,13 @@ from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from ..errors import show_on_page
 from ..forms import SubmissionForm, SystemForm
 from ..importers.problems import InvalidUpload
 from ..models import Submission, System
 from ..permissions import is_managed_by, manageable_or_403, visible_or_404
 from ..profile import system_profile
+from ..quotas import QuotaExceeded, check_quota
 from ..services import read_upload, submit_responses
 from ..uniqueness import SlugTaken, unique_slug
 
@@ -35,8 +37,11 @@ def system_create(request):
         system = form.save(commit=False)
         system.owner = request.user
         try:
+            check_quota(request.user, System)
             with unique_slug(System, system.slug):
                 system.save()
+        except QuotaExceeded as refused:
+            show_on_page(request, refused, form)
         except SlugTaken as taken:
             form.add_error("slug", str(taken))
         else:
@@ -110,7 +115,7 @@ def system_submit(request, slug):
     form = SubmissionForm(
         request.POST or None, request.FILES or None, user=request.user, system=system
     )
-    problems = None
+    problems, status = None, 200
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
@@ -123,14 +128,16 @@ def system_submit(request, slug):
                 baselines=form.cleaned_data["baselines"],
                 user=request.user,
             )
+        except QuotaExceeded as refused:
+            show_on_page(request, refused, form)
+            status = refused.status_code
         except InvalidUpload as invalid:
-            problems = invalid
+            problems, status = invalid, 400
         else:
             messages.success(request, "Submission stored; automatic metrics are on their way.")
             if submission.warnings:
                 messages.warning(request, empty_responses_notice(submission.warnings))
             return redirect(submission)
-    status = 400 if problems else 200
     return render(
         request,
         "evalhub/system_submit.html",

@@ -3,6 +3,7 @@ rubric_versions.py), so a page and the API refuse the same input with the same m
 
 from rest_framework import serializers
 
+from evalhub import limits
 from evalhub.api.fields import VisibleSlugRelatedField
 from evalhub.declared import bounds, help_text
 
@@ -69,7 +70,7 @@ class RubricSerializer(serializers.ModelSerializer):
 
 
 class RubricReviseSerializer(serializers.Serializer):
-    instructions = serializers.CharField(max_length=20_000)
+    instructions = serializers.CharField(max_length=limits.INSTRUCTIONS_CHARS)
 
 
 class RunSerializer(serializers.ModelSerializer):

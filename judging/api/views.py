@@ -155,6 +155,7 @@ class JudgeViewSet(
     viewsets.GenericViewSet,
 ):
     serializer_class = JudgeSerializer
+    throttle_scopes = {"create": "creations"}  # evalhub/api/throttles.py
     # A researcher's own judges (the queryset); anybody signed in makes one.
     permission_classes = [
         permissions.by_method(GET=permissions.SignedIn, POST=permissions.SignedIn)
@@ -213,6 +214,7 @@ class RubricViewSet(
     viewsets.GenericViewSet,
 ):
     serializer_class = RubricSerializer
+    throttle_scopes = {"create": "creations", "revise": "creations"}  # evalhub/api/throttles.py
     # Rubrics are shared; anybody signed in writes one, their author and staff revise it.
     permission_classes = [
         permissions.by_method(
@@ -301,6 +303,7 @@ class RunViewSet(
     viewsets.GenericViewSet,
 ):
     serializer_class = RunSerializer
+    throttle_scopes = {"create": "creations"}  # evalhub/api/throttles.py
     # The runs of a researcher's own judges (the queryset); `runs.start` checks the judge
     # and the campaign are theirs.
     permission_classes = [

@@ -8,6 +8,7 @@ import string
 from django.http import QueryDict
 
 from annotation.kinds.base import PayloadInvalid
+from evalhub.text import without_nul
 
 from . import rubric_module
 
@@ -80,7 +81,9 @@ def retry_messages(messages: list[dict], raw_text: str, problem: str) -> list[di
 
 
 def extract_json(text: str) -> dict:
-    """The first JSON object in `text` (models wrap it in prose or ``` fences)."""
+    """The first JSON object in `text` (models wrap it in prose or ``` fences), without
+    the NUL characters its escapes may hold ("\\u0000"): dropped from a model's answer, as
+    the client drops them from its text (evalhub/text.py)."""
     decoder = json.JSONDecoder()
     start = text.find("{")
     while start != -1:
@@ -90,7 +93,7 @@ def extract_json(text: str) -> dict:
             start = text.find("{", start + 1)
             continue
         if isinstance(value, dict):
-            return value
+            return without_nul(value)
         start = text.find("{", start + 1)
     raise AnswerInvalid("The reply holds no JSON object.")
 

@@ -114,6 +114,57 @@ def test_an_empty_or_too_long_message_is_refused_on_the_page(client, one_bot):
     assert not Turn.objects.exists()
 
 
+# Issue 23, finding 12: NUL characters (PostgreSQL stores none; these were 500s there) ------
+
+
+def test_a_message_holding_a_nul_is_refused_and_nothing_is_stored(client, one_bot):
+    server, _, campaign = one_bot
+    assignment = start(client, campaign)
+    item = items(assignment)[0]
+    page = say(client, assignment, item, "Hel\x00lo", 0)
+    script = client.post(  # as the page's script posts: asking for JSON
+        url("send", assignment, item, json=True),
+        {"text": "Hel\x00lo", "position": 0},
+        HTTP_ACCEPT="application/json",
+    )
+    assert page.status_code == 400 and "holds a NUL character" in page.content.decode()
+    assert script.status_code == 400
+    assert script.json()["errors"][0]["field"] == "text"
+    assert not Turn.objects.exists() and server.requests == []
+    # The worker sends it again without the NUL, and the chat goes on.
+    assert say(client, assignment, item, "Hello", 0, json=True).status_code == 200
+    assert Turn.objects.count() == 2
+
+
+def test_a_bot_replying_with_nul_characters_has_its_reply_stored_without_them(client, fakes):
+    server = fakes.start(lambda payload: openai_fake.completion("hi\u0000 there\u0000"))
+    campaign = chat_campaign([bot_system(server, slug="nul")], batch_size=1)
+    assignment = start(client, campaign)
+    item = items(assignment)[0]
+    state = say(client, assignment, item, "Hello", 0, json=True).json()
+    assert state["error"] == "" and state["turns"][-1]["text"] == "hi there"
+    assert not state["waiting"] and state["can_send"]
+    assert say(client, assignment, item, "Again", 2, json=True).status_code == 200
+    assert list(Turn.objects.order_by("position").values_list("text", flat=True)) == [
+        "Hello",
+        "hi there",
+        "Again",
+        "hi there",
+    ]
+
+
+def test_a_bot_replying_nothing_but_nul_is_a_failed_reply_that_can_be_retried(client, fakes):
+    server = fakes.start(openai_fake.then(openai_fake.completion("\u0000"), openai_fake.counting))
+    campaign = chat_campaign([bot_system(server, slug="mute")], batch_size=1)
+    assignment = start(client, campaign)
+    item = items(assignment)[0]
+    state = say(client, assignment, item, "Hello", 0, json=True).json()
+    assert "did not give a usable answer" in state["error"] and not state["waiting"]
+    assert state["can_retry"] and Turn.objects.count() == 1
+    retried = client.post(url("retry", assignment, item, json=True)).json()
+    assert retried["error"] == "" and retried["turns"][-1]["text"] == "mute: heard 1, 0 mine"
+
+
 @pytest.mark.parametrize(
     ("failure", "times", "message"),
     [
@@ -420,3 +471,24 @@ def test_a_system_removed_from_the_catalog_is_a_clear_message(client, fakes):
         and "no longer available" in response.json()["errors"][0]["message"]
     )
     assert not Conversation.objects.exists()
+
+
+def test_a_spent_chat_share_tells_the_worker_keeps_the_turn_and_lets_them_end(client, fakes):
+    server = fakes.start(openai_fake.counting)
+    system = bot_system(server, slug="thrifty")
+    system.endpoint.daily_budget, system.endpoint.chat_share = 2, 50  # one chat request
+    system.endpoint.save()
+    campaign = chat_campaign([system], batch_size=1)
+    assignment = start(client, campaign)
+    item = items(assignment)[0]
+    say(client, assignment, item, "Hello", 0)
+    response = say(client, assignment, item, "And how are you?", 2, json=True)
+    state = response.json()
+    assert response.status_code == 200 and state["error"] == endpoint_chat.LIMIT_REACHED
+    assert state["can_end"] and [t["text"] for t in state["turns"]][-1] == "And how are you?"
+    assert len(server.requests) == 1
+    page = client.get(assignment.get_absolute_url())
+    assert page.status_code == 200 and "answered all the messages" in page.content.decode()
+    ended = client.post(url("end", assignment, item, json=True)).json()
+    assert ended["status"] == "incomplete"
+    assert Turn.objects.filter(conversation=conversation_of(assignment, item)).count() == 3

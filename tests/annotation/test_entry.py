@@ -67,6 +67,28 @@ def test_invented_ids_from_one_address_are_refused_after_the_limit(settings):
     assert Assignment.objects.filter(worker__isnull=False).count() == 3
 
 
+def test_clients_behind_one_proxy_each_have_the_per_address_limit(settings):
+    # A classroom's NAT and a researcher's home reach EvalHub through its HTTPS proxy.
+    settings.EVALHUB_TRUSTED_PROXY_COUNT = 1
+    settings.EVALHUB_NEW_WORKERS_PER_ADDRESS_PER_HOUR = 2
+    c = ab_campaign(30, batch_size=1, redundancy=1)
+
+    def via_proxy(address, worker):
+        client = Client(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR=address)
+        return start(client, c, worker=worker).status_code
+
+    assert [via_proxy("203.0.113.1", f"class{n}") for n in range(3)] == [302, 302, 429]
+    assert [via_proxy("198.51.100.7", f"home{n}") for n in range(2)] == [302, 302]
+    # What a client writes into X-Forwarded-For itself does not make it someone else.
+    assert via_proxy("198.51.100.99, 203.0.113.1", "class-forged") == 429
+    assert set(Worker.objects.values_list("external_id", flat=True)) == {
+        "link:class0",
+        "link:class1",
+        "link:home0",
+        "link:home1",
+    }
+
+
 def test_a_returning_worker_is_not_a_newcomer(settings, client):
     settings.EVALHUB_NEW_WORKERS_PER_ADDRESS_PER_HOUR = 1
     c = ab_campaign(4, batch_size=1, redundancy=1)

@@ -641,3 +641,36 @@ def test_a_campaign_slug_taken_meanwhile_is_a_field_error_not_a_500(staff, ab_se
     assert response.status_code in (200, 400)
     assert "already exists; choose another" in response.content.decode()
     assert Campaign.objects.filter(slug="greeting-test").count() == 1
+
+
+def test_the_chat_campaign_page_says_when_a_chatbots_chat_share_is_spent(client):
+    from endpoints import budget as endpoint_budget
+    from tests.annotation.chat_setup import bot_system, chat_campaign
+
+    class Offline:  # no request is sent: the budget is charged directly
+        base_url = "http://127.0.0.1:9/v1"
+
+    owner = factories.user()
+    spent = bot_system(Offline, slug="spent-bot", owner=owner)
+    fresh = bot_system(Offline, slug="fresh-bot", owner=owner)
+    for system in (spent, fresh):
+        system.endpoint.daily_budget, system.endpoint.chat_share = 10, 20  # two chat requests
+        system.endpoint.save()
+    campaign = chat_campaign([spent, fresh], owner=owner)
+    client.force_login(owner)
+    page = client.get(url("manage-campaign", campaign.slug)).content.decode()
+    assert 'data-testid="chat-budgets"' in page and "chat-budget-spent" not in page
+    for _ in range(2):
+        assert endpoint_budget.spend(spent.endpoint.pk, 10, chat_limit=2)
+    page = client.get(url("manage-campaign", campaign.slug)).content.decode()
+    [notice] = page.split('data-testid="chat-budget-spent">')[1:]
+    assert notice.startswith("The chat share of <code>spent-bot</code> is spent for today")
+    assert "fresh-bot" not in notice.split("</p>")[0]
+    assert "<code>spent-bot</code>: <strong>2</strong> of 2 chat requests" in page
+    assert "<code>fresh-bot</code>: <strong>0</strong> of 2 chat requests" in page
+
+
+def test_a_campaign_that_does_not_chat_shows_no_chat_budgets(staff):
+    c = ab_campaign()
+    page = staff.get(url("manage-campaign", c.slug)).content.decode()
+    assert "chat-budgets" not in page

@@ -151,6 +151,8 @@ def test_staff_manage_any_endpoint(system):
         ({"top_p": 1.5}, "top_p"),
         ({"max_concurrency": 0}, "max_concurrency"),
         ({"daily_budget": 0}, "daily_budget"),
+        ({"chat_share": 101}, "chat_share"),
+        ({"chat_share": -5}, "chat_share"),
         ({"stop": ["a", "b", "c", "d", "e"]}, "stop"),
         ({"protocol": "smoke-signals"}, "protocol"),
         ({"url": "file:///etc/passwd"}, "url"),
@@ -182,3 +184,21 @@ def test_the_api_says_a_token_was_left_out_until_one_is_sent(owner, system):
     assert (sent["token_left_out"], sent["has_token"]) == (False, True)
     endpoint = BotEndpoint.objects.get()
     assert (endpoint.auth_token, endpoint.token_left_out) == (SECRET, False)
+
+
+# Issue 23, finding 9: quotas ---------------------------------------------------------------
+
+
+def test_a_new_endpoint_past_the_quota_is_refused_and_a_change_is_not(settings, owner, system):
+    settings.EVALHUB_QUOTA_ENDPOINTS = 1
+    api = client_for(owner)
+    assert api.put(url(system), BODY, format="json").status_code == 201
+    second = factories.system(owner, slug="my-other-llm")
+    refused = api.put(url(second), BODY, format="json")
+    assert refused.status_code == 400
+    assert "(EVALHUB_QUOTA_ENDPOINTS=1)" in refused.json()["errors"][0]["message"]
+    assert not BotEndpoint.objects.filter(system=second).exists()
+    # Replacing the endpoint one has is no new endpoint.
+    changed = api.put(url(system), {**BODY, "daily_budget": 42}, format="json")
+    assert changed.status_code == 200
+    assert BotEndpoint.objects.get(system=system).daily_budget == 42

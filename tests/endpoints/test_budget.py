@@ -1,15 +1,23 @@
 """The per-day request budget of a bot endpoint: charged per request, retries included,
-renewed each UTC day, never overspent by workers charging at once."""
+renewed each UTC day, never overspent by workers charging at once; chat campaigns spend
+their share of it only, and tournaments and judges keep the rest."""
 
 import datetime
 import threading
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
 
 from endpoints import budget as endpoint_budget
-from endpoints.client import BotClient, BudgetExhausted, Endpoint, LocalLimiter, RetryPolicy
+from endpoints.client import (
+    BotClient,
+    BudgetExhausted,
+    ChatShareExhausted,
+    Endpoint,
+    LocalLimiter,
+    RetryPolicy,
+)
 from endpoints.models import BotEndpoint, EndpointUsage
 from tests import factories
 from tests.endpoints import openai_fake
@@ -145,3 +153,107 @@ def test_a_row_another_worker_creates_meanwhile_is_charged_not_taken_for_spent(m
     assert endpoint_budget.spend(endpoint.pk, 5) is True
     assert first == [0]
     assert EndpointUsage.objects.get(endpoint=endpoint).requests == 2
+
+
+# The chat share ---------------------------------------------------------------------------
+
+
+def an_endpoint(budget, chat_share=50):
+    return BotEndpoint.objects.create(
+        system=factories.system(None),
+        url="http://x.example/",
+        daily_budget=budget,
+        chat_share=chat_share,
+    )
+
+
+@pytest.mark.parametrize(
+    ("budget", "share", "limit"),
+    [(100, 50, 50), (5, 40, 2), (3, 50, 1), (1, 50, 0), (7, 0, 0), (7, 100, 7)],
+)
+def test_the_chat_limit_is_the_share_of_the_budget_rounded_down(budget, share, limit):
+    assert endpoint_budget.chat_limit(budget, share) == limit
+
+
+@pytest.mark.django_db
+def test_chats_beyond_their_share_are_refused_while_the_rest_stays_for_others():
+    endpoint = an_endpoint(4)
+    chats = [endpoint_budget.spend(endpoint.pk, 4, chat_limit=2) for _ in range(3)]
+    others = [endpoint_budget.spend(endpoint.pk, 4) for _ in range(3)]
+    assert (chats, others) == ([True, True, False], [True, True, False])
+    usage = EndpointUsage.objects.get(endpoint=endpoint)
+    assert (usage.requests, usage.chat_requests) == (4, 2)
+
+
+@pytest.mark.django_db
+def test_others_may_use_what_chats_leave_unused_and_then_chats_get_nothing():
+    endpoint = an_endpoint(3)
+    assert [endpoint_budget.spend(endpoint.pk, 3) for _ in range(3)] == [True] * 3
+    assert endpoint_budget.spend(endpoint.pk, 3, chat_limit=1) is False
+    assert EndpointUsage.objects.get(endpoint=endpoint).chat_requests == 0
+
+
+@pytest.mark.django_db
+def test_a_refunded_chat_request_is_given_back_to_both_counts():
+    endpoint = an_endpoint(4)
+    endpoint_budget.spend(endpoint.pk, 4, chat_limit=2)
+    endpoint_budget.spend(endpoint.pk, 4)
+    endpoint_budget.refund(endpoint.pk, endpoint_budget.today(), chat=True)
+    usage = EndpointUsage.objects.get(endpoint=endpoint)
+    assert (usage.requests, usage.chat_requests) == (1, 0)
+    assert endpoint_budget.chat_used_today(endpoint.pk) == 0
+
+
+@pytest.mark.django_db
+def test_a_chat_client_is_charged_to_the_share_and_a_tournament_client_is_not(fake):
+    server = fake(openai_fake.counting)
+    endpoint = stored(server, 4)
+    endpoint.chat_share = 25  # one request
+    endpoint.save()
+    chat = BotClient(
+        Endpoint.from_model(endpoint), retry=FAST, limiter=LocalLimiter(), purpose="chat"
+    )
+    chat.reply("c", TURNS, 0)
+    with pytest.raises(ChatShareExhausted, match=r"share of the daily budget \(1 of 4"):
+        chat.reply("c", TURNS, 0)
+    bot(endpoint).reply("c", TURNS, 0)
+    assert len(server.requests) == 2
+    assert endpoint_budget.chat_used_today(endpoint.pk) == 1
+
+
+@pytest.mark.django_db
+def test_the_default_chat_share_comes_from_settings(settings):
+    settings.EVALHUB_BOT_CHAT_SHARE_PERCENT = 30
+    endpoint = BotEndpoint.objects.create(system=factories.system(None), url="http://x.example/")
+    assert endpoint.chat_share == 30
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("share", [-1, 101])
+def test_a_chat_share_out_of_range_is_refused_by_the_database(share):
+    with pytest.raises(IntegrityError), transaction.atomic():
+        an_endpoint(10, share)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_chats_charging_at_once_never_overspend_their_share():
+    endpoint = an_endpoint(10, 30)
+    barrier = threading.Barrier(8)
+    results = []
+
+    def worker():
+        try:
+            barrier.wait()
+            results.append(endpoint_budget.spend(endpoint.pk, 10, chat_limit=3))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results) == [False] * 5 + [True] * 3
+    usage = EndpointUsage.objects.get(endpoint=endpoint)
+    assert (usage.requests, usage.chat_requests) == (3, 3)

@@ -15,6 +15,7 @@ from endpoints import calls, tasks
 from endpoints.client import (
     BotBadJSON,
     BotClient,
+    BotError,
     BotHTTPError,
     BotRefused,
     BotTimeout,
@@ -24,6 +25,7 @@ from endpoints.client import (
     RetryPolicy,
 )
 from endpoints.models import BotEndpoint, EndpointCall
+from evalhub.outbound_policy import Policy
 from tests import factories
 from tests.endpoints import bots
 
@@ -82,6 +84,26 @@ def test_an_http_400_leaves_one_http_error_row_without_the_body(serve, owner):
     assert call.message == "answered HTTP 400"
 
 
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        (bots.Reply(500, f"<pre>{UPSTREAM_SECRET}\x00</pre>".encode()), "answered HTTP 500"),
+        (bots.Reply(200, f"<html>{UPSTREAM_SECRET}\x00</html>".encode()), "the reply is not JSON"),
+    ],
+    ids=["http-500", "not-json"],
+)
+def test_the_upstream_excerpt_is_kept_for_staff_apart_from_the_message(
+    serve, owner, reply, message
+):
+    endpoint = stored(serve(lambda p: reply).url, owner)
+    with pytest.raises(BotError):
+        client(endpoint).reply("c", TURNS, 1)
+    call = EndpointCall.objects.get()
+    assert call.message == message
+    assert call.detail.startswith(message) and UPSTREAM_SECRET in call.detail
+    assert "\x00" not in call.detail  # one printable line, storable on PostgreSQL too
+
+
 def test_a_timeout_leaves_one_timeout_row(serve, owner):
     endpoint = stored(serve(bots.slow(bots.echo, 1.0)).url, owner)
     with pytest.raises(BotTimeout):
@@ -125,7 +147,7 @@ def test_a_spent_budget_is_recorded_though_nothing_was_sent(serve, owner):
 def test_a_refused_address_is_recorded_without_naming_it(serve, owner):
     endpoint = stored(serve(bots.echo).url, owner)
     with pytest.raises(BotRefused) as raised:
-        client(endpoint, allow_private=False).reply("c", TURNS, 1)
+        client(endpoint, policy=Policy()).reply("c", TURNS, 1)
     assert "127.0.0.1" in str(raised.value)
     call = EndpointCall.objects.get()
     assert call.status == "refused" and "127.0.0.1" not in call.message
@@ -203,6 +225,7 @@ def failing(owner):
         latency_ms=84,
         error_class="BotHTTPError",
         message="answered HTTP 429 (Retry-After 3 s)",
+        detail=f"answered HTTP 429: '{UPSTREAM_SECRET}' (Retry-After 3 s)",
     )
     return endpoint
 
@@ -220,6 +243,16 @@ def test_the_owner_reads_the_calls_in_the_api(owner, failing):
         429,
         "answered HTTP 429 (Retry-After 3 s)",
     )
+    assert "detail" not in call and UPSTREAM_SECRET not in response.content.decode()
+
+
+def test_staff_read_the_upstream_excerpt_in_the_admin_only(client, failing):
+    client.force_login(factories.user("staff", staff=True))
+    call = EndpointCall.objects.get()
+    page = client.get(reverse("admin:endpoints_endpointcall_change", args=[call.pk]))
+    assert page.status_code == 200 and UPSTREAM_SECRET in page.content.decode()
+    listed = api_for(factories.user("staff2", staff=True)).get(calls_url(failing))
+    assert UPSTREAM_SECRET not in listed.content.decode()
 
 
 def test_staff_read_the_calls_in_the_api(failing):
@@ -247,6 +280,7 @@ def test_the_endpoint_page_shows_its_owner_the_latest_calls(client, owner, faili
     page = client.get(reverse("system-endpoint", args=[failing.system.slug]))
     assert page.status_code == 200
     assert "answered HTTP 429 (Retry-After 3 s)" in page.content.decode()
+    assert UPSTREAM_SECRET not in page.content.decode()
     assert [c.status for c in page.context["calls"]] == ["http_error"]
 
 

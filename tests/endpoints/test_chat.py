@@ -5,7 +5,8 @@ import pytest
 
 from endpoints import chat
 from endpoints.chat import ReplyFailed
-from endpoints.models import BotEndpoint, EndpointUsage
+from endpoints.client import BotClient, BudgetExhausted, Endpoint, LocalLimiter, RetryPolicy
+from endpoints.models import BotEndpoint, EndpointCall, EndpointUsage
 from tests import factories
 from tests.endpoints import bots, openai_fake
 
@@ -64,12 +65,52 @@ def test_a_system_without_an_endpoint_fails_clearly():
 
 def test_a_spent_budget_is_a_clear_message_and_nothing_is_sent(evalhub_bot):
     owner = factories.user()
-    system = endpoint(evalhub_bot.url, owner, daily_budget=1)
+    system = endpoint(evalhub_bot.url, owner, daily_budget=1, chat_share=100)
     chat.reply(owner_id(owner), system, "chat-1", TURNS)
-    with pytest.raises(ReplyFailed, match="cannot take more messages"):
+    with pytest.raises(ReplyFailed, match="answered all the messages it may answer today"):
         chat.reply(owner_id(owner), system, "chat-1", TURNS)
     assert len(evalhub_bot.requests) == 1
     assert EndpointUsage.objects.get().requests == 1
+
+
+def collection_client(system):
+    """A tournament's client for the system's endpoint (what collection builds)."""
+    return BotClient(
+        Endpoint.from_model(system.endpoint),
+        retry=RetryPolicy(attempts=1, base_delay=0, max_delay=0),
+        limiter=LocalLimiter(),
+        purpose="collection",
+    )
+
+
+def test_chats_spend_their_share_only_and_tournaments_keep_the_rest(evalhub_bot):
+    owner = factories.user()
+    system = endpoint(evalhub_bot.url, owner, daily_budget=5, chat_share=40)  # 2 for chats
+    for n in range(2):
+        chat.reply(owner_id(owner), system, f"chat-{n}", TURNS)
+    with pytest.raises(ReplyFailed, match="answered all the messages it may answer today") as out:
+        chat.reply(owner_id(owner), system, "chat-2", TURNS)
+    assert "ChatShareExhausted" in out.value.detail and "(2 of 5 requests)" in out.value.detail
+    for n in range(3):  # the rest of the budget is the tournaments' and judges'
+        assert collection_client(system).reply(f"t-{n}", TURNS, 1) == "echo: Hello bot"
+    with pytest.raises(BudgetExhausted):
+        collection_client(system).reply("t-3", TURNS, 1)
+    assert len(evalhub_bot.requests) == 5
+    usage = EndpointUsage.objects.get()
+    assert (usage.requests, usage.chat_requests) == (5, 2)
+    last_chat = EndpointCall.objects.filter(purpose="chat").order_by("-id")[0]
+    assert last_chat.status == "budget_exhausted"
+
+
+def test_a_budget_tournaments_spent_stops_chats_with_the_same_message(evalhub_bot):
+    owner = factories.user()
+    system = endpoint(evalhub_bot.url, owner, daily_budget=2, chat_share=50)
+    for n in range(2):
+        collection_client(system).reply(f"t-{n}", TURNS, 1)
+    with pytest.raises(ReplyFailed, match="answered all the messages it may answer today") as out:
+        chat.reply(owner_id(owner), system, "chat-1", TURNS)
+    assert "BudgetExhausted: " in out.value.detail and "daily budget of 2" in out.value.detail
+    assert len(evalhub_bot.requests) == 2
 
 
 def test_a_server_error_is_retried_once_then_explained():
@@ -96,6 +137,13 @@ def test_a_researcher_may_chat_with_their_own_and_shared_endpoints(evalhub_bot):
     shared = endpoint(evalhub_bot.url, factories.user(), allow_other_owners=True)
     endpoint(evalhub_bot.url, factories.user())
     assert set(chat.chat_systems(researcher)) == {own, shared}
+
+
+def test_an_endpoint_with_no_chat_share_is_not_offered_to_chat_campaigns(evalhub_bot):
+    researcher = factories.user()
+    endpoint(evalhub_bot.url, researcher, chat_share=0)
+    shared = endpoint(evalhub_bot.url, factories.user(), allow_other_owners=True, chat_share=1)
+    assert list(chat.chat_systems(researcher)) == [shared]
 
 
 def test_nobody_logged_in_may_chat_with_any(evalhub_bot):

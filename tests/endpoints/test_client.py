@@ -34,7 +34,6 @@ from endpoints.client import (
     RetryPolicy,
     default_limiter,
 )
-from endpoints.outbound import refused_reason
 from endpoints.protocols import Sampling
 from tests.endpoints import bots, openai_fake
 from tests.services import required
@@ -156,6 +155,26 @@ def test_an_oversized_reply_is_refused(serve):
 def test_the_text_is_stripped(serve):
     server = serve(lambda payload: bots.text("  spaced out \n"))
     assert client(server).reply("c", TURNS, 0) == "spaced out"
+
+
+def test_a_nul_in_the_reply_is_dropped_not_refused(serve):
+    """PostgreSQL cannot store a NUL; a bot cannot be asked to take it back (evalhub/text.py)."""
+    server = serve(lambda payload: bots.text("\u0000hi\u0000 there\u0000"))
+    assert client(server).reply("c", TURNS, 0) == "hi there"
+
+
+def test_a_reply_of_nothing_but_nul_is_an_empty_reply(serve):
+    server = serve(lambda payload: bots.text("\u0000 \u0000"))
+    with pytest.raises(BotBadReply, match='"text" is empty'):
+        client(server).reply("c", TURNS, 0)
+
+
+def test_an_error_quoting_the_body_holds_no_nul(serve):
+    server = serve(lambda payload: bots.Reply(500, b"broken\x00 down"))
+    with pytest.raises(BotHTTPError) as caught:
+        client(server).reply("c", TURNS, 0)
+    assert "broken down" in str(caught.value) and "\x00" not in str(caught.value)
+    assert "\x00" not in caught.value.summary
 
 
 def test_bad_json_is_a_typed_error_after_the_retries(serve):
@@ -315,7 +334,7 @@ for i in range(4):
             [sys.executable, "-c", script],
             cwd=ROOT,
             stderr=subprocess.PIPE,
-            env={**os.environ, "EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES": "1"},
+            env={**os.environ, "EVALHUB_OUTBOUND_ALLOW": "127.0.0.1"},
         )
         for _ in range(3)
     ]
@@ -542,6 +561,11 @@ def test_chat_retries_a_429_after_its_retry_after(fake):
     assert sleeps == [1.0] and len(server.requests) == 2
 
 
+def test_chat_drops_the_nul_of_an_answer(fake):
+    server = fake(lambda payload: openai_fake.completion('{"better": "1"}\u0000'))
+    assert openai_client(server).chat([{"role": "user", "content": "?"}]).text == '{"better": "1"}'
+
+
 def test_chat_needs_an_openai_endpoint(serve):
     server = serve(bots.echo)
     with pytest.raises(BotError, match="only OpenAI-compatible endpoints"):
@@ -580,7 +604,7 @@ def resolver(monkeypatch):
 
 
 def test_a_host_name_resolving_to_loopback_is_refused(fake, resolver, settings):
-    settings.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = False
+    settings.EVALHUB_OUTBOUND_ALLOW = []
     server = fake(openai_fake.echo)
     endpoint = Endpoint(
         "named",
@@ -588,14 +612,16 @@ def test_a_host_name_resolving_to_loopback_is_refused(fake, resolver, settings):
         protocol="openai",
         sampling=Sampling(model="m"),
     )
-    with pytest.raises(BotRefused, match="resolves to 127.0.0.1, a loopback address") as caught:
+    with pytest.raises(
+        BotRefused, match="resolves to 127.0.0.1, a loopback address that no EVALHUB_OUTBOUND_ALLOW"
+    ) as caught:
         BotClient(endpoint, retry=FAST, limiter=LocalLimiter()).reply("c", TURNS, 0)
     assert not caught.value.transient and caught.value.attempts == 1
     assert server.requests == []
 
 
 def test_every_resolved_address_is_checked(fake, resolver, settings):
-    settings.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = False
+    settings.EVALHUB_OUTBOUND_ALLOW = []
     resolver["bot.example.test"] = ["93.184.216.34", "10.0.0.7"]
     endpoint = Endpoint("named", "http://bot.example.test:8080/reply")
     with pytest.raises(BotRefused, match="resolves to 10.0.0.7, a private address"):
@@ -611,7 +637,7 @@ def test_a_name_that_does_not_resolve_is_unreachable_and_retried(resolver):
 
 
 def test_a_literal_private_address_is_refused_too(serve, settings):
-    settings.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = False
+    settings.EVALHUB_OUTBOUND_ALLOW = []
     server = serve(bots.echo)
     with pytest.raises(BotRefused, match="127.0.0.1, a loopback address"):
         client(server).reply("c", TURNS, 0)
@@ -627,37 +653,55 @@ def test_the_connection_goes_to_the_address_that_was_checked(fake, resolver):
         protocol="openai",
         sampling=Sampling(model="m"),
     )
-    assert BotClient(endpoint, retry=FAST, limiter=LocalLimiter(), allow_private=True).reply(
-        "c", TURNS, 0
-    ) == ("echo: hi there")
+    assert BotClient(endpoint, retry=FAST, limiter=LocalLimiter()).reply("c", TURNS, 0) == (
+        "echo: hi there"
+    )
     assert resolver["calls"] == ["bot.example.test"]
     assert server.headers[0]["Host"] == f"bot.example.test:{server.port}"
 
 
-@pytest.mark.parametrize(
-    ("address", "reason"),
-    [
-        ("127.0.0.1", "loopback"),
-        ("::1", "loopback"),
-        ("::ffff:127.0.0.1", "loopback"),
-        ("10.1.2.3", "private"),
-        ("172.16.0.1", "private"),
-        ("192.168.1.1", "private"),
-        ("fd00::1", "private"),
-        ("169.254.169.254", "link-local"),  # cloud metadata
-        ("fe80::1", "link-local"),
-        ("224.0.0.1", "multicast"),
-        ("ff02::1", "multicast"),
-        ("240.0.0.1", "reserved"),
-        ("0.0.0.0", "unspecified"),
-        ("::", "unspecified"),
-        ("100.64.0.1", "not global"),
-        ("93.184.216.34", None),
-        ("2606:4700::1111", None),
-    ],
-)
-def test_the_address_policy(address, reason):
-    assert refused_reason(address) == reason
+def test_an_allow_listed_address_is_reached_on_its_port_only(settings):
+    with bots.BotPool() as pool:
+        allowed, other = pool.start(bots.echo), pool.start(bots.echo)
+        settings.EVALHUB_OUTBOUND_ALLOW = [f"127.0.0.1:{allowed.port}"]
+        assert client(allowed).reply("c", TURNS, 1) == "echo: hi there"
+        with pytest.raises(BotRefused, match=f"127.0.0.1, a loopback address .* port {other.port}"):
+            client(other).reply("c", TURNS, 1)
+        assert other.requests == []
+
+
+def test_a_host_name_entry_reaches_what_that_name_resolves_to(fake, resolver, settings):
+    server = fake(openai_fake.echo)
+    resolver["other.example.test"] = ["127.0.0.1"]
+    settings.EVALHUB_OUTBOUND_ALLOW = [f"bot.example.test:{server.port}"]
+
+    def named(host):
+        url = f"http://{host}:{server.port}/v1"
+        endpoint = Endpoint(host, url, protocol="openai", sampling=Sampling(model="m"))
+        return BotClient(endpoint, retry=FAST, limiter=LocalLimiter())
+
+    assert named("bot.example.test").reply("c", TURNS, 0) == "echo: hi there"
+    with pytest.raises(BotRefused):
+        named("other.example.test").reply("c", TURNS, 0)
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("answer", ["2002:7f00:1::1", "::ffff:127.0.0.1", "64:ff9b::7f00:1"])
+def test_an_ipv6_answer_carrying_loopback_is_refused(resolver, settings, answer):
+    settings.EVALHUB_OUTBOUND_ALLOW = []
+    resolver["bot.example.test"] = [answer]
+    endpoint = Endpoint("named", "http://bot.example.test:8080/reply")
+    with pytest.raises(BotRefused, match="carrying 127.0.0.1|resolves to 127.0.0.1"):
+        BotClient(endpoint, retry=FAST, limiter=LocalLimiter()).reply("c", TURNS, 0)
+
+
+@pytest.mark.parametrize("answer", ["169.254.169.254", "fd00:ec2::254", "2002:a9fe:a9fe::1"])
+def test_the_metadata_address_is_refused_whatever_the_allow_list_says(resolver, settings, answer):
+    settings.EVALHUB_OUTBOUND_ALLOW = ["0.0.0.0/0", "::/0", "bot.example.test"]
+    resolver["bot.example.test"] = [answer]
+    endpoint = Endpoint("named", "http://bot.example.test:80/latest/meta-data/")
+    with pytest.raises(BotRefused, match="never reached, even when allow-listed"):
+        BotClient(endpoint, retry=FAST, limiter=LocalLimiter()).reply("c", TURNS, 0)
 
 
 def test_the_token_is_not_in_an_endpoints_repr():

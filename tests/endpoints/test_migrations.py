@@ -1,5 +1,6 @@
 """The move of BotEndpoint and EndpointUsage from tournaments to endpoints loses no row: a
-database filled before the move reads the same through endpoints.models after it."""
+database filled before the move reads the same through endpoints.models after it (and after
+the endpoints' later migrations: the chat share's default, no chat requests counted)."""
 
 import datetime
 
@@ -14,7 +15,7 @@ BEFORE = [
     ("contenttypes", "0002_remove_content_type_name"),
 ]
 # The move, and the endpoints' own migrations since (today's model reads tokens encrypted).
-AFTER = [("endpoints", "0004_encrypt_endpoint_tokens"), ("tournaments", "0006_endpoints_moved_out")]
+AFTER = [("endpoints", "0007_encrypt_endpoint_tokens"), ("tournaments", "0006_endpoints_moved_out")]
 
 
 def migrate(targets, *, unapply=()):
@@ -57,6 +58,7 @@ def test_endpoints_and_their_usage_are_read_through_endpoints_after_the_move(bef
     OldUsage.objects.create(endpoint=old, day=datetime.date(2026, 11, 1), requests=7)
 
     migrate(AFTER)
+    migrate(executor_leaf_nodes())  # and the endpoints' later migrations, read as today
 
     from endpoints.models import BotEndpoint, EndpointUsage
 
@@ -72,8 +74,9 @@ def test_endpoints_and_their_usage_are_read_through_endpoints_after_the_move(bef
         50,
     )
     assert endpoint.stop == ["###"]
+    assert endpoint.chat_share == 50  # EVALHUB_BOT_CHAT_SHARE_PERCENT's default
     usage = EndpointUsage.objects.get(endpoint=endpoint)
-    assert (usage.day, usage.requests) == (datetime.date(2026, 11, 1), 7)
+    assert (usage.day, usage.requests, usage.chat_requests) == (datetime.date(2026, 11, 1), 7, 0)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -114,8 +117,8 @@ def test_going_back_before_the_move_keeps_the_rows():
 
 # Issue 23, finding 5: tokens stored before encryption are encrypted in place ---------------
 
-PLAIN = [("endpoints", "0003_endpoint_token_left_out")]
-ENCRYPTED = [("endpoints", "0004_encrypt_endpoint_tokens")]
+PLAIN = [("endpoints", "0006_endpoint_token_left_out")]
+ENCRYPTED = [("endpoints", "0007_encrypt_endpoint_tokens")]
 
 
 def stored_tokens() -> dict[int, str]:

@@ -20,6 +20,7 @@ from endpoints.client import (
 )
 from endpoints.models import BotEndpoint, EndpointCall, EndpointUsage
 from endpoints.streaming import AsyncBotClient, StreamResult
+from evalhub.outbound_policy import Policy
 from tests import factories
 from tests.endpoints import bots, sse_fake
 
@@ -85,6 +86,13 @@ def test_an_openai_stream_yields_the_pieces_then_the_result(streams):
     assert (call.prompt_tokens, call.completion_tokens) == (7, 3)
     assert call.first_token_ms is not None
     assert EndpointUsage.objects.get(endpoint=endpoint).requests == 1
+
+
+def test_a_streamed_nul_is_dropped_from_the_pieces_and_the_text(streams):
+    server = streams(sse_fake.words("Hel\x00", "\x00", "lo"))
+    chunks = asyncio.run(collect(client(stored(server.base_url)).stream_reply("c", TURNS, 1)))
+    *pieces, result = chunks
+    assert pieces == ["Hel", "lo"] and result.text == "Hello"
 
 
 def test_the_evalhub_protocol_comes_in_one_piece(evalhub_bots):
@@ -215,15 +223,16 @@ def test_a_refused_address_is_checked_before_connecting_and_refunded(streams):
     server = streams(sse_fake.words("never"))
     endpoint = stored(server.base_url)
     with pytest.raises(BotRefused):
-        asyncio.run(collect(client(endpoint, allow_private=False).stream_reply("c", TURNS, 1)))
+        asyncio.run(collect(client(endpoint, policy=Policy()).stream_reply("c", TURNS, 1)))
     assert server.requests == []
     assert EndpointCall.objects.get().status == "refused"
-    assert EndpointUsage.objects.get(endpoint=endpoint).requests == 0
+    usage = EndpointUsage.objects.get(endpoint=endpoint)
+    assert (usage.requests, usage.chat_requests) == (0, 0)  # a chat's charge, given back
 
 
 def test_the_budget_is_shared_with_the_blocking_client(streams):
     server = streams(sse_fake.words("one"))
-    endpoint = stored(server.base_url, daily_budget=1)
+    endpoint = stored(server.base_url, daily_budget=1, chat_share=100)
     asyncio.run(collect(client(endpoint).stream_reply("c", TURNS, 1)))
     with pytest.raises(BudgetExhausted):
         asyncio.run(collect(client(endpoint).stream_reply("c", TURNS, 1)))

@@ -41,6 +41,7 @@ def form(**fields):
         "timeout_seconds": "20",
         "max_concurrency": "4",
         "daily_budget": "1000",
+        "chat_share": "30",
         "allow_other_owners": "",
     }
     data.update(fields)
@@ -64,7 +65,7 @@ def test_the_owner_registers_an_endpoint(client, owner, system):
     assert endpoint.auth_token == SECRET
     assert endpoint.stop == ["\nUser:", "END"]
     assert (endpoint.temperature, endpoint.top_p, endpoint.max_tokens) == (0.7, None, 128)
-    assert (endpoint.max_concurrency, endpoint.daily_budget) == (4, 1000)
+    assert (endpoint.max_concurrency, endpoint.daily_budget, endpoint.chat_share) == (4, 1000, 30)
     assert endpoint.allow_other_owners is False
 
 
@@ -109,6 +110,8 @@ def test_others_do_not_see_the_endpoint_on_the_profile(client, owner, system):
         ({"temperature": "2.5"}, "temperature", "less than or equal to 2.0"),
         ({"max_concurrency": "0"}, "max_concurrency", "greater than or equal to 1"),
         ({"daily_budget": "2000000"}, "daily_budget", "less than or equal to 1000000"),
+        ({"chat_share": "101"}, "chat_share", "less than or equal to 100"),
+        ({"chat_share": "-1"}, "chat_share", "greater than or equal to 0"),
         ({"timeout_seconds": "0.5"}, "timeout_seconds", "greater than or equal to 1.0"),
         ({"url": "ftp://models.example.org/v1"}, "url", "Enter a valid URL"),
         ({"stop": "a\nb\nc\nd\ne"}, "stop", "At most 4 stop sequences"),
@@ -247,3 +250,12 @@ def test_saving_other_fields_keeps_asking(client, owner, system):
     register(client, system, auth_token="", model_name="my-llm-8b")
     endpoint = BotEndpoint.objects.get(system=system)
     assert (endpoint.model_name, endpoint.token_left_out) == ("my-llm-8b", True)
+
+
+def test_the_page_refuses_a_new_endpoint_past_the_quota(settings, client, owner, system):
+    settings.EVALHUB_QUOTA_ENDPOINTS = 0
+    client.force_login(owner)
+    response = register(client, system)
+    assert response.status_code == 400
+    assert "(EVALHUB_QUOTA_ENDPOINTS=0)" in response.content.decode()
+    assert not BotEndpoint.objects.exists()

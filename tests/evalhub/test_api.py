@@ -1,9 +1,12 @@
 """The REST API: happy paths, validation errors as JSON with line numbers, schema and docs."""
 
+import json
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
+from evalhub import limits
 from evalhub.models import ApiToken, PromptSet, Response, Submission, System
 from tests import factories
 
@@ -223,3 +226,53 @@ def test_every_json_endpoint_answers_deeply_nested_json_with_a_400(api):
     assert response.status_code == 400
     assert response.json()["errors"][0]["message"] == "JSON nested too deeply."
     assert not System.objects.exists()
+
+
+# Issue 23, finding 9: sizes ---------------------------------------------------------------
+
+
+def test_a_description_over_its_limit_is_refused_and_nothing_is_stored(api):
+    long = "x" * (limits.DESCRIPTION_CHARS + 1)
+    response = api.post(
+        "/api/systems/", {"slug": "big-bot", "name": "Big", "description": long}, format="json"
+    )
+    assert response.status_code == 400
+    assert response.json() == {
+        "errors": [
+            {
+                "field": "description",
+                "message": f"Ensure this field has no more than {limits.DESCRIPTION_CHARS} "
+                "characters.",
+            }
+        ],
+        "error_count": 1,
+    }
+    assert not System.objects.exists()
+
+
+def test_an_edit_cannot_grow_a_description_past_its_limit(api, owner):
+    factories.system(owner, slug="own-bot", description="short")
+    long = "x" * (limits.DESCRIPTION_CHARS + 1)
+    response = api.patch("/api/systems/own-bot/", {"description": long}, format="json")
+    assert response.status_code == 400
+    assert System.objects.get(slug="own-bot").description == "short"
+
+
+def test_a_json_body_over_the_limit_is_refused_with_a_413_before_it_is_parsed(api, settings):
+    settings.EVALHUB_MAX_JSON_BODY_BYTES = 2048
+    body = json.dumps({"slug": "big-bot", "name": "Big", "description": "x" * 3000})
+    response = api.post("/api/systems/", body, content_type="application/json")
+    assert response.status_code == 413
+    assert response.json() == {
+        "errors": [{"line": None, "message": "The JSON body is larger than 2,048 bytes."}],
+        "error_count": 1,
+    }
+    assert not System.objects.exists()
+
+
+def test_a_json_body_within_the_limit_is_read(api, settings):
+    settings.EVALHUB_MAX_JSON_BODY_BYTES = 2048
+    body = json.dumps({"slug": "small-bot", "name": "Small", "description": "x" * 1500})
+    response = api.post("/api/systems/", body, content_type="application/json")
+    assert response.status_code == 201
+    assert System.objects.get().description == "x" * 1500

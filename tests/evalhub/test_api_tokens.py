@@ -147,7 +147,7 @@ def test_old_plain_text_tokens_become_hashed_tokens_that_still_work():
     owner = factories.user("scripted")
     old_key = "9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b"  # DRF's 40 hex characters
     try:
-        executor.migrate([("evalhub", "0011_api_tokens")])
+        executor.migrate([("evalhub", "0012_api_tokens")])
         with connection.cursor() as cursor:
             cursor.execute(
                 "CREATE TABLE authtoken_token (key varchar(40) NOT NULL PRIMARY KEY, "
@@ -158,7 +158,7 @@ def test_old_plain_text_tokens_become_hashed_tokens_that_still_work():
                 [old_key, timezone.now(), owner.pk],
             )
         executor = MigrationExecutor(connection)
-        executor.migrate([("evalhub", "0012_hash_old_api_tokens")])
+        executor.migrate([("evalhub", "0013_hash_old_api_tokens")])
 
         with connection.cursor() as cursor:
             cursor.execute("SELECT COUNT(*) FROM authtoken_token")

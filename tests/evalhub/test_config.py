@@ -28,7 +28,7 @@ RUNTIME_PACKAGES = (
 @pytest.fixture
 def environ(monkeypatch):
     """A clean environment with only DEBUG set, so the defaults show."""
-    for name in config.Settings.model_fields:
+    for name in [*config.Settings.model_fields, *config.REPLACED]:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DEBUG", "1")
     return monkeypatch
@@ -55,8 +55,10 @@ def test_no_runtime_module_reads_the_environment_but_the_schema():
         for path in (ROOT / package).rglob("*.py"):
             source = path.read_text(encoding="utf-8")
             reads = environment_reads(source)
-            # DJANGO_SETTINGS_MODULE is Django's own, set by the entry points.
-            if reads and "DJANGO_SETTINGS_MODULE" not in source:
+            # DJANGO_SETTINGS_MODULE is Django's own, set by the entry points; the schema
+            # looks for the variables it replaced.
+            schema = path == ROOT / "evalhub" / "config.py"
+            if reads and "DJANGO_SETTINGS_MODULE" not in source and not schema:
                 readers[str(path.relative_to(ROOT))] = reads
     assert readers == {}
 
@@ -81,12 +83,12 @@ def test_an_empty_value_counts_as_unset(environ):
 
 def test_values_are_typed(environ):
     environ.setenv("EVALHUB_BOT_DAILY_BUDGET", "77")
-    environ.setenv("EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES", "yes")
+    environ.setenv("EVALHUB_SSL_REDIRECT", "no")
     environ.setenv("ALLOWED_HOSTS", " a.example, b.example ,")
     environ.setenv("EVALHUB_PUBLIC_URL", "https://evalhub.example.org/")
     env = config.load()
     assert env.EVALHUB_BOT_DAILY_BUDGET == 77
-    assert env.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES is True
+    assert env.EVALHUB_SSL_REDIRECT is False
     assert env.ALLOWED_HOSTS == ["a.example", "b.example"]
     assert env.EVALHUB_PUBLIC_URL == "https://evalhub.example.org"
 
@@ -103,16 +105,56 @@ def test_a_value_out_of_range_names_the_variable_and_its_range(environ):
 
 def test_every_bad_variable_is_named_at_once(environ):
     environ.setenv("EVALHUB_TASK_TIME_LIMIT", "ten")
-    environ.setenv("EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES", "maybe")
+    environ.setenv("EVALHUB_SSL_REDIRECT", "maybe")
     environ.setenv("EVALHUB_LOG_LEVEL", "LOUD")
     with pytest.raises(config.ConfigError) as refused:
         config.load()
     named = sorted(problem.split(" ")[0] for problem in refused.value.problems)
-    assert named == [
-        "EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES",
-        "EVALHUB_LOG_LEVEL",
-        "EVALHUB_TASK_TIME_LIMIT",
+    assert named == ["EVALHUB_LOG_LEVEL", "EVALHUB_SSL_REDIRECT", "EVALHUB_TASK_TIME_LIMIT"]
+
+
+def test_the_outbound_allow_list_is_read_as_a_comma_separated_list(environ):
+    environ.setenv("EVALHUB_OUTBOUND_ALLOW", " 10.0.0.5:8000, [fd00::5]:8000 ,models.internal,")
+    assert config.load().EVALHUB_OUTBOUND_ALLOW == [
+        "10.0.0.5:8000",
+        "[fd00::5]:8000",
+        "models.internal",
     ]
+
+
+def test_the_outbound_allow_list_is_empty_unless_set(environ):
+    assert config.load().EVALHUB_OUTBOUND_ALLOW == []
+
+
+@pytest.mark.parametrize(
+    ("entry", "why"),
+    [
+        ("10.0.0.1/8", "has host bits set"),
+        ("models.internal:99999", "the port must be a number from 1 to 65535"),
+        ("*.internal", "no wildcards"),
+        ("169.254.169.254", "EvalHub never connects there, even when allow-listed"),
+        ("[fe80::1]:80", "EvalHub never connects there, even when allow-listed"),
+    ],
+)
+def test_a_bad_outbound_allow_entry_stops_start_up_naming_the_variable(environ, entry, why):
+    environ.setenv("EVALHUB_OUTBOUND_ALLOW", f"10.0.0.5:8000,{entry}")
+    with pytest.raises(config.ConfigError) as refused:
+        config.load()
+    [problem] = refused.value.problems
+    assert problem.startswith("EVALHUB_OUTBOUND_ALLOW must be a comma-separated list")
+    assert repr(entry) in problem and why in problem
+
+
+def test_the_replaced_private_address_switch_stops_start_up_naming_its_successor(environ):
+    environ.setenv("EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES", "1")
+    environ.setenv("EVALHUB_LOG_LEVEL", "LOUD")
+    with pytest.raises(config.ConfigError) as refused:
+        config.load()
+    replaced, bad_level = refused.value.problems
+    assert replaced.startswith(
+        "EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES was replaced by EVALHUB_OUTBOUND_ALLOW"
+    )
+    assert bad_level.startswith("EVALHUB_LOG_LEVEL")
 
 
 def test_the_hard_time_limit_must_be_above_the_soft_one(environ):

@@ -1,7 +1,10 @@
 """The response and prompt parsers: every bad file is refused with the line and the reason."""
 
+import json
+
 import pytest
 
+from evalhub import limits
 from evalhub.importers.problems import SHOWN_PROBLEMS, InvalidUpload
 from evalhub.importers.prompts import parse_prompts
 from evalhub.importers.responses import PromptRef, parse_responses
@@ -195,3 +198,49 @@ def test_prompts_jsonl_problems():
 def test_prompts_wrong_extension():
     with pytest.raises(InvalidUpload, match="Upload prompts as a .txt or a .jsonl file"):
         parse_prompts(b"hi\n", "p.csv", LIMIT)
+
+
+# Issue 23, finding 9: no text over its limit (evalhub/limits.py) ---------------------------
+
+TOO_LONG = "x" * (limits.TEXT_CHARS + 1)
+SAYS_TOO_LONG = (
+    f"the response has {limits.TEXT_CHARS + 1:,} characters; at most {limits.TEXT_CHARS:,} "
+    "are allowed."
+)
+
+
+def test_a_txt_response_over_the_text_limit_is_refused_with_its_line():
+    assert problems_of(f"a\n{TOO_LONG}\nc\n".encode()) == [f"line 2: {SAYS_TOO_LONG}"]
+
+
+def test_a_jsonl_response_over_the_text_limit_is_refused_with_its_line():
+    data = "".join(
+        json.dumps({"prompt": str(n), "response": TOO_LONG if n == 3 else "ok"}) + "\n"
+        for n in (1, 2, 3)
+    ).encode()
+    assert problems_of(data, filename="r.jsonl") == [f"line 3: {SAYS_TOO_LONG}"]
+
+
+def test_a_response_at_the_text_limit_is_kept():
+    at_limit = "x" * limits.TEXT_CHARS
+    parsed = parse_responses(f"a\n{at_limit}\nc\n".encode(), None, "r.txt", PROMPTS, LIMIT)
+    assert parsed.texts[1] == at_limit
+
+
+def test_a_prompt_utterance_over_the_text_limit_is_refused_with_its_line():
+    data = (json.dumps({"id": "p1", "context": ["hi", TOO_LONG]}) + "\n").encode()
+    with pytest.raises(InvalidUpload) as refused:
+        parse_prompts(data, "p.jsonl", LIMIT)
+    assert [str(p) for p in refused.value.problems] == [
+        f"line 1: an utterance has {limits.TEXT_CHARS + 1:,} characters; at most "
+        f"{limits.TEXT_CHARS:,} are allowed."
+    ]
+
+
+def test_a_prompt_id_longer_than_the_column_is_refused_with_its_line():
+    data = (json.dumps({"id": "p" * 101, "context": ["hi"]}) + "\n").encode()
+    with pytest.raises(InvalidUpload) as refused:
+        parse_prompts(data, "p.jsonl", LIMIT)
+    assert [str(p) for p in refused.value.problems] == [
+        "line 1: the id has 101 characters; at most 100 are allowed."
+    ]

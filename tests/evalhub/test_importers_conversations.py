@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from evalhub import limits
 from evalhub.importers.conversations import parse_conversations
 from evalhub.importers.problems import InvalidUpload
 from evalhub.models import Conversation, Speaker, System, Turn
@@ -87,6 +88,19 @@ def test_a_valid_file_is_parsed_in_order():
             "line 2: 'gold' belongs in the file of gold and training items.",
         ),
         (conversation(1), "line 2: duplicate id 'talk-1' (first on line 1)."),
+        (
+            conversation(2, turns=[{"speaker": 1, "text": "x" * (limits.TEXT_CHARS + 1)}]),
+            f"line 2: turn 1: its text has {limits.TEXT_CHARS + 1:,} characters; at most "
+            f"{limits.TEXT_CHARS:,} are allowed.",
+        ),
+        (
+            conversation(
+                2,
+                speakers=["human", "human"],
+                seed=[{"speaker": 0, "text": "x" * (limits.TEXT_CHARS + 1)}],
+            ),
+            "line 2: seed turn 1: its text has",
+        ),
     ],
 )
 def test_each_problem_is_named_with_its_line(row, expected):

@@ -48,11 +48,34 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
-def start_up() -> tuple[set[str], str]:
-    """The modules a fresh process has imported after start-up, and its ``-X importtime`` log."""
+# What ``manage.py analyze`` of a Spot The Bot study computes (bench/bench_startup.py times
+# it): its report uses scipy.special and scipy.optimize, never scipy.stats (half a second).
+SPOT_THE_BOT_REPORT = """
+import json, sys
+import django
+django.setup()
+from analysis.reports import build_report
+from demo.simulation import SpotTheBotModel, simulate_spot_the_bot
+model = SpotTheBotModel(
+    hazards={"bot-strong": 0.05, "bot-weak": 1.2}, conversations_per_pair=6,
+    human_conversations=4, workers=10, careless_workers=2,
+)
+report = build_report(
+    simulate_spot_the_bot(model, seed=3),
+    {"replicates": 50, "bt_bootstrap": 50, "alpha_resamples": 100, "stability_points": 2,
+     "stability_subsamples": 2, "stability_replicates": 10},
+)
+assert report["survival"]["logrank"] and report["agreement"], report["warnings"]
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def start_up(code: str = START) -> tuple[set[str], str]:
+    """The modules a fresh process has imported after running ``code`` (by default start-up),
+    and its ``-X importtime`` log."""
     environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "evalhub.settings", "DEBUG": "1"}
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", START],
+        [sys.executable, "-X", "importtime", "-c", code],
         cwd=ROOT,
         env=environment,
         capture_output=True,
@@ -96,6 +119,13 @@ def test_it_imports_no_heavy_library_at_start_up():
 
     assert imported == [], "\n".join(import_chain(log, name) for name in imported)
     assert "analysis.urls" in modules and "analysis.runs.tasks" in modules  # it did start up
+
+
+def test_a_spot_the_bot_report_imports_no_scipy_stats():
+    modules, log = start_up(SPOT_THE_BOT_REPORT)
+
+    assert "scipy.stats" not in modules, import_chain(log, "scipy.stats")
+    assert "evalstats.interval_logrank" in modules  # the report did run
 
 
 def test_import_chain_names_each_importer():

@@ -59,6 +59,22 @@ def test_good_upload_redirects_to_the_profile_with_metrics(
     assert b"0.6000" in page.content  # distinct-1 = 3/5, shown on the profile
 
 
+def test_the_profile_shows_chatevals_definitions_beside_evalhubs(
+    owner_client, django_capture_on_commit_callbacks
+):
+    system = factories.system(owner_client.owner)
+    prompts = factories.prompt_set(3)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(owner_client, system, b"a b\n\nb c\n", prompt_set=prompts)
+    submission = Submission.objects.get()
+    page = owner_client.get(response["Location"]).content.decode()
+    # EvalHub: 4 tokens, 3 types; ChatEval: "a b  b c" is 5 tokens (one empty), 4 types.
+    assert submission.metrics["distinct_1"] == pytest.approx(0.75)
+    assert submission.metrics["chateval_distinct_1"] == pytest.approx(0.8)
+    assert "As ChatEval computed" in page and "EvalHub's definition" in page
+    assert "0.7500" in page and "0.8000" in page
+
+
 def test_empty_responses_are_stored_and_the_profile_says_how_many(
     owner_client, django_capture_on_commit_callbacks
 ):

@@ -271,6 +271,32 @@ def test_bca_interval_matches_scipy_bootstrap_with_reference_alpha(level):
     assert result.n_undefined_resamples == 0
 
 
+def test_bca_resamples_in_batches_exactly_as_scipy_bootstrap_does(monkeypatch):
+    # The resampling is written out (scipy.stats is not imported on the analysis path); in
+    # batches of 7 resamples, as scipy draws them with batch=7, the distributions are equal.
+    import evalstats.agreement as agreement
+
+    data = np.random.default_rng(8).integers(1, 4, size=(2, 40)).astype(float)
+    monkeypatch.setattr(agreement, "_MAX_BATCH_CELLS", 7 * data.shape[1])
+    result = krippendorff_alpha_bca(data, "nominal", n_resamples=101, rng=11)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = stats.bootstrap(
+            (np.arange(data.shape[1]),),
+            lambda units: krippendorff.alpha(
+                reliability_data=data[:, units], level_of_measurement="nominal"
+            ),
+            n_resamples=101,
+            batch=7,
+            vectorized=False,
+            method="BCa",
+            rng=11,
+        )
+    assert result.standard_error == pytest.approx(expected.standard_error, abs=1e-12)
+    assert result.low == pytest.approx(expected.confidence_interval.low, abs=1e-12)
+    assert result.high == pytest.approx(expected.confidence_interval.high, abs=1e-12)
+
+
 def test_bca_interval_is_reproducible_and_seed_dependent():
     first = krippendorff_alpha_bca(KRIPPENDORFF_2011, "interval", n_resamples=500, rng=1)
     again = krippendorff_alpha_bca(KRIPPENDORFF_2011, "interval", n_resamples=500, rng=1)

@@ -13,6 +13,7 @@ from evalstats.dialogue_metrics import (
     confidence_bands,
     conversation_metrics,
     metric_table,
+    rating_correlation,
     stack_ranking,
     system_metrics,
     top_systems,
@@ -225,3 +226,26 @@ def test_rankings_from_system_metrics_and_invalid_input():
         stack_ranking({"x": {}}, DIRECTIONS)
     with pytest.raises(ValueError, match="weights must be non-negative"):
         stack_ranking(_table(), DIRECTIONS, {"rating": -1})
+
+
+# --- validation against ratings (Tables 3 and 4) --------------------------------------------
+
+
+def test_rating_correlation_equals_scipy_with_ties_and_missing_values():
+    values = [0.1, 0.4, 0.4, math.nan, 0.9, 0.2, 0.7, 0.7]
+    ratings = [1.0, 3.0, 2.0, 5.0, 5.0, 1.0, 4.0, math.nan]
+    kept = [(v, r) for v, r in zip(values, ratings, strict=True) if not math.isnan(v + r)]
+    x, y = zip(*kept, strict=True)
+    result = rating_correlation(values, ratings)
+    pearson, spearman = stats.pearsonr(x, y), stats.spearmanr(x, y)
+    assert result.n == 6
+    assert result.pearson == pytest.approx(pearson.statistic, abs=1e-12)
+    assert result.pearson_p == pytest.approx(pearson.pvalue, abs=1e-12)
+    assert result.spearman == pytest.approx(spearman.statistic, abs=1e-12)
+    assert result.spearman_p == pytest.approx(spearman.pvalue, abs=1e-12)
+
+
+def test_rating_correlation_is_undefined_for_too_few_points_or_no_spread():
+    assert math.isnan(rating_correlation([1.0, 2.0], [3.0, 4.0]).pearson)
+    flat = rating_correlation([1.0, 1.0, 1.0], [1.0, 2.0, 3.0])
+    assert math.isnan(flat.pearson) and math.isnan(flat.spearman_p) and flat.n == 3

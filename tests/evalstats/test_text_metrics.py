@@ -1,4 +1,5 @@
 import json
+import warnings
 
 import pytest
 from hypothesis import given, settings
@@ -8,6 +9,10 @@ from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 from evalstats.text_metrics import (
     TextMetrics,
     average_length,
+    chateval_bleu2,
+    chateval_distinct_1,
+    chateval_distinct_2,
+    chateval_sentence_bleu2,
     compute_text_metrics,
     corpus_average_bleu2,
     count_duplicates,
@@ -15,6 +20,17 @@ from evalstats.text_metrics import (
     distinct_n,
     sentence_bleu2,
 )
+
+
+def chateval_nltk_bleu2(hypothesis: str, references: list[str]) -> float:
+    """ChatEval's released ``bleu``: nltk, lowercased ``split()`` tokens, no smoothing."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nltk warns when a precision has no match
+        return sentence_bleu(
+            [reference.lower().split() for reference in references],
+            hypothesis.lower().split(),
+            weights=(0.5, 0.5),
+        )
 
 
 def nltk_bleu2(hypothesis: str, references: list[str]) -> float:
@@ -151,6 +167,9 @@ def test_corpus_average_bleu2_rejects_misaligned_inputs():
 # --- the combined result ----------------------------------------------------------------------
 
 
+SCORED = [("i do not know", ["i do not know"]), ("i do not", ["i do"]), ("yes yes", ["no"])]
+
+
 def test_compute_text_metrics_combines_the_metrics():
     references = [["i do not know"], ["i do"], [], ["no"]]
     metrics = compute_text_metrics(RESPONSES, references)
@@ -165,6 +184,10 @@ def test_compute_text_metrics_combines_the_metrics():
         distinct_1=pytest.approx(5 / 9),
         distinct_2=pytest.approx(4 / 9),
         bleu2=pytest.approx(sum(bleu_values) / 3, abs=1e-12),
+        # Split on single spaces, the empty response is one empty token: 10 tokens, 6 types.
+        chateval_distinct_1=pytest.approx(6 / 10),
+        chateval_distinct_2=pytest.approx(4 / 10),
+        chateval_bleu2=pytest.approx(sum(chateval_nltk_bleu2(*pair) for pair in SCORED) / 3),
         n_empty=1,
         n_duplicates=0,
     )
@@ -185,6 +208,9 @@ def test_as_dict_round_trips_through_json():
         "distinct_1",
         "distinct_2",
         "bleu2",
+        "chateval_distinct_1",
+        "chateval_distinct_2",
+        "chateval_bleu2",
         "n_empty",
         "n_duplicates",
     }
@@ -198,15 +224,74 @@ def test_empty_submission_is_all_zeros():
         "distinct_1": 0.0,
         "distinct_2": 0.0,
         "bleu2": None,
+        "chateval_distinct_1": 0.0,
+        "chateval_distinct_2": 0.0,
+        "chateval_bleu2": None,
         "n_empty": 0,
         "n_duplicates": 0,
     }
 
 
-def test_an_empty_response_counts_as_zero_tokens_as_in_chateval():
-    # ChatEval divides by the number of generated tokens: an empty line adds none, so
-    # distinct-n is unchanged while the mean length is taken over every response.
+def test_an_empty_response_counts_as_zero_tokens_in_evalhubs_definition():
+    # EvalHub's definition: an empty line adds no token, so distinct-n is unchanged while the
+    # mean length is taken over every response.
     with_empty = ["a b", "", "b c"]
     assert distinct_n(with_empty, 1) == distinct_n(["a b", "b c"], 1) == pytest.approx(3 / 4)
     assert average_length(with_empty) == pytest.approx(4 / 3)
     assert compute_text_metrics(with_empty).n_empty == 1
+
+
+# --- as ChatEval computed (its released auto_eval_utils.py) -----------------------------------
+
+
+def test_chateval_distinct_1_counts_an_empty_response_as_one_empty_token():
+    # "a b" + "" + "b c" joined by spaces is "a b  b c": tokens a, b, "", b, c.
+    assert chateval_distinct_1(["a b", "", "b c"]) == pytest.approx(4 / 5)
+    assert distinct_n(["a b", "", "b c"], 1) == pytest.approx(3 / 4)
+
+
+def test_chateval_distinct_1_makes_an_empty_token_of_two_spaces():
+    assert chateval_distinct_1(["a  a"]) == pytest.approx(2 / 3)
+
+
+def test_chateval_distinct_2_divides_bigrams_within_responses_by_tokens():
+    # "i do not" has 3 tokens, "" one, "do not" 2: bigrams {i do, do not}, 6 tokens.
+    assert chateval_distinct_2(["i do not", "", "do not"]) == pytest.approx(2 / 6)
+
+
+def test_chateval_distinct_is_zero_for_no_responses():
+    assert chateval_distinct_1([]) == chateval_distinct_2([]) == 0.0
+
+
+CHATEVAL_CASES = [
+    ("The Cat sat", ["the cat sat on the mat"]),  # lowercased before matching
+    ("cat the", ["the cat"]),  # no bigram match: unsmoothed, practically zero
+    ("the cat sat on the mat and then it slept", ["the cat sat"]),
+    ("a b c d", ["a b", "a b c d e f"]),
+    ("", ["a b"]),
+    ("a b c", ["A B C"]),
+]
+
+
+@pytest.mark.parametrize(("hypothesis", "references"), CHATEVAL_CASES)
+def test_chateval_sentence_bleu2_matches_nltk_unsmoothed_lowercased(hypothesis, references):
+    assert chateval_sentence_bleu2(hypothesis, references) == pytest.approx(
+        chateval_nltk_bleu2(hypothesis, references), abs=1e-12
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(hypothesis=sentences, references=st.lists(sentences, min_size=1, max_size=4))
+def test_chateval_sentence_bleu2_matches_nltk_on_random_sentences(hypothesis, references):
+    assert chateval_sentence_bleu2(hypothesis, references) == pytest.approx(
+        chateval_nltk_bleu2(hypothesis, references), abs=1e-12
+    )
+
+
+def test_chateval_bleu2_and_evalhubs_differ_on_case_and_bigram_misses():
+    responses, references = ["cat the", "The dog ran"], [["the cat"], ["the dog ran"]]
+    evalhubs = (nltk_bleu2("cat the", ["the cat"]) + nltk_bleu2("The dog ran", ["the dog ran"])) / 2
+    # ChatEval: the miss scores 0 (no smoothing), the other 1 (lowercased).
+    assert chateval_bleu2(responses, references) == pytest.approx(0.5)
+    assert corpus_average_bleu2(responses, references) == pytest.approx(evalhubs, abs=1e-12)
+    assert evalhubs != pytest.approx(0.5)

@@ -262,6 +262,29 @@ def test_each_bootstrap_replicate_equals_a_package_pass(resample):
     assert len({tuple(np.round(m, 12)) for m in result.mu}) == 4
 
 
+def test_the_released_code_setting_equals_the_package_global_environment():
+    # The Spot The Bot code creates its ratings at mu=0, sigma=0.5 and then calls the
+    # module-level rate_1vs1 without env=: the package's global environment rates them.
+    a, b, outcome = random_matches(200, seed=5)
+    order = ts.bootstrap_match_indices(outcome.size, 1, seed=2, resample=False)[0]
+    trueskill.setup()  # the package's global defaults, whatever another test set
+    ratings = [trueskill.Rating(mu=0.0, sigma=0.5) for _ in range(N_PLAYERS)]
+    for m in order:
+        i, j = a[m], b[m]
+        if outcome[m] == ts.B_WINS:
+            ratings[j], ratings[i] = trueskill.rate_1vs1(ratings[j], ratings[i])
+        else:
+            drawn = bool(outcome[m] == ts.DRAW)
+            ratings[i], ratings[j] = trueskill.rate_1vs1(ratings[i], ratings[j], drawn=drawn)
+
+    rated = ts.rate_replicates(
+        a, b, outcome, order[None, :], n_players=N_PLAYERS, env=ts.TrueSkillEnv.as_released()
+    )
+
+    np.testing.assert_allclose(rated.mu[0], [r.mu for r in ratings], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rated.sigma[0], [r.sigma for r in ratings], rtol=0, atol=1e-12)
+
+
 def test_bootstrap_match_indices():
     resampled = ts.bootstrap_match_indices(50, 7, seed=2)
     assert resampled.shape == (7, 50)

@@ -224,7 +224,7 @@ def test_the_shipped_rubrics_are_listed_without_an_owner_as_the_schema_allows(ap
     assert schema["components"]["schemas"]["Rubric"]["properties"]["owner"]["nullable"] is True
 
 
-def test_a_judge_slug_with_a_nul_character_is_not_found_naming_the_field(api):
+def test_a_judge_slug_with_a_nul_character_is_refused_naming_the_field(api):
     judge = builders.judge(None)
     campaign = builders.ab(1, owner=judge.owner)
     api.force_authenticate(judge.owner)
@@ -236,5 +236,25 @@ def test_a_judge_slug_with_a_nul_character_is_not_found_naming_the_field(api):
     response = api.post("/api/judge-runs/", body, format="json")
     assert response.status_code == 400
     [error] = response.json()["errors"]
-    assert error["field"] == "judge" and "my\\0judge" in error["message"]
+    assert error["field"] == "judge" and "holds a NUL character" in error["message"]
     assert not JudgeRun.objects.exists()
+
+
+def test_a_rubric_past_the_quota_is_refused_by_the_api_and_the_page(settings, api, client):
+    settings.EVALHUB_QUOTA_RUBRICS = 1
+    user = factories.user()
+    api.force_authenticate(user)
+    body = {
+        "task_kind": "comparative",
+        "name": "short",
+        "instructions": "$conversation_1\n$conversation_2\n$dimensions\n$answer_format",
+    }
+    assert api.post("/api/judge-rubrics/", body, format="json").status_code == 201
+    refused = api.post("/api/judge-rubrics/", body, format="json")
+    assert refused.status_code == 400
+    assert "(EVALHUB_QUOTA_RUBRICS=1)" in refused.json()["errors"][0]["message"]
+    client.force_login(user)
+    page = client.post("/judges/rubrics/new/", body)
+    assert page.status_code == 400
+    assert "(EVALHUB_QUOTA_RUBRICS=1)" in page.content.decode()
+    assert Rubric.objects.filter(owner=user).count() == 1

@@ -2,13 +2,22 @@
 stores, retries of unparseable answers, refusals, 429s, concurrency, budget, pause,
 resumption after a dead worker, and transport failures."""
 
+from functools import partial
+
 import pytest
 from django.http import QueryDict
+from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Item
-from endpoints.client import BotClient, Endpoint, RetryPolicy, database_budget
-from endpoints.models import EndpointUsage
+from endpoints.client import (
+    BotClient,
+    Endpoint,
+    RetryPolicy,
+    database_budget,
+    database_record,
+)
+from endpoints.models import EndpointCall, EndpointUsage
 from evalhub.models import Lease
 from judging import execution, runs
 from judging import tasks as judging_tasks
@@ -30,7 +39,13 @@ def fast_client(sleeps=None):
             Endpoint.from_model(run.judge.endpoint),
             retry=FAST,
             sleep=sleeps.append if sleeps is not None else (lambda s: None),
-            budget=lambda endpoint: inbox.on_worker_thread(database_budget, endpoint),
+            budget=lambda endpoint, purpose: inbox.on_worker_thread(
+                database_budget, endpoint, purpose
+            ),
+            purpose="judge",
+            record=lambda endpoint_id, **outcome: inbox.on_worker_thread(
+                partial(database_record, endpoint_id, **outcome)
+            ),
         )
 
     return make
@@ -107,14 +122,83 @@ def test_an_answer_the_kind_refuses_fails_after_max_attempts_with_the_raw_text(f
     assert len(server.requests) == 2
 
 
-def test_a_refusal_is_recorded_failed_with_what_the_server_sent(fake):
+# Issue 23, finding 12: a judge's NUL characters (PostgreSQL stores none; the run crashed
+# there, stayed "running", and each takeover spent the budget again) ----------------------
+
+
+def test_a_judge_replying_with_nul_characters_finishes_the_run_without_them(fake):
+    server = fake(fake_judges.answers('\u0000{"better": "1"}\u0000'))
+    run = new_run(server, builders.ab(2))
+    assert execution.execute(run.pk, client_factory=fast_client()) == "done"
+    run.refresh_from_db()
+    assert (run.status, run.items_done, run.items_failed) == ("done", 2, 0)
+    for judgment in run.judgments.all():
+        assert judgment.status == "ok" and judgment.raw_text == '{"better": "1"}'
+    assert len(server.requests) == 2  # asked once per item, never again
+
+
+def test_a_nul_escaped_inside_the_judges_json_is_dropped_from_the_answer(fake):
+    """ "\\u0000" in the reply's JSON is no NUL in its text, but is one once decoded."""
+    server = fake(fake_judges.answers('{"better": "\\u00001\\u0000"}'))
+    run = new_run(server, builders.ab(1))
+    assert execution.execute(run.pk, client_factory=fast_client()) == "done"
+    judgment = AutomaticJudgment.objects.get(run=run)
+    assert judgment.status == "ok"
+    assert judgment.payload == human_payload("ab", judgment.item, {"choice": "left"})
+
+
+def test_a_judge_answering_only_an_escaped_nul_fails_the_item_and_finishes(fake):
+    server = fake(fake_judges.answers('{"better": "\\u0000"}'))
+    run = new_run(server, builders.ab(1), max_attempts=2)
+    assert execution.execute(run.pk, client_factory=fast_client()) == "done"
+    judgment = AutomaticJudgment.objects.get(run=run)
+    assert (judgment.status, judgment.attempts) == ("failed", 2)
+    assert "\x00" not in judgment.error and "\x00" not in judgment.raw_text
+    run.refresh_from_db()
+    assert (run.status, run.items_failed) == ("done", 1)
+
+
+def test_a_refusal_is_recorded_failed_with_why_and_its_body_kept_for_staff(fake):
     server = fake(lambda payload: fake_judges.REFUSAL)
     run = new_run(server, builders.ab(1), max_attempts=2)
     execution.execute(run.pk, client_factory=fast_client())
     judgment = AutomaticJudgment.objects.get(run=run)
     assert judgment.status == "failed" and judgment.attempts == 2
-    assert "content must be a string, not null" in judgment.raw_text
+    assert judgment.error == (
+        "The reply was unusable: choices[0].message.content must be a string, not null."
+    )
+    assert judgment.raw_text == ""  # no usable text came; the body is the staff's to read
+    assert "help with that" in EndpointCall.objects.filter(status="invalid_reply")[0].detail
     assert (judgment.prompt_tokens, judgment.completion_tokens) == (None, None)
+
+
+INTERNAL_PAGE = b"<h1>build server</h1> DEPLOY_TOKEN=ghp_internal_4471"
+
+
+@pytest.mark.parametrize(
+    ("reply", "summary"),
+    [
+        (openai_fake.Reply(500, INTERNAL_PAGE), "answered HTTP 500"),
+        (openai_fake.Reply(200, INTERNAL_PAGE), "the reply is not JSON"),
+    ],
+    ids=["http-500", "not-json"],
+)
+def test_an_upstream_body_never_reaches_the_runs_owner(fake, client, reply, summary):
+    server = fake(lambda payload: reply)
+    run = new_run(server, builders.ab(1), concurrency=1)
+    assert execution.execute(run.pk, client_factory=fast_client()) == "failed"
+    run.refresh_from_db()
+    assert run.last_error == summary
+    client.force_login(run.judge.owner)
+    shown = [
+        client.get(run.get_absolute_url()).content,
+        client.get(reverse("judging:run-progress", args=[run.pk])).content,
+        client.get(f"/api/judge-runs/{run.pk}/").content,
+        client.get(f"/api/judge-runs/{run.pk}/judgments/").content,
+    ]
+    assert all(b"ghp_internal_4471" not in body for body in shown)
+    assert summary.encode() in shown[0]
+    assert "ghp_internal_4471" in EndpointCall.objects.order_by("-id")[0].detail  # staff
 
 
 def test_a_429_is_waited_out_as_its_retry_after_says(fake):

@@ -2,6 +2,7 @@
 
 import pytest
 
+from evalhub import limits
 from judging import rubric_versions
 from judging.defaults import DEFAULT_NAME, install_default_rubrics
 from judging.models import JudgeRun, Rubric
@@ -68,3 +69,16 @@ def test_a_changed_shipped_text_becomes_the_next_default_version(monkeypatch):
     [created] = install_default_rubrics()
     assert (created.task_kind, created.version) == ("likert", old.version + 1)
     assert Rubric.objects.get(pk=old.pk).instructions == old.instructions
+
+
+def test_instructions_over_their_limit_are_refused_by_the_service():
+    long = TEXT + "x" * limits.INSTRUCTIONS_CHARS
+    with pytest.raises(rubric_versions.RubricInvalid) as refused:
+        rubric_versions.create(task_kind="ab", name="long", instructions=long)
+    (problem,) = refused.value.shown
+    assert problem.field == "instructions"
+    assert problem.message == (
+        f"The instructions have {len(long):,} characters; at most "
+        f"{limits.INSTRUCTIONS_CHARS:,} are allowed."
+    )
+    assert not Rubric.objects.filter(name="long").exists()

@@ -9,6 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from evalhub import limits
 from evalhub.models import Conversation, System
 from tests import factories
 from tournaments.models import PartnerSet, Tournament
@@ -396,3 +397,23 @@ def test_the_partner_set_list_leaves_out_sets_naming_a_hidden_system(owner, syst
     assert response.status_code == 200
     assert [s["slug"] for s in response.json()] == ["open"]
     assert PartnerSet.objects.count() == 2
+
+
+# Issue 23, finding 9: sizes ---------------------------------------------------------------
+
+
+def test_create_refuses_a_description_over_its_limit(owner, systems):
+    long = "x" * (limits.DESCRIPTION_CHARS + 1)
+    response = client_for(owner).post(LIST, spot_payload(description=long), format="json")
+    assert response.status_code == 400
+    assert [e["field"] for e in response.json()["errors"]] == ["description"]
+    assert not Tournament.objects.exists()
+
+
+def test_create_refuses_a_tournament_past_the_quota(settings, owner, systems):
+    settings.EVALHUB_QUOTA_TOURNAMENTS = 1
+    tournament(owner, "first", False)
+    response = client_for(owner).post(LIST, spot_payload(), format="json")
+    assert response.status_code == 400
+    assert "(EVALHUB_QUOTA_TOURNAMENTS=1)" in response.json()["errors"][0]["message"]
+    assert list(Tournament.objects.values_list("slug", flat=True)) == ["first"]

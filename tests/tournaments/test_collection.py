@@ -241,6 +241,42 @@ def test_a_broken_bot_fails_its_dialogues_and_the_others_complete(serve, seeds):
     assert t.status == "ready"
 
 
+# Issue 23, finding 12: a bot's NUL characters (PostgreSQL stores none: a DataError there) --
+
+
+def with_nul(payload: dict) -> bots.Reply:
+    """The counting bot's reply, between two NULs."""
+    return bots.text(f"\u0000count {len(payload['turns'])} as {payload['speaker']}\u0000")
+
+
+@pytest.mark.django_db
+def test_a_bot_replying_with_nul_characters_is_collected_without_them(serve, seeds):
+    t = tournament("all-play-all", [bot("nul", serve(with_nul)), bot("b", serve(bots.counting))])
+
+    assert tasks.collect_tournament.delay(t.pk).get() == {"planned": 2, "enqueued": 2}
+
+    plan = list(t.plan.select_related("conversation", "tournament"))
+    assert {p.status for p in plan} == {"complete"}
+    for planned in plan:
+        check_conversation(planned, seeds, {"nul": "counting", "b": "counting"})
+    # (in Python: a query for a NUL is the very thing PostgreSQL refuses)
+    assert not [text for text in Turn.objects.values_list("text", flat=True) if "\x00" in text]
+    t.refresh_from_db()
+    assert t.status == "ready"
+
+
+@pytest.mark.django_db
+def test_a_bot_whose_error_page_holds_a_nul_fails_its_dialogue_with_the_error_stored(serve, seeds):
+    broken = serve(lambda payload: bots.Reply(500, b"\x00broken\x00"))
+    t = tournament("self-play", [bot("broken", broken)])
+
+    assert tasks.collect_tournament.delay(t.pk).get() == {"planned": 1, "enqueued": 1}
+
+    planned = t.plan.get()
+    assert planned.status == "failed" and "answered HTTP 500" in planned.last_error
+    assert "\x00" not in planned.last_error
+
+
 @pytest.mark.django_db
 def test_collect_dialogue_records_the_failure_and_raises(serve, seeds):
     t = tournament("self-play", [bot("mute", serve(lambda payload: bots.text("")))])

@@ -6,6 +6,7 @@ from django.urls import reverse
 
 from annotation.crowd.local import LocalProvider
 from endpoints.models import BotEndpoint
+from evalhub import limits
 from evalhub.errors import UserInputError
 from evalhub.models import System
 from tests import factories
@@ -219,3 +220,43 @@ def test_launch_files_a_request_where_staff_approve_launches(owner, monkeypatch)
     assert requests == [(t.campaign.slug, owner)]
     t.campaign.refresh_from_db()
     assert t.campaign.status == "draft"
+
+
+@pytest.mark.parametrize(
+    ("field", "limit"), [("name", limits.NAME_CHARS), ("description", limits.DESCRIPTION_CHARS)]
+)
+def test_a_partner_set_text_over_its_limit_is_refused(owner, field, limit):
+    for s in ("p1", "p2"):
+        factories.system(None, slug=s)
+    texts = {"name": "Partners", "description": "", field: "x" * (limit + 1)}
+    with pytest.raises(UserInputError) as raised:
+        create_partner_set(user=owner, slug="partners", systems=["p1", "p2"], **texts)
+    (problem,) = raised.value.shown
+    assert problem.field == field
+    assert problem.message == f"At most {limit:,} characters ({limit + 1:,} given)."
+    assert not PartnerSet.objects.exists()
+
+
+def test_the_api_refuses_a_partner_set_description_over_its_limit(owner):
+    for s in ("p1", "p2"):
+        factories.system(None, slug=s)
+    body = {
+        "name": "Partners",
+        "slug": "partners",
+        "description": "x" * (limits.DESCRIPTION_CHARS + 1),
+        "systems": ["p1", "p2"],
+    }
+    response = client_for(owner).post("/api/partner-sets/", body, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == "description"
+    assert not PartnerSet.objects.exists()
+
+
+def test_generate_through_the_api_refuses_a_campaign_past_the_quota(settings, owner):
+    settings.EVALHUB_QUOTA_CAMPAIGNS = 0
+    t = spot(owner, published=True)
+    response = client_for(owner).post(api(t, "generate"))
+    assert response.status_code == 400
+    assert "(EVALHUB_QUOTA_CAMPAIGNS=0)" in response.json()["errors"][0]["message"]
+    t.refresh_from_db()
+    assert t.campaign is None

@@ -258,6 +258,19 @@ def test_spot_the_bot_detail_shows_plan_progress_and_results_placeholder(client,
     assert "Results appear here once the analysis has run." in page
 
 
+@pytest.mark.parametrize(
+    ("schedule", "paper"),
+    [("bipartite-play", "600 conversations per pair"), ("self-play", "1,000")],
+)
+def test_detail_says_how_many_conversations_the_paper_collected(client, owner, schedule, paper):
+    t = spot(owner, schedule=schedule, conversations_per_pair=3)
+    client.force_login(owner)
+    response = client.get(url("detail", t))
+    note = response.content.decode().split('data-testid="paper-scale">')[1].split("</p>")[0]
+    assert response.status_code == 200
+    assert paper in note and "this tournament collects 3" in note
+
+
 def test_ab_detail_shows_the_cost_before_launch(client, owner):
     t = ab(owner)
     client.force_login(owner)
@@ -511,3 +524,28 @@ def test_an_ab_generate_opening_too_many_assignments_is_refused_before_writing(c
     assert not Campaign.objects.exists() and not Assignment.objects.exists()
     t.refresh_from_db()
     assert t.campaign is None
+
+
+# Issue 23, finding 9: quotas ---------------------------------------------------------------
+
+
+def test_the_page_refuses_a_tournament_past_the_quota(settings, client, researcher):
+    settings.EVALHUB_QUOTA_TOURNAMENTS = 1
+    for s in ("a", "b"):
+        factories.system(None, slug=s)
+    Tournament.objects.create(slug="first", name="First", kind="spot_the_bot", owner=researcher)
+    client.force_login(researcher)
+    response = client.post(reverse("tournaments:create-spot-the-bot"), spot_form())
+    assert response.status_code == 400
+    assert "(EVALHUB_QUOTA_TOURNAMENTS=1)" in response.content.decode()
+    assert list(Tournament.objects.values_list("slug", flat=True)) == ["first"]
+
+
+def test_generate_refuses_a_campaign_past_the_quota(settings, client, owner):
+    settings.EVALHUB_QUOTA_CAMPAIGNS = 0
+    t = spot(owner)
+    client.force_login(owner)
+    response = client.post(url("generate", t), follow=True)
+    assert "(EVALHUB_QUOTA_CAMPAIGNS=0)" in response.content.decode()
+    t.refresh_from_db()
+    assert t.campaign is None and not Campaign.objects.exists()

@@ -5,7 +5,8 @@ from django.db import transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from evalhub.api.fields import VisibleSlugRelatedField, refuse_nul
+from evalhub import limits
+from evalhub.api.fields import VisibleSlugRelatedField
 from evalhub.declared import bounds, help_text
 from evalhub.models import Conversation, Submission, System
 
@@ -71,7 +72,6 @@ class PartnerSetField(VisibleSlugRelatedField):
         slug = data.get("slug") if isinstance(data, dict) else data
         if not isinstance(slug, str):
             self.fail("invalid")
-        refuse_nul(self, slug)
         partner_set = self.get_queryset().filter(slug=slug).order_by("-version").first()
         if partner_set is None:
             self.fail("does_not_exist", value=slug)
@@ -196,8 +196,10 @@ class TournamentSerializer(serializers.ModelSerializer):
 class PartnerSetSerializer(serializers.Serializer):
     slug = serializers.SlugField(max_length=80)
     version = serializers.IntegerField(read_only=True)
-    name = serializers.CharField(max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    name = serializers.CharField(max_length=limits.NAME_CHARS)
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=limits.DESCRIPTION_CHARS
+    )
     systems = serializers.ListField(
         child=serializers.SlugField(), help_text="Slugs of the partner systems."
     )

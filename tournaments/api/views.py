@@ -13,8 +13,10 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.models import Campaign
 from annotation.progress import progress as campaign_progress
 from evalhub.permissions import Anyone, IsManager, SignedIn, by_method
+from evalhub.quotas import check_quota
 from evalhub.uniqueness import SlugTaken, unique_slug
 
 from .. import ab_experiment, spot_the_bot_campaign
@@ -142,6 +144,7 @@ class TournamentViewSet(
     search_fields = ["name", "slug", "description"]
     ordering_fields = ["created", "name", "slug"]
     ordering = ["-created"]
+    throttle_scopes = {"create": "creations", "generate": "creations"}  # evalhub/api/throttles.py
     # Anybody reads the tournaments they may see (the queryset); anybody signed in creates
     # one; its owner and staff run it.
     permission_classes = [
@@ -164,6 +167,7 @@ class TournamentViewSet(
         )
 
     def perform_create(self, serializer):
+        check_quota(self.request.user, Tournament)
         slug = serializer.validated_data.get("slug", "")
         try:
             with unique_slug(Tournament, slug):
@@ -206,6 +210,7 @@ class TournamentViewSet(
     def generate(self, request, slug=None):
         """Build the campaign from the collected (or imported) conversations."""
         tournament = self.get_object()
+        check_quota(request.user, Campaign)
         if tournament.kind == Tournament.Kind.SPOT_THE_BOT:
             result = spot_the_bot_campaign.generate_campaign(tournament)
             detail = (
@@ -281,6 +286,7 @@ class PartnerSetList(APIView):
     (logged in):
     create one of systems you may see."""
 
+    throttle_scopes = {"post": "creations"}  # evalhub/api/throttles.py
     permission_classes = [by_method(GET=Anyone, POST=SignedIn)]
 
     @extend_schema(responses={200: PartnerSetSerializer(many=True)})

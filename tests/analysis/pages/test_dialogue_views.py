@@ -35,6 +35,18 @@ def test_a_domain_page_shows_the_metric_table_and_the_rankings(client, world):
     assert "Coherence: response error rate" in html and "Total score" in html
 
 
+def test_the_page_says_each_metrics_method_and_checks_them_against_ratings(client, world):
+    page = client.get(url("domain", "chitchat"))
+    html = page.content.decode()
+    validity = page.context["validity"]
+    assert page.status_code == 200
+    assert 'data-testid="methods"' in html and "fine-grained topical keywords" in html
+    assert 'data-testid="validity"' in html and "Unified totals (Table 4)" in html
+    # Two rated systems: no per-system correlation has the three points it needs.
+    assert all(row["n"] <= 2 and row["pearson"] is None for row in validity["systems"])
+    assert [row["label"] for row in validity["unified"]][0] == "Stack ranking"
+
+
 def test_the_page_shows_the_bots_text_metrics_of_the_visible_systems(client, world):
     page = client.get(url("domain", "chitchat"))
     html = page.content.decode()

@@ -4,9 +4,13 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pytest
+import trueskill
 
-from analysis.reports.common import canonical_digest, category_codes
+from analysis.reports.common import Matches, canonical_digest, category_codes, ranking_section
 from analysis.reports.data import ABData
+from analysis.runs.parameters import PRESETS, normalize_parameters
+from evalstats import pairwise as pw
+from evalstats import trueskill as ts
 
 
 @dataclass(frozen=True)
@@ -104,3 +108,59 @@ def test_category_codes_give_each_value_its_code():
 def test_category_codes_refuse_a_value_without_a_code():
     with pytest.raises(KeyError, match="maybe"):
         category_codes(np.array(["a", "maybe"]), {"a": 0, "b": 1})
+
+
+def package_mean_mu(matches, orders) -> list[float]:
+    """Reference: the released Spot The Bot code's TrueSkill passes, run with the trueskill
+    package's global environment (ratings from mu=0, sigma=0.5), averaged over the orders."""
+    trueskill.setup()
+    mus = []
+    for order in orders:
+        ratings = [trueskill.Rating(mu=0.0, sigma=0.5) for _ in matches.names]
+        for m in order:
+            i, j, result = matches.a[m], matches.b[m], matches.outcome[m]
+            if result == pw.B_WINS:
+                ratings[j], ratings[i] = trueskill.rate_1vs1(ratings[j], ratings[i])
+            else:
+                drawn = bool(result == pw.TIE)
+                ratings[i], ratings[j] = trueskill.rate_1vs1(ratings[i], ratings[j], drawn=drawn)
+        mus.append([r.mu for r in ratings])
+    return list(np.mean(mus, axis=0))
+
+
+def three_systems() -> Matches:
+    """120 random matches among three systems, a fifth of them ties."""
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 3, 120)
+    b = (a + rng.integers(1, 3, 120)) % 3
+    outcome = rng.choice([pw.A_WINS, pw.B_WINS, pw.TIE], size=120, p=[0.5, 0.3, 0.2])
+    return Matches(["x", "y", "z"], a, b, outcome, np.arange(120))
+
+
+def test_the_released_code_setting_ranks_as_the_released_code_ran_trueskill():
+    matches = three_systems()
+    params = normalize_parameters({"trueskill": "released-code", "replicates": 5, "seed": 9})
+
+    order, _, ranking, _ = ranking_section(matches, params, [])
+
+    # Shuffled, never resampled: each replicate rates every match exactly once.
+    orders = ts.bootstrap_match_indices(120, 5, seed=9, resample=False)
+    expected = dict(zip(matches.names, package_mean_mu(matches, orders), strict=True))
+    assert [row["system"] for row in ranking] == order
+    for row in ranking:
+        assert row["mu"] == pytest.approx(expected[row["system"]], abs=1e-9)
+
+
+def test_the_intended_setting_differs_from_the_released_one():
+    matches = three_systems()
+    mu = {}
+    for setting in ("intended", "released-code"):
+        params = normalize_parameters({"trueskill": setting, "replicates": 5, "seed": 9})
+        mu[setting] = [row["mu"] for row in ranking_section(matches, params, [])[2]]
+
+    assert mu["intended"] != pytest.approx(mu["released-code"])
+
+
+def test_the_published_preset_runs_trueskill_as_the_released_code_did():
+    assert PRESETS["as-published"]["trueskill"] == "released-code"
+    assert normalize_parameters(None)["trueskill"] == "intended"

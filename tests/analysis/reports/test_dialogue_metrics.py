@@ -164,3 +164,73 @@ def test_the_bot_turns_text_is_measured_per_system_without_a_model():
     assert a["distinct_1"] == 0.5 and a["distinct_2"] == 0.25 and a["repeated_turns"] == 1
     assert a["self_repetition"] is None  # no turn has a trigram
     assert b["mean_turn_length"] == 3 and b["distinct_1"] == 1 and b["repeated_turns"] == 0
+
+
+# The paper's Tables 3 and 4 on the study's own ratings: six rated systems.
+RATED = [
+    talk(f"{name}{k}", name, topics, errors, rating)
+    for name, topics, errors, ratings in [
+        ("P", ["music"] * 6, [False, False, False], (5, 5)),
+        ("Q", ["music"] * 4 + ["sports"] * 2, [False, False, True], (4, 5)),
+        ("R", ["sports", "sports", "food", "food"], [True, False], (4, 3)),
+        ("S", ["food", "pets", "pets", "travel"], [True, False], (3, 2)),
+        ("T", ["pets", "food", "travel", "music"], [True, True], (2, 2)),
+        ("U", ["travel", "food"], [True], (1, 2)),
+    ]
+    for k, rating in enumerate(ratings)
+]
+
+
+@pytest.fixture(scope="module")
+def rated():
+    return dialogue_metrics_report(RATED, scope=SCOPE)
+
+
+def reference(x, y) -> dict:
+    pearson, spearman = stats.pearsonr(x, y), stats.spearmanr(x, y)
+    return {
+        "pearson": pytest.approx(pearson.statistic, abs=1e-12),
+        "pearson_p": pytest.approx(pearson.pvalue, abs=1e-12),
+        "spearman": pytest.approx(spearman.statistic, abs=1e-12),
+        "spearman_p": pytest.approx(spearman.pvalue, abs=1e-12),
+        "n": len(x),
+    }
+
+
+def test_each_metric_is_correlated_with_the_mean_rating_over_systems_as_table_3(rated):
+    means = [row["mean_rating"]["value"] for row in rated["systems"]]
+    by_metric = {row.pop("metric"): row for row in rated["validity"]["systems"]}
+    for name in ("response_error_rate", "median_turns", "mean_depth", "topic_vocabulary"):
+        values = [row[name]["value"] for row in rated["systems"]]
+        assert by_metric[name] == reference(values, means)
+    assert by_metric["response_error_rate"]["pearson"] < -0.8  # more errors, worse ratings
+
+
+def test_each_conversation_metric_is_correlated_with_its_rating(rated):
+    rows = rated["per_conversation"]
+    by_metric = {row.pop("metric"): row for row in rated["validity"]["conversations"]}
+    ratings = [row["rating"] for row in rows]
+    for field in ("n_turns", "response_error_rate", "depth"):
+        assert by_metric[field] == reference([row[field] for row in rows], ratings)
+
+
+def test_each_unified_total_is_correlated_with_the_mean_rating_as_table_4(rated):
+    means = {row["system"]: row["mean_rating"]["value"] for row in rated["systems"]}
+    for entry in rated["validity"]["unified"]:
+        rows = rated["rankings"][entry.pop("ranking")]["rows"]
+        totals = [row["total"] for row in rows]
+        assert entry == reference(totals, [means[row["system"]] for row in rows])
+    assert len(rated["validity"]["unified"]) == 3
+
+
+def test_without_ratings_there_is_no_validity_section():
+    unrated = [talk("c1", "C", ["food"] * 2, [None]), talk("d1", "D", ["pets"] * 2, [None])]
+    report = dialogue_metrics_report(unrated, scope=SCOPE)
+    assert report["validity"] == {"systems": [], "conversations": [], "unified": []}
+
+
+def test_every_metric_says_its_method_and_how_the_paper_differs(result):
+    metrics = {row["name"]: row for row in result["metrics"]}
+    assert all(row["method"] and row["paper"] for row in metrics.values())
+    assert "keywords" in metrics["topic_vocabulary"]["paper"]
+    assert "26-domain" in metrics["r_cov"]["paper"] and "ambiguous" in metrics["r_cov"]["paper"]

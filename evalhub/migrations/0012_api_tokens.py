@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evalhub", "0010_lease"),
+        ("evalhub", "0011_text_length_limits"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -42,6 +42,6 @@ def hash_old_tokens(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("evalhub", "0011_api_tokens")]
+    dependencies = [("evalhub", "0012_api_tokens")]
 
     operations = [migrations.RunPython(hash_old_tokens, migrations.RunPython.noop)]

@@ -2,7 +2,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("endpoints", "0002_endpoint_calls")]
+    dependencies = [("endpoints", "0005_text_length_limits")]
 
     operations = [
         migrations.AddField(

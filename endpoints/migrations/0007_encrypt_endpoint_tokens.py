@@ -30,7 +30,7 @@ def decrypt_tokens(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("endpoints", "0003_endpoint_token_left_out")]
+    dependencies = [("endpoints", "0006_endpoint_token_left_out")]
 
     operations = [
         migrations.AlterField(
@@ -39,6 +39,7 @@ class Migration(migrations.Migration):
             field=models.TextField(
                 blank=True,
                 help_text=HELP,
+                max_length=500,
                 validators=[django.core.validators.MaxLengthValidator(500)],
                 verbose_name="token or API key",
             ),
@@ -51,6 +52,7 @@ class Migration(migrations.Migration):
                 blank=True,
                 help_text=HELP,
                 left_out_flag="token_left_out",
+                max_length=500,
                 validators=[django.core.validators.MaxLengthValidator(500)],
                 verbose_name="token or API key",
             ),
