@@ -69,6 +69,7 @@ NEW = {
 class ApiTokenList(generics.ListCreateAPIView):
     serializer_class = ApiTokenSerializer
     permission_classes = [by_method(GET=SignedIn, POST=SignedIn)]
+    throttle_scopes = {"post": "token"}  # evalhub/api/throttles.py
     queryset = ApiToken.objects.none()
 
     def get_queryset(self):
