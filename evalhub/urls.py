@@ -34,7 +34,12 @@ urlpatterns = [
     path("conversations/seeds/upload/", seeds.seed_upload, name="seed-upload"),
     path("accounts/signup/", accounts.signup, name="signup"),
     path("accounts/profile/", accounts.account, name="account"),
-    path("accounts/token/", accounts.regenerate_token, name="regenerate-token"),
+    path("accounts/tokens/", accounts.create_api_token, name="api-token-create"),
+    path(
+        "accounts/tokens/<str:starts_with>/revoke/",
+        accounts.revoke_api_token,
+        name="api-token-revoke",
+    ),
     path("accounts/notices/", notices.notice_preferences, name="notice-preferences"),
     path("notices/", notices.notice_list, name="notices"),
     path("notices/read/", notices.notices_read, name="notices-read"),

@@ -31,7 +31,7 @@ def test_app_services_share_the_image_and_point_at_the_real_services():
             and "@postgres:5432/" in env["DATABASE_URL"]
         )
         assert env["CELERY_BROKER_URL"] == "redis://redis:6379/0"
-        assert "SECRET_KEY" in env
+        assert "SECRET_KEY" in env and "EVALHUB_SECRET_KEYS" in env
         assert service["depends_on"]["postgres"]["condition"] == "service_healthy"
         assert service["depends_on"]["redis"]["condition"] == "service_healthy"
 
@@ -94,6 +94,7 @@ def test_no_default_database_password_or_secret_key():
     assert "POSTGRES_PASSWORD:-" not in text
     assert text.count("${POSTGRES_PASSWORD:?") == 2
     assert "${SECRET_KEY:?" in text
+    assert "${EVALHUB_SECRET_KEYS:?" in text
     assert compose()["services"]["postgres"]["environment"]["POSTGRES_PASSWORD"].startswith(
         "${POSTGRES_PASSWORD:?"
     )
