@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "endpoints",  # model calls: below annotation, tournaments and judging
     "annotation",
     "tournaments",
+    "arenas",  # side-by-side battles: above tournaments, below judging
     "judging",  # automatic judges: above tournaments, below analysis
     "analysis",
     "portability",  # export_all/import_all: reads and writes every app's tables

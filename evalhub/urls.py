@@ -41,6 +41,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("annotation.urls")),
     path("tournaments/", include("tournaments.urls")),
+    path("arenas/", include("arenas.urls")),
     path("judges/", include("judging.urls")),
     # /leaderboards/ (namespace "analysis") and the result pages (namespace "results").
     path("", include("analysis.urls")),
