@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from .views import manage, pages
+from .views import battle, manage, pages
 
 app_name = "arenas"
 
@@ -12,6 +12,23 @@ urlpatterns = [
     path("<slug:slug>/", pages.arena_detail, name="detail"),
     path("<slug:slug>/edit/", manage.arena_edit, name="edit"),
     path("<slug:slug>/join/<str:token>/", pages.arena_join, name="join"),
+    # A battle. Everything under battles/ is served by the ASGI service in production
+    # (docker-compose.yml's arena service): these views wait on the models.
+    path("<slug:slug>/battle/", battle.battle_new, name="battle-new"),
+    path("<slug:slug>/battles/new/", battle.battle_start, name="battle-start"),
+    path("<slug:slug>/battles/<uuid:public_id>/", battle.battle_page, name="battle"),
+    path("<slug:slug>/battles/<uuid:public_id>/turns/", battle.battle_turn, name="turn"),
+    path("<slug:slug>/battles/<uuid:public_id>/vote/", battle.battle_vote, name="vote"),
+    path(
+        "<slug:slug>/battles/<uuid:public_id>/turns/<int:number>/<str:side>/stream/",
+        battle.answer_stream,
+        name="stream",
+    ),
+    path(
+        "<slug:slug>/battles/<uuid:public_id>/turns/<int:number>/<str:side>/stop/",
+        battle.answer_stop,
+        name="stop",
+    ),
     path("<slug:slug>/systems/", manage.arena_systems, name="systems"),
     path(
         "<slug:slug>/systems/<slug:system_slug>/weight/",

@@ -55,4 +55,4 @@ def arena_join(request, slug, token):
     ):
         raise Http404("No such invitation.")
     voters.admit(request.session, arena)
-    return redirect(arena.get_absolute_url())
+    return redirect("arenas:battle-new", slug=arena.slug)
