@@ -31,7 +31,7 @@ from django.db import connection, models, transaction
 
 FORMAT = "evalhub-study"
 VERSION = 1
-STUDY_APPS = ("evalhub", "endpoints", "annotation", "tournaments", "analysis")
+STUDY_APPS = ("evalhub", "endpoints", "annotation", "tournaments", "arenas", "analysis")
 # Rows of the running site, not of the study: how its calls to endpoints went lately.
 SITE_MODELS = {"endpoints.endpointcall"}
 USER_FIELDS = [
