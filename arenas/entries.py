@@ -22,6 +22,12 @@ def enter(arena: Arena, system: System, weight: float = 1.0) -> ArenaSystem:
     problem = entry_problem(arena, system, endpoint)
     if problem:
         raise UserInputError(problem)
+    named = ArenaSystem.objects.filter(arena=arena, system=system, endpoint__isnull=True).first()
+    if named is not None:
+        # Entered by imported battles only: now with its endpoint, for live battles too.
+        named.endpoint, named.weight = endpoint, weight
+        named.save(update_fields=["endpoint", "weight"])
+        return named
     entry = ArenaSystem(arena=arena, system=system, endpoint=endpoint, weight=weight)
     try:
         entry.full_clean(validate_unique=False, validate_constraints=False)

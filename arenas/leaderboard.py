@@ -7,7 +7,7 @@ The result (`GET /api/arenas/<slug>/leaderboard/`, and the arena's page):
      "win_rate": {"systems": [slug, ...], "matrix": [[share or null, ...], ...]},
      "pair_battles": {"systems": [slug, ...], "matrix": [[count, ...], ...]},
      "battles": N, "flagged_left_out": M, "confidence": 0.95, "bootstrap_rounds": R,
-     "scale": "...", "warnings": [...], "computed_at": ISO time}
+     "scale": "...", "warnings": [...], "computed_at": ISO time, "pending": bool}
 
 ``rating`` is Bradley-Terry on Chatbot Arena's Elo-like scale (mean 1000, 400 points for
 10:1 odds); ``lower``/``upper`` the 95% bootstrap interval; ``rank`` 1 + the systems whose
@@ -31,7 +31,7 @@ from evalhub.models import System
 from evalstats.arena import arena_leaderboard
 from evalstats.pairwise import A_WINS, B_WINS, TIE
 
-from .models import Arena, Battle
+from .models import Arena, Battle, Leaderboard
 
 OUTCOMES = {
     Battle.Vote.A_BETTER: A_WINS,
@@ -51,6 +51,29 @@ def _rounded(value: float) -> float | None:
     return None if value is None or math.isnan(value) else round(float(value), 4)
 
 
+def empty_result() -> dict:
+    return {
+        "systems": [],
+        "win_rate": {"systems": [], "matrix": []},
+        "pair_battles": {"systems": [], "matrix": []},
+        "battles": 0,
+        "flagged_left_out": 0,
+        "confidence": 0.95,
+        "bootstrap_rounds": settings.EVALHUB_ARENA_BOOTSTRAP_ROUNDS,
+        "scale": SCALE,
+        "warnings": [],
+        "computed_at": None,
+    }
+
+
+def stored_result(arena: Arena) -> dict:
+    """What the last computation stored (the empty leaderboard before the first), and
+    whether a newer one is queued (`pending`)."""
+    stored = Leaderboard.objects.filter(arena=arena).values_list("result", flat=True).first()
+    result = stored or empty_result()
+    return {**result, "pending": arena.leaderboard_queued_at is not None}
+
+
 def compute(arena: Arena) -> dict:
     """The leaderboard of `arena` now (see the module for the shape)."""
     index: dict[int, int] = {}
@@ -62,15 +85,9 @@ def compute(arena: Arena) -> dict:
         outcome.append(OUTCOMES[vote])
     voted = arena.battles.exclude(vote="").count()
     result = {
-        "systems": [],
-        "win_rate": {"systems": [], "matrix": []},
-        "pair_battles": {"systems": [], "matrix": []},
+        **empty_result(),
         "battles": len(a),
         "flagged_left_out": voted - len(a),
-        "confidence": 0.95,
-        "bootstrap_rounds": settings.EVALHUB_ARENA_BOOTSTRAP_ROUNDS,
-        "scale": SCALE,
-        "warnings": [],
         "computed_at": timezone.now().isoformat(),
     }
     if not a:

@@ -52,6 +52,7 @@ urlpatterns = [
     path("api/", include("endpoints.api.urls")),
     path("api/", include("annotation.api.urls")),
     path("api/", include("tournaments.api.urls")),
+    path("api/", include("arenas.api.urls")),
     path("api/", include("judging.api.urls")),
     # Last: a path under /api/ that no route above matches. Only paths ending in a slash, so
     # that a missing slash is still redirected to the route it names (APPEND_SLASH).

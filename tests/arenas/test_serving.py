@@ -75,16 +75,18 @@ def first_event_then(base_url, path, cookies, *, leave: bool):
     the connection after the first piece, as a browser tab closed mid-answer."""
     started = time.monotonic()
     first, lines = None, []
-    with httpx.Client(base_url=base_url, cookies=cookies, timeout=15) as http:
-        with http.stream("GET", path) as response:
-            assert response.status_code == 200
-            assert response.headers["content-type"].startswith("text/event-stream")
-            for line in response.iter_lines():
-                lines.append(line)
-                if line == "event: piece" and first is None:
-                    first = time.monotonic() - started
-                if leave and line.startswith("data:") and first is not None:
-                    break
+    with (
+        httpx.Client(base_url=base_url, cookies=cookies, timeout=15) as http,
+        http.stream("GET", path) as response,
+    ):
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for line in response.iter_lines():
+            lines.append(line)
+            if line == "event: piece" and first is None:
+                first = time.monotonic() - started
+            if leave and line.startswith("data:") and first is not None:
+                break
     return first, lines
 
 
