@@ -1,11 +1,21 @@
-"""Background work of arenas: computing a leaderboard (debounced by arenas/leaderboard_queue.py)
-and queueing again the computations whose message was lost."""
+"""Background work of arenas: computing a leaderboard (asked for by votes, debounced:
+arenas/leaderboard_queue.py) and queueing again the computations whose message was lost."""
+
+import logging
+from datetime import timedelta
 
 from celery import shared_task
+from django.conf import settings
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerUnreachable
 
-from . import leaderboard, leaderboard_queue
+from . import leaderboard
 from .models import Arena, Leaderboard
+
+logger = logging.getLogger(__name__)
+
+# A mark this much older than the delay is a lost message.
+LOST_AFTER_SECONDS = 120
 
 
 @shared_task(name="arenas.tasks.compute_leaderboard")
@@ -26,9 +36,29 @@ def compute_leaderboard(arena_id: int) -> int | None:
     return result["battles"]
 
 
+def send(arena_id: int, countdown: float | None = None) -> bool:
+    """Queue the computation; False, logged, when the broker cannot be reached (the mark
+    stays, and the sweep queues it again)."""
+    if countdown is None:
+        countdown = settings.EVALHUB_ARENA_LEADERBOARD_DELAY_SECONDS
+    try:
+        compute_leaderboard.apply_async((arena_id,), countdown=countdown)
+    except BrokerUnreachable as error:
+        logger.warning("Could not queue arena %s's leaderboard: %s", arena_id, error)
+        return False
+    return True
+
+
+def lost() -> list[int]:
+    """Arenas whose leaderboard was asked for and not computed in time."""
+    delay = settings.EVALHUB_ARENA_LEADERBOARD_DELAY_SECONDS + LOST_AFTER_SECONDS
+    before = timezone.now() - timedelta(seconds=delay)
+    return list(Arena.objects.filter(leaderboard_queued_at__lt=before).values_list("pk", flat=True))
+
+
 @shared_task(name="arenas.tasks.requeue_lost_leaderboards")
 def requeue_lost_leaderboards() -> int:
-    arenas = leaderboard_queue.lost()
+    arenas = lost()
     for arena_id in arenas:
-        leaderboard_queue.send(arena_id, countdown=0)
+        send(arena_id, countdown=0)
     return len(arenas)

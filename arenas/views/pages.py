@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET
 from evalhub.listing import Sort, list_page
 
 from .. import voters
+from ..leaderboard import stored_result
 from ..models import Arena
 from .lookup import visible_arena_or_404
 
@@ -36,11 +37,16 @@ def arena_list(request):
 def arena_detail(request, slug):
     arena = visible_arena_or_404(request, slug)
     manages = arena.is_managed_by(request.user)
+    board = stored_result(arena)
     context = {
         "arena": arena,
         "manages": manages,
+        "may_vote": voters.may_vote(request.user, request.session, arena),
         "entries": arena.entries.select_related("system").order_by("system__name"),
         "battles_voted": arena.battles.exclude(vote="").count(),
+        "board": board,
+        "win_rates": matrix_rows(board["win_rate"]),
+        "pair_battles": matrix_rows(board["pair_battles"]),
     }
     return render(request, "arenas/arena_detail.html", context)
 
@@ -56,3 +62,8 @@ def arena_join(request, slug, token):
         raise Http404("No such invitation.")
     voters.admit(request.session, arena)
     return redirect("arenas:battle-new", slug=arena.slug)
+
+
+def matrix_rows(matrix: dict) -> list[tuple[str, list]]:
+    """(row system, its cells) of a leaderboard's matrix, for a table."""
+    return list(zip(matrix["systems"], matrix["matrix"], strict=True))

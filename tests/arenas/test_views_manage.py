@@ -156,3 +156,46 @@ def test_the_invitation_link_is_shown_to_the_owner_only(client):
     assert made.invitation_token not in client.get(made.get_absolute_url()).content.decode()
     client.force_login(owner)
     assert made.invitation_token in client.get(made.get_absolute_url()).content.decode()
+
+
+def test_the_arena_page_shows_the_stored_leaderboard(client):
+    from arenas.models import Leaderboard
+
+    made = arena(factories.user(), slug="open")
+    result = {
+        "systems": [
+            {
+                "system": "one",
+                "name": "One",
+                "rating": 1095.4,
+                "lower": 1050.2,
+                "upper": 1130.0,
+                "rank": 1,
+                "battles": 4,
+                "provisional": True,
+            },
+            {
+                "system": "two",
+                "name": "Two",
+                "rating": 904.6,
+                "lower": 870.0,
+                "upper": 949.8,
+                "rank": 2,
+                "battles": 4,
+                "provisional": True,
+            },
+        ],
+        "win_rate": {"systems": ["one", "two"], "matrix": [[None, 0.75], [0.25, None]]},
+        "pair_battles": {"systems": ["one", "two"], "matrix": [[0, 4], [4, 0]]},
+        "battles": 4,
+        "flagged_left_out": 1,
+        "confidence": 0.95,
+        "bootstrap_rounds": 200,
+        "scale": "Elo-like",
+        "warnings": [],
+        "computed_at": "2026-11-27T10:00:00+00:00",
+    }
+    Leaderboard.objects.create(arena=made, result=result, battles=4)
+    page = client.get(made.get_absolute_url()).content.decode()
+    assert "1095" in page and "1050 – 1130" in page and "provisional" in page
+    assert "75%" in page and "25%" in page and "1 flagged left out" in page
