@@ -45,6 +45,7 @@ from endpoints.streaming import AsyncBotClient, StreamResult
 from . import battles
 from .battles import Outcome
 from .models import BattleAnswer
+from .patience import patiently
 
 logger = logging.getLogger(__name__)
 
@@ -185,7 +186,7 @@ async def _produce(job: Job, queue: asyncio.Queue) -> None:
 
 async def answer_events(answer_id: int) -> AsyncIterator[Piece | Settled]:
     """The answer's pieces as the model writes them, then how it ended (see the module)."""
-    job = await sync_to_async(prepare)(answer_id)
+    job = await sync_to_async(patiently)(prepare, answer_id)
     if isinstance(job, Settled):
         if job.text:
             yield Piece(job.text)
@@ -194,7 +195,7 @@ async def answer_events(answer_id: int) -> AsyncIterator[Piece | Settled]:
     progress = _Progress()
     if job.endpoint is None:
         outcome = Outcome(BattleAnswer.Status.FAILED, "", error=job.refusal)
-        answer = await sync_to_async(battles.settle)(answer_id, outcome)
+        answer = await sync_to_async(patiently)(battles.settle, answer_id, outcome)
         yield Settled(answer.status, answer.text, answer.error)
         return
     queue: asyncio.Queue = asyncio.Queue()
@@ -218,7 +219,7 @@ async def answer_events(answer_id: int) -> AsyncIterator[Piece | Settled]:
                 progress.error = item
             if time.monotonic() - last_look >= POLL_SECONDS:
                 last_look = time.monotonic()
-                if await sync_to_async(battles.stop_requested)(answer_id):
+                if await sync_to_async(patiently)(battles.stop_requested, answer_id):
                     stopped = True
                     break
     except (asyncio.CancelledError, GeneratorExit):
@@ -229,7 +230,7 @@ async def answer_events(answer_id: int) -> AsyncIterator[Piece | Settled]:
             producer.cancel()
         await asyncio.gather(producer, return_exceptions=True)
         settling = asyncio.ensure_future(
-            sync_to_async(battles.settle)(answer_id, progress.outcome(stopped))
+            sync_to_async(patiently)(battles.settle, answer_id, progress.outcome(stopped))
         )
         # Shielded: a second cancellation must not lose the stored answer.
         answer = await asyncio.shield(settling)

@@ -21,10 +21,10 @@ from evalhub.errors import UserInputError
 
 from . import leaderboard_queue
 from .arena_settings import MAX_PROMPT_CHARS
-from .language import detect_language
 from .models import Arena, ArenaSystem, Battle, BattleAnswer, BattleTurn
 from .pairing import NoPair, draw_pair
 from .style import count_tokens, name_mentioned, style_features, summed_features
+from .tasks import send_language
 from .voters import Voter
 
 SIDES = ("a", "b")
@@ -80,11 +80,11 @@ def start_battle(
             voter=voter.user,
             voter_platform=voter.platform,
             voter_ref=voter.ref,
-            language=detect_language(prompt),
             turns=1,
             pairing=draw.state,
         )
         _ask(battle, 1, prompt, now)
+        transaction.on_commit(lambda: send_language(battle.pk))
     return battle
 
 

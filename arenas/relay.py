@@ -26,9 +26,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 
-from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.core.handlers.asgi import ASGIRequest
-from django.db import connections
 from django.http import StreamingHttpResponse
 
 from .answering import Piece, Settled, answer_events
@@ -97,16 +95,13 @@ class ThreadedEvents:
             self._loop.close()
 
     async def _pump(self) -> None:
+        # The database calls of every stream relayed this way run on asgiref's one shared
+        # thread (thread-sensitive calls outside any request): under a development server
+        # with SQLite, streams never write at the same moment from two connections.
         try:
-            # The database calls of this stream run on one thread of their own, whose
-            # connection is closed when the stream ends.
-            async with ThreadSensitiveContext():
-                try:
-                    async with aclosing(self._make()) as items:
-                        async for item in items:
-                            self._items.put(item)
-                finally:
-                    await sync_to_async(connections.close_all)()
+            async with aclosing(self._make()) as items:
+                async for item in items:
+                    self._items.put(item)
         finally:
             self._items.put(_END)
 

@@ -10,7 +10,8 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from . import leaderboard
-from .models import Arena, Leaderboard
+from .language import detect_language
+from .models import Arena, Battle, BattleTurn, Leaderboard
 
 logger = logging.getLogger(__name__)
 
@@ -62,3 +63,25 @@ def requeue_lost_leaderboards() -> int:
     for arena_id in arenas:
         send(arena_id, countdown=0)
     return len(arenas)
+
+
+@shared_task(name="arenas.tasks.detect_battle_language")
+def detect_battle_language(battle_id: int) -> str:
+    """The language of a battle's first prompt. Off the request: the detector's model
+    takes seconds to load in a new process."""
+    prompt = (
+        BattleTurn.objects.filter(battle_id=battle_id, number=1)
+        .values_list("prompt", flat=True)
+        .first()
+    )
+    language = detect_language(prompt or "")
+    Battle.objects.filter(pk=battle_id, language="").update(language=language)
+    return language
+
+
+def send_language(battle_id: int) -> None:
+    try:
+        detect_battle_language.delay(battle_id)
+    except BrokerUnreachable as error:
+        # The battle keeps no language; everything else about it is right.
+        logger.warning("Could not queue battle %s's language: %s", battle_id, error)

@@ -31,6 +31,7 @@ from .. import battles, voters
 from ..answering import answer_events
 from ..forms import PromptForm, VoteForm
 from ..models import Arena, Battle, BattleAnswer
+from ..patience import patiently
 from ..presenting import battle_view
 from ..relay import event_stream_response
 
@@ -238,11 +239,11 @@ async def answer_stop(request, slug, public_id, number, side):
         answer = await sync_to_async(_answer)(request, user, slug, public_id, number, side)
     except NotAVoter as refused:
         return refused.response
-    await sync_to_async(battles.request_stop)(answer)
+    await sync_to_async(patiently)(battles.request_stop, answer)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + STOP_WAIT_SECONDS
     while True:
-        await sync_to_async(answer.refresh_from_db)()
+        await sync_to_async(patiently)(answer.refresh_from_db)
         if answer.settled or loop.time() >= deadline:
             break
         await asyncio.sleep(0.1)

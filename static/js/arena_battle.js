@@ -121,16 +121,23 @@
   }
 
   function stream(number, side) {
-    var turn = state.turns[number - 1];
-    var source = new EventSource(turn[side].stream);
+    var answer = state.turns[number - 1][side];
+    var source = new EventSource(answer.stream);
     sources[side] = source;
+    answer.status = "streaming";
+    answer.text = "";
     var node = answerNode(number, side);
     node.className = "answer status-streaming";
+    node.textContent = "";
     var stop = document.getElementById("stop-" + side);
     stop.hidden = false;
     stop.onclick = function () { halt(number, side); };
     source.addEventListener("piece", function (event) {
-      node.textContent += JSON.parse(event.data).text;
+      // The text lives in the state: the other side ending redraws the page.
+      var current = state.turns[number - 1][side];
+      current.text += JSON.parse(event.data).text;
+      var shown = answerNode(number, side);
+      if (shown) shown.textContent = current.text;
     });
     source.addEventListener("end", function (event) {
       source.close();

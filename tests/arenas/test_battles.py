@@ -35,10 +35,14 @@ def settle_both(battle, number=1, status="done", text="An answer."):
         battles.settle(answer.pk, Outcome(status, text, 100, 600, None))
 
 
-def test_a_battle_starts_with_a_drawn_pair_and_its_first_turn(owner, two_model_arena):
-    battle = battles.start_battle(
-        two_model_arena, voter_of(owner), "  Quelle est la capitale de la France ?  "
-    )
+def test_a_battle_starts_with_a_drawn_pair_and_its_first_turn(
+    owner, two_model_arena, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        battle = battles.start_battle(
+            two_model_arena, voter_of(owner), "  Quelle est la capitale de la France ?  "
+        )
+    battle.refresh_from_db()
     assert {battle.system_a.slug, battle.system_b.slug} == {"one", "two"}
     assert (battle.voter, battle.voter_platform, battle.voter_ref) == (
         owner,
@@ -209,3 +213,14 @@ def test_stop_before_streaming_settles_at_once(owner, two_model_arena):
     battles.request_stop(answer)
     answer.refresh_from_db()
     assert answer.status == "stopped" and not battles.claim(answer.pk, 60)
+
+
+def test_the_language_is_detected_after_the_commit_not_in_the_request(
+    owner, two_model_arena, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks() as callbacks:
+        battle = battles.start_battle(two_model_arena, voter_of(owner), "Wie spät ist es bitte?")
+    assert Battle.objects.get(pk=battle.pk).language == ""
+    assert len(callbacks) == 1
+    callbacks[0]()  # eager Celery: the task runs here
+    assert Battle.objects.get(pk=battle.pk).language == "de"

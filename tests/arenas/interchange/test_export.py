@@ -66,11 +66,14 @@ def test_an_export_imports_again_into_another_arena_unchanged():
         }
 
 
-def test_only_voted_battles_are_exported_and_voters_are_pseudonyms():
+def test_only_voted_battles_are_exported_and_voters_are_pseudonyms(
+    django_capture_on_commit_callbacks,
+):
     owner = factories.user()
     made = arena(owner, systems=[bot_system(owner, slug="one"), bot_system(owner, slug="two")])
     voter = Voter(user=owner, platform="site", ref=f"user:{owner.pk}")
-    voted = battles.start_battle(made, voter, "Name a colour.")
+    with django_capture_on_commit_callbacks(execute=True):
+        voted = battles.start_battle(made, voter, "Name a colour.")
     battles.start_battle(made, voter, "Unvoted battle.")
     for answer in BattleAnswer.objects.filter(turn__battle=voted):
         battles.claim(answer.pk, 60)
