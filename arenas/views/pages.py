@@ -5,6 +5,7 @@ import secrets
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET
 
 from evalhub.listing import Sort, list_page
@@ -45,6 +46,7 @@ def arena_detail(request, slug):
         "entries": arena.entries.select_related("system").order_by("system__name"),
         "battles_voted": arena.battles.exclude(vote="").count(),
         "board": board,
+        "computed_at": parse_datetime(board["computed_at"]) if board["computed_at"] else None,
         "win_rates": matrix_rows(board["win_rate"]),
         "pair_battles": matrix_rows(board["pair_battles"]),
     }
