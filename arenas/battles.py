@@ -127,6 +127,45 @@ def add_turn(battle: Battle, prompt: str) -> BattleTurn:
         return _ask(battle, battle.turns, prompt, timezone.now())
 
 
+def regenerate(battle: Battle) -> BattleTurn:
+    """Ask both models the last turn again (after a failure, or answers the voter wants
+    anew): the answers so far are kept in the turn's `regenerated` record, and both sides
+    stream again. Not once the battle is voted, nor while an answer is still coming."""
+    with transaction.atomic():
+        battle = _locked(battle)
+        if battle.is_voted:
+            raise BattleRefused("This battle has been voted: start a new round.")
+        turn = BattleTurn.objects.filter(battle=battle).order_by("-number").first()
+        answers = {a.side: a for a in BattleAnswer.objects.filter(turn=turn)}
+        if any(a.status not in BattleAnswer.SETTLED for a in answers.values()):
+            raise BattleRefused("Wait until both models have answered (or stop them).")
+        turn.regenerated = [
+            *turn.regenerated,
+            {
+                **{side: answers[side].text for side in SIDES},
+                **{f"status_{side}": answers[side].status for side in SIDES},
+                "at": timezone.now().isoformat(),
+            },
+        ]
+        turn.save(update_fields=["regenerated"])
+        BattleAnswer.objects.filter(turn=turn).update(
+            status=BattleAnswer.Status.PENDING,
+            text="",
+            started_at=None,
+            finished_at=None,
+            first_token_ms=None,
+            latency_ms=None,
+            tokens=None,
+            tokens_reported=False,
+            tokens_per_second=None,
+            stop_requested=False,
+            error="",
+        )
+        for side in SIDES:
+            summarize_side(battle, side)
+    return turn
+
+
 def cast_vote(battle: Battle, vote: str) -> Battle:
     """Store the vote (once: the same vote again changes nothing, another is refused) and
     ask for the leaderboard to be computed again."""
@@ -255,6 +294,7 @@ def summarize_side(battle: Battle, side: str) -> None:
         if Battle.FLAG_NAME_IN_ANSWER not in flags:
             flags.append(Battle.FLAG_NAME_IN_ANSWER)
             Battle.objects.filter(pk=battle.pk).update(flags=flags)
+            battle.flags = flags
 
 
 _RANDOM = random.SystemRandom()

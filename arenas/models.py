@@ -320,6 +320,9 @@ class BattleTurn(models.Model):
     number = models.PositiveSmallIntegerField()  # 1, 2, ...
     prompt = models.TextField(max_length=MAX_PROMPT_CHARS)
     asked_at = models.DateTimeField(null=True, blank=True)
+    # Answers the voter had regenerated, oldest first: [{"a", "b", "status_a", "status_b",
+    # "at"}]; the answers in `answers` are the ones voted on.
+    regenerated = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["battle", "number"]

@@ -54,6 +54,8 @@ def battle_view(battle: Battle) -> dict:
         and not voted
         and len(turns) < battle.arena.max_turns,
         "can_vote": settled and not failed and not voted,
+        "can_regenerate": settled and bool(turns) and not voted,
+        "regenerate_url": reverse("arenas:regenerate", args=[battle.arena.slug, battle.public_id]),
         "turn_url": reverse("arenas:turn", args=[battle.arena.slug, battle.public_id]),
         "vote_url": reverse("arenas:vote", args=[battle.arena.slug, battle.public_id]),
         "new_url": reverse("arenas:battle-new", args=[battle.arena.slug]),

@@ -20,6 +20,11 @@ urlpatterns = [
     path("<slug:slug>/battles/<uuid:public_id>/turns/", battle.battle_turn, name="turn"),
     path("<slug:slug>/battles/<uuid:public_id>/vote/", battle.battle_vote, name="vote"),
     path(
+        "<slug:slug>/battles/<uuid:public_id>/regenerate/",
+        battle.battle_regenerate,
+        name="regenerate",
+    ),
+    path(
         "<slug:slug>/battles/<uuid:public_id>/turns/<int:number>/<str:side>/stream/",
         battle.answer_stream,
         name="stream",

@@ -9,8 +9,8 @@ imported battle, otherwise a pseudonym (``arena_user_`` and a keyed digest of th
 same voter, the same pseudonym, never their account). ``conv_metadata`` has the tokens and
 style counts per side, and the conversations are given when the arena has them. What only
 EvalHub keeps goes under ``"evalhub"``: the vote as cast (``both_bad`` apart from ``tie``),
-when, the flags, the pairing rule's state, the code blocks per side, and per answer its
-status, timing, tokens and speed. The other fields of an imported line come back as they
+when, the flags, the pairing rule's state, the code blocks per side, per answer its status,
+timing, tokens and speed, and the answers the voter had regenerated. The other fields of an imported line come back as they
 were.
 """
 
@@ -119,6 +119,11 @@ def battle_line(battle: Battle, turns: list[BattleTurn], answers: dict) -> dict:
     )
     if timings:
         own["answers"] = timings
+    regenerated = [
+        {"turn": turn.number, **earlier} for turn in turns for earlier in turn.regenerated
+    ]
+    if regenerated:
+        own["regenerated"] = regenerated
     line["evalhub"] = own
     return line
 

@@ -209,6 +209,28 @@ async def battle_turn(request, slug, public_id):
     return await _answered(request, battle, number)
 
 
+def _regenerate(request, user, slug, public_id):
+    try:
+        battle = own_battle(request, user, slug, public_id)
+    except NotAVoter as refused:
+        return None, None, refused.response
+    try:
+        turn = battles.regenerate(battle)
+    except UserInputError as refused:
+        return None, None, _refused(request, refused, battle.get_absolute_url())
+    return battle, turn.number, None
+
+
+@require_POST
+async def battle_regenerate(request, slug, public_id):
+    """Both models asked the last turn again."""
+    user = await request.auser()
+    battle, number, refusal = await sync_to_async(_regenerate)(request, user, slug, public_id)
+    if refusal is not None:
+        return refusal
+    return await _answered(request, battle, number)
+
+
 def _answer(request, user, slug, public_id, number, side) -> BattleAnswer:
     if side not in SIDES:
         raise Http404("Not found.")

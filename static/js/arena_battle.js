@@ -10,6 +10,7 @@
   var promptText = document.getElementById("prompt-text");
   var promptSend = document.getElementById("prompt-send");
   var voteForm = document.getElementById("vote-form");
+  var regenerateForm = document.getElementById("regenerate-form");
   var afterVote = document.getElementById("after-vote");
   var voteSaid = document.getElementById("vote-said");
   var newRound = document.getElementById("new-round");
@@ -90,12 +91,14 @@
     voteForm.action = state.vote_url;
     voteForm.hidden = !state.can_vote;
     promptForm.hidden = !state.can_continue;
+    regenerateForm.action = state.regenerate_url;
+    regenerateForm.hidden = !state.can_regenerate;
     if (state.voted) {
       afterVote.hidden = false;
       voteSaid.textContent = "You voted: " + VOTES[state.vote] + ".";
     }
     if (state.failed && !state.voted) {
-      showError("A model gave no usable answer: this battle cannot be voted. Start a new round.");
+      showError("A model gave no usable answer: this battle cannot be voted. Regenerate the answers, or start a new round.");
       afterVote.hidden = false;
     }
   }
@@ -168,22 +171,33 @@
     });
   }
 
-  promptForm.addEventListener("submit", function (event) {
-    event.preventDefault();
-    if (!promptText.value.trim()) return;
-    promptSend.disabled = true;
+  function ask(form, button, done) {
+    button.disabled = true;
     showError("");
-    request(promptForm.action, { method: "POST", body: new FormData(promptForm) })
+    request(form.action, { method: "POST", body: new FormData(form) })
       .then(function (view) {
         state = view;
         if (location.pathname !== view.url) history.replaceState(null, "", view.url);
-        promptText.value = "";
+        done();
         render();
         promptForm.hidden = true;
+        regenerateForm.hidden = true;
+        voteForm.hidden = true;
         streamOpen();
       })
       .catch(function (error) { showError(error.message); })
-      .finally(function () { promptSend.disabled = false; });
+      .finally(function () { button.disabled = false; });
+  }
+
+  promptForm.addEventListener("submit", function (event) {
+    event.preventDefault();
+    if (!promptText.value.trim()) return;
+    ask(promptForm, promptSend, function () { promptText.value = ""; });
+  });
+
+  regenerateForm.addEventListener("submit", function (event) {
+    event.preventDefault();
+    ask(regenerateForm, document.getElementById("regenerate"), function () {});
   });
 
   voteForm.addEventListener("submit", function (event) {
@@ -210,6 +224,8 @@
       Object.keys(sources).forEach(function (side) { halt(number, side); });
     } else if (!voteForm.hidden && "1234".indexOf(event.key) >= 0) {
       voteForm.querySelector("button[data-key='" + event.key + "']").click();
+    } else if ((event.key === "r" || event.key === "R") && !regenerateForm.hidden) {
+      regenerateForm.requestSubmit();
     } else if ((event.key === "n" || event.key === "N") && !afterVote.hidden) {
       newRound.click();
     }

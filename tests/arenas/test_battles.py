@@ -224,3 +224,38 @@ def test_the_language_is_detected_after_the_commit_not_in_the_request(
     assert len(callbacks) == 1
     callbacks[0]()  # eager Celery: the task runs here
     assert Battle.objects.get(pk=battle.pk).language == "de"
+
+
+def test_regenerate_asks_the_last_turn_again_and_keeps_the_earlier_answers(owner, two_model_arena):
+    battle = battles.start_battle(two_model_arena, voter_of(owner), "hello")
+    with pytest.raises(BattleRefused, match="Wait until both"):
+        battles.regenerate(battle)
+    settle_both(battle, text="First try.")
+    turn = battles.regenerate(battle)
+    assert turn.number == 1
+    assert [(r["a"], r["b"], r["status_a"]) for r in turn.regenerated] == [
+        ("First try.", "First try.", "done")
+    ]
+    answers = BattleAnswer.objects.filter(turn=turn)
+    assert set(answers.values_list("status", "text", "tokens")) == {("pending", "", None)}
+    battle.refresh_from_db()
+    assert (battle.tokens_a, battle.tokens_b) == (0, 0)
+
+
+def test_a_failed_side_can_be_regenerated_and_the_battle_then_voted(owner, two_model_arena):
+    battle = battles.start_battle(two_model_arena, voter_of(owner), "hello")
+    settle_both(battle, status="failed", text="")
+    with pytest.raises(BattleRefused, match="no usable answer"):
+        battles.cast_vote(battle, "tie")
+    battles.regenerate(battle)
+    settle_both(battle)
+    assert battles.cast_vote(battle, "tie").vote == "tie"
+
+
+def test_a_voted_battle_is_not_regenerated(owner, two_model_arena):
+    battle = battles.start_battle(two_model_arena, voter_of(owner), "hello")
+    settle_both(battle)
+    battles.cast_vote(battle, "a_better")
+    with pytest.raises(BattleRefused, match="has been voted"):
+        battles.regenerate(battle)
+    assert BattleAnswer.objects.filter(status="done").count() == 2

@@ -204,3 +204,21 @@ def test_a_link_arena_refuses_signed_in_users_without_the_link(client, models):
     made = arena(owner, systems=systems, voters=Arena.Voters.LINK)
     client.force_login(factories.user())
     assert client.get(reverse("arenas:battle-new", args=[made.slug])).status_code == 403
+
+
+def test_regenerate_answers_both_sides_again(client, models):
+    owner, systems, (one, two) = models
+    made = arena(owner, systems=systems)
+    client.force_login(owner)
+    start(client, made)
+    battle = Battle.objects.get()
+    url = reverse("arenas:regenerate", args=[made.slug, battle.public_id])
+    response = client.post(url)
+    assert response.status_code == 302
+    assert len(one.requests) == len(two.requests) == 2
+    assert BattleAnswer.objects.filter(status="done").count() == 2
+    turn = battle.battle_turns.get()
+    assert len(turn.regenerated) == 1
+    view = client.post(url, **JSON).json()
+    assert {view["turns"][0][side]["status"] for side in "ab"} == {"pending"}
+    assert not view["can_regenerate"] and not view["can_vote"]
