@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 from evalhub.listing import Sort, list_page
 
 from .. import voters
+from ..battles import drawable_entries
 from ..leaderboard import stored_result
 from ..models import Arena
 from .lookup import visible_arena_or_404
@@ -43,6 +44,7 @@ def arena_detail(request, slug):
         "arena": arena,
         "manages": manages,
         "may_vote": voters.may_vote(request.user, request.session, arena),
+        "live": len(drawable_entries(arena)) >= 2,
         "entries": arena.entries.select_related("system").order_by("system__name"),
         "battles_voted": arena.battles.exclude(vote="").count(),
         "board": board,

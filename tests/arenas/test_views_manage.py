@@ -199,3 +199,14 @@ def test_the_arena_page_shows_the_stored_leaderboard(client):
     page = client.get(made.get_absolute_url()).content.decode()
     assert "1095" in page and "1050 – 1130" in page and "provisional" in page
     assert "75%" in page and "25%" in page and "1 flagged left out" in page
+
+
+def test_the_battle_button_needs_two_live_systems(client):
+    owner = factories.user()
+    made = arena(owner, systems=[bot_system(owner)])
+    client.force_login(owner)
+    battle_url = reverse("arenas:battle-new", args=[made.slug])
+    assert battle_url not in client.get(made.get_absolute_url()).content.decode()
+    arena_system = bot_system(owner)
+    ArenaSystem.objects.create(arena=made, system=arena_system, endpoint=arena_system.endpoint)
+    assert battle_url in client.get(made.get_absolute_url()).content.decode()
