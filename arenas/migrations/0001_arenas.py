@@ -15,7 +15,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('endpoints', '0003_arena_call_purpose'),
+        ('endpoints', '0008_arena_call_purpose'),
         ('evalhub', '0010_lease'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('endpoints', '0002_endpoint_calls'),
+        ('endpoints', '0007_encrypt_endpoint_tokens'),
     ]
 
     operations = [
