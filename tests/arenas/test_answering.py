@@ -231,7 +231,7 @@ def test_a_settled_answer_is_given_back_without_asking_again(servers):
 
 
 def test_an_address_the_guard_refuses_fails_and_costs_nothing(servers, settings):
-    settings.EVALHUB_BOT_ALLOW_PRIVATE_ADDRESSES = False
+    settings.EVALHUB_OUTBOUND_ALLOW = []  # loopback, where the fake models listen, refused
     one = servers(sse_fake.words("never"))
     battle = battle_between(one, servers(sse_fake.words("b")))
     read(answer(battle, "a").pk)
