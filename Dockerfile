@@ -5,7 +5,11 @@ WORKDIR /app
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
-RUN DEBUG=0 SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput
+# Build-time values for collectstatic only (it reads no secret); the containers get the real
+# ones from docker-compose.yml.
+RUN DEBUG=0 SECRET_KEY=collectstatic-only \
+    EVALHUB_SECRET_KEYS=Y29sbGVjdHN0YXRpYy1vbmx5LW5vdC1hLXNlY3JldC0= \
+    python manage.py collectstatic --noinput
 RUN useradd --create-home evalhub && mkdir -p /app/media && chown evalhub /app/media
 USER evalhub
 EXPOSE 8000

@@ -60,6 +60,7 @@ def configure_django(database_url: str, media_root: str) -> None:
         DJANGO_SETTINGS_MODULE="evalhub.settings",
         DEBUG="0",
         SECRET_KEY="bench-ingest-not-a-secret-" + "x" * 40,
+        EVALHUB_SECRET_KEYS="YmVuY2gtb25seS1ub3QtYS1zZWNyZXQtMDEyMzQ1Njc=",  # a Fernet key, not a secret
         # Messages stay in this process: queueing costs what sending one message costs.
         CELERY_BROKER_URL="memory://localhost/",
         EVALHUB_MEDIA_ROOT=media_root,

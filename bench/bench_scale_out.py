@@ -59,6 +59,7 @@ def environment(database_url: str, media_root: str) -> dict[str, str]:
         "DJANGO_SETTINGS_MODULE": "evalhub.settings",
         "DEBUG": "0",
         "SECRET_KEY": "bench-scale-out-not-a-secret-" + "x" * 40,
+        "EVALHUB_SECRET_KEYS": "YmVuY2gtb25seS1ub3QtYS1zZWNyZXQtMDEyMzQ1Njc=",  # a Fernet key, not a secret
         "CELERY_BROKER_URL": BROKER,
         "EVALHUB_MEDIA_ROOT": media_root,
         "PYTHONPATH": str(ROOT),

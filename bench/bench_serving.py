@@ -121,6 +121,7 @@ def environment(args) -> dict:
         **os.environ,
         "DEBUG": "0",
         "SECRET_KEY": SECRET_KEY,
+        "EVALHUB_SECRET_KEYS": "YmVuY2gtb25seS1ub3QtYS1zZWNyZXQtMDEyMzQ1Njc=",  # a Fernet key, not a secret
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DATABASE_URL": f"{args.server}/{args.database}",
         "EVALHUB_CONN_MAX_AGE": "60",

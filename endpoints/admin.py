@@ -21,7 +21,7 @@ class BotEndpointAdminForm(RefusesNul, forms.ModelForm):
     auth_token = forms.CharField(
         label="Token or API key",
         required=False,
-        max_length=500,
+        max_length=BotEndpoint.MAX_TOKEN_CHARS,
         widget=forms.PasswordInput(render_value=False),
         help_text="Leave blank to keep the stored token.",
     )
@@ -31,15 +31,13 @@ class BotEndpointAdminForm(RefusesNul, forms.ModelForm):
         model = BotEndpoint
         fields = ["system", *BotEndpointForm.Meta.fields]
 
-    def clean_auth_token(self):
-        if self.cleaned_data.get("auth_token"):
-            return self.cleaned_data["auth_token"]
-        return self.instance.auth_token if self.instance.pk else ""
-
     def clean(self):
         data = super().clean()
         if data.get("clear_token"):
-            data["auth_token"] = ""
+            self.instance.replace_token("")
+        elif data.get("auth_token"):
+            self.instance.replace_token(data["auth_token"])
+        data["auth_token"] = self.instance.auth_token
         return data
 
 
@@ -51,6 +49,7 @@ class BotEndpointAdmin(ModelAdmin):
         "protocol",
         "url",
         "has_token",
+        "token_left_out",
         "model_name",
         "daily_budget",
         "chat_share",

@@ -38,12 +38,18 @@ def url_field() -> forms.URLField:
     )
 
 
+TOKEN_LEFT_OUT = (
+    "This endpoint's token was left out when its data was imported (exports never carry "
+    "secrets): type it again, or say it needs none."
+)
+
+
 class BotEndpointForm(RefusesNul, forms.ModelForm):
     url = url_field()
     auth_token = forms.CharField(
         label="Token or API key",
         required=False,
-        max_length=500,
+        max_length=BotEndpoint.MAX_TOKEN_CHARS,
         strip=True,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
         help_text="Sent as 'Authorization: Bearer <token>'. Never shown again after saving; "
@@ -79,20 +85,22 @@ class BotEndpointForm(RefusesNul, forms.ModelForm):
     def __init__(self, *args, system, **kwargs):
         super().__init__(*args, **kwargs)
         self.instance.system = system
-        self._stored_token = self.instance.auth_token if self.instance.pk else ""
-        if self._stored_token:
+        if self.instance.auth_token:
             self.fields[
                 "auth_token"
             ].help_text = "A token is stored (hidden). Leave blank to keep it, or type a new one."
+        elif self.instance.token_left_out:
+            self.fields["auth_token"].help_text = TOKEN_LEFT_OUT
+            self.fields["clear_token"].label = "This endpoint needs no token"
         else:
             del self.fields["clear_token"]
 
     def clean(self):
         data = super().clean()
         if data.get("clear_token"):
-            data["auth_token"] = ""
-        elif not data.get("auth_token"):
-            data["auth_token"] = self._stored_token
+            self.instance.replace_token("")
+        elif data.get("auth_token"):
+            self.instance.replace_token(data["auth_token"])
         # The model's own checks (model name for OpenAI) see the kept token too.
-        self.instance.auth_token = data["auth_token"]
+        data["auth_token"] = self.instance.auth_token
         return data

@@ -9,12 +9,18 @@ counts EndpointUsage; every request the client makes leaves an EndpointCall
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator, URLValidator
+from django.core.validators import (
+    MaxLengthValidator,
+    MaxValueValidator,
+    MinValueValidator,
+    URLValidator,
+)
 from django.db import models, transaction
 from django.db.models import ProtectedError, Q
 from django.utils import timezone
 
 from evalhub import limits
+from evalhub.encryption import EncryptedTextField
 from evalhub.errors import UserInputError
 from evalhub.fields import bounded_text
 from evalhub.models import System
@@ -80,11 +86,23 @@ class BotEndpoint(models.Model):
     model_name = models.CharField(
         max_length=200, blank=True, help_text="The `model` sent with OpenAI-compatible requests."
     )
-    auth_token = models.CharField(
+    MAX_TOKEN_CHARS = 500
+
+    # Encrypted in the database (evalhub/encryption.py); never in an export or a dump.
+    auth_token = EncryptedTextField(
         "token or API key",
-        max_length=500,
         blank=True,
+        # Of the token as typed (the stored ciphertext is longer, in a text column).
+        max_length=MAX_TOKEN_CHARS,
+        validators=[MaxLengthValidator(MAX_TOKEN_CHARS)],
+        left_out_flag="token_left_out",
         help_text="Sent as 'Authorization: Bearer <token>'. Never shown again after saving.",
+    )
+    token_left_out = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text="The endpoint had a token that an export left out (exports never carry "
+        "secrets): its owner enters it again.",
     )
     system_prompt = bounded_text(
         limits.SYSTEM_PROMPT_CHARS,
@@ -177,6 +195,12 @@ class BotEndpoint(models.Model):
                 {"model_name": "An OpenAI-compatible endpoint needs the model name."}
             )
 
+    def replace_token(self, token: str) -> None:
+        """A token its manager typed (or "" to remove it): whatever an import left out is
+        settled either way. Saved with the endpoint."""
+        self.auth_token = token
+        self.token_left_out = False
+
     def is_managed_by(self, user) -> bool:
         """The system's owner and staff register, edit and remove it (and its token)."""
         return self.system.is_managed_by(user)
@@ -250,6 +274,7 @@ class EndpointCall(models.Model):
         COLLECTION = "collection", "tournament collection"
         CHAT = "chat", "chat campaign"
         JUDGE = "judge", "automatic judge"
+        ARENA = "arena", "arena battle"
         OTHER = "other", "other"
 
     MESSAGE_CHARS = 200

@@ -7,6 +7,7 @@ from . import limits
 from .admin_tools import ModelAdmin, TabularInline
 from .importers.problems import InvalidUpload
 from .models import (
+    ApiToken,
     Conversation,
     Lease,
     Notice,
@@ -21,6 +22,26 @@ from .models import (
 )
 from .nul_refusal import RefusesNul
 from .services import create_prompt_set, import_conversations, queue_metrics, read_upload
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Researchers' API tokens: staff see them and may revoke one (delete it), for instance
+    one that leaked. Only a digest is stored, so no token can be read or made here: owners
+    make them on their account page (evalhub/api_tokens.py)."""
+
+    list_display = ["name", "user", "token_key", "created", "expiry", "last_used"]
+    list_filter = ["created", "expiry"]
+    search_fields = ["name", "token_key", "user__username"]
+    list_select_related = ["user"]
+    readonly_fields = ["name", "user", "token_key", "created", "expiry", "last_used"]
+    exclude = ["digest"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(System)

@@ -12,6 +12,7 @@ It imports no Django itself (the documentation build renders the reference from 
 
 from __future__ import annotations
 
+import base64
 import os
 from typing import Annotated, Literal
 
@@ -25,6 +26,9 @@ from . import limits
 __all__ = ["ConfigError", "Settings", "group_table", "load", "reference_markdown"]
 
 CommaList = Annotated[list[str], NoDecode]
+
+# Settings whose values a start-up error never repeats.
+SECRETS = {"SECRET_KEY", "EVALHUB_SECRET_KEYS", "EVALHUB_PROLIFIC_TOKEN"}
 
 # The groups of the reference, in the order the page shows them.
 GROUPS = {
@@ -179,6 +183,25 @@ class Settings(BaseSettings):
     )
     EVALHUB_LOGIN_COOLOFF_HOURS: float = setting(
         1.0, "Hours a login lockout lasts.", "security", gt=0, le=720
+    )
+    EVALHUB_SECRET_KEYS: CommaList = setting(
+        [],
+        "Fernet keys that encrypt the secrets EvalHub stores (endpoints' tokens and API keys), "
+        "comma-separated: the first encrypts, every one decrypts. To rotate, put a new key "
+        "first, run `manage.py rotate_secrets`, then drop the old one. Make a key with `python "
+        "-c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'`. "
+        "Required when DEBUG is off; with DEBUG on and none set, one is derived from SECRET_KEY.",
+        "security",
+    )
+    EVALHUB_API_TOKEN_DAYS: int = setting(
+        90,
+        "Days an API token works after its creation; then its owner makes a new one.",
+        "security",
+        ge=1,
+        le=3650,
+    )
+    EVALHUB_API_TOKENS_PER_USER: int = setting(
+        20, "Unexpired API tokens one account may hold at once.", "security", ge=1, le=1000
     )
     EVALHUB_SIGNUPS_PER_HOUR: int = setting(
         5, "Sign-ups per client address and hour.", "security", ge=0, le=1_000_000
@@ -442,6 +465,28 @@ class Settings(BaseSettings):
     EVALHUB_JUDGE_MAX_REPLY_CHARS: int = setting(
         20_000, "Longest judge reply read.", "endpoints", ge=1, le=1_000_000
     )
+    EVALHUB_ARENA_LEADERBOARD_DELAY_SECONDS: float = setting(
+        10.0,
+        "After a vote, seconds before an arena's leaderboard is computed again; the votes of "
+        "that while are counted together (one computation, not one per vote).",
+        "endpoints",
+        ge=0,
+        le=3600,
+    )
+    EVALHUB_ARENA_BOOTSTRAP_ROUNDS: int = setting(
+        200,
+        "Bootstrap resamples of an arena's battles behind its leaderboard's 95% intervals.",
+        "endpoints",
+        ge=10,
+        le=10_000,
+    )
+    EVALHUB_ARENA_PROVISIONAL_BATTLES: int = setting(
+        100,
+        "An arena's system with fewer voted battles than this is marked provisional.",
+        "endpoints",
+        ge=0,
+        le=1_000_000,
+    )
 
     # Crowd platforms ---------------------------------------------------------------------
     EVALHUB_PUBLIC_URL: str = setting(
@@ -493,6 +538,7 @@ class Settings(BaseSettings):
         "ALLOWED_HOSTS",
         "CSRF_TRUSTED_ORIGINS",
         "EVALHUB_MTURK_SUBMIT_ORIGINS",
+        "EVALHUB_SECRET_KEYS",
         "EVALHUB_OUTBOUND_ALLOW",
         mode="before",
     )
@@ -501,6 +547,18 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("EVALHUB_SECRET_KEYS")
+    @classmethod
+    def _fernet_keys(cls, keys: list[str]) -> list[str]:
+        for position, key in enumerate(keys, start=1):
+            if not _is_fernet_key(key):
+                # The key itself is never repeated in the message: it is a secret.
+                raise ValueError(
+                    f"key {position} is not a Fernet key (32 bytes in URL-safe base64, "
+                    "44 characters)"
+                )
+        return keys
 
     @field_validator("EVALHUB_OUTBOUND_ALLOW")
     @classmethod
@@ -528,7 +586,20 @@ class Settings(BaseSettings):
                 "SECRET_KEY is not set. With DEBUG off EvalHub refuses to start without one: "
                 "set SECRET_KEY to a long random string (or DEBUG=1 for a local embedded run)."
             )
+        if not self.EVALHUB_SECRET_KEYS and not self.DEBUG:
+            raise ValueError(
+                "EVALHUB_SECRET_KEYS is not set. With DEBUG off EvalHub refuses to start "
+                "without a key to encrypt stored secrets (endpoints' tokens): set it to a "
+                "Fernet key, see the security settings of the documentation."
+            )
         return self
+
+
+def _is_fernet_key(key: str) -> bool:
+    try:
+        return len(base64.urlsafe_b64decode(key.encode("ascii"))) == 32 and len(key) == 44
+    except (ValueError, UnicodeEncodeError):
+        return False
 
 
 def _accepts(name: str) -> str:
@@ -590,7 +661,8 @@ def _problem(error) -> str:
     if not error["loc"]:  # a rule over several variables (Settings._consistent)
         return str(error.get("ctx", {}).get("error", error["msg"]))
     name = str(error["loc"][0])
-    return f"{name} must be {_accepts(name)}, got {error.get('input')!r}: {error['msg']}"
+    got = "(a secret, not shown)" if name in SECRETS else repr(error.get("input"))
+    return f"{name} must be {_accepts(name)}, got {got}: {error['msg']}"
 
 
 def _default_text(name: str) -> str:

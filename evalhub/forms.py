@@ -2,7 +2,7 @@ from django import forms
 from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 
-from .models import PromptSet, Submission, System
+from .models import ApiToken, PromptSet, Submission, System
 from .nul_refusal import RefusesNul
 from .slugs import ProposedSlugForm
 
@@ -13,6 +13,13 @@ class SignupForm(RefusesNul, UserCreationForm):
     class Meta(UserCreationForm.Meta):
         model = User
         fields = ("username", "email")
+
+
+class ApiTokenForm(RefusesNul, forms.Form):
+    name = forms.CharField(
+        max_length=ApiToken.NAME_CHARS,
+        help_text="What the token is for (a machine, a script), to tell it from your others.",
+    )
 
 
 class SystemForm(RefusesNul, ProposedSlugForm, forms.ModelForm):

@@ -8,6 +8,7 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
+from knox.models import AbstractAuthToken
 
 from . import limits, permissions
 from .fields import bounded_text
@@ -443,3 +444,25 @@ class Lease(models.Model):
 
     def __str__(self):
         return f"{self.key} · {self.owner} until {self.expires_at:%H:%M:%S}"
+
+
+class ApiToken(AbstractAuthToken):
+    """An API token under a name its owner chose: django-rest-knox's token (only its SHA-512
+    digest is stored, it has an expiry, deleting it revokes it), and when it was last used
+    (evalhub/api/authentication.py). Made and revoked through evalhub/api_tokens.py; the
+    token itself is shown once, when it is made. `token_key` is its first characters,
+    which name it on the pages."""
+
+    NAME_CHARS = 100
+
+    name = models.CharField(max_length=NAME_CHARS)
+    last_used = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "name"], name="api_token_name_per_user")
+        ]
+
+    def __str__(self):
+        return f"{self.user} · {self.name}"

@@ -6,7 +6,11 @@ local file. Setting DATABASE_URL, CELERY_BROKER_URL, SECRET_KEY, ALLOWED_HOSTS a
 DEBUG=0 switches to the production shape (see docker-compose.yml and the README).
 """
 
+import base64
+import hashlib
+import hmac
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -28,6 +32,13 @@ def local_secret_key(path: Path) -> str:
     return key
 
 
+def development_secret_key(secret_key: str) -> str:
+    """A Fernet key derived from SECRET_KEY, for DEBUG runs with no EVALHUB_SECRET_KEYS (so
+    `make run` needs no setting); production refuses to start without the setting."""
+    digest = hmac.new(secret_key.encode(), b"evalhub stored secrets", hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).decode()
+
+
 # Every environment variable is declared in evalhub/config.py (type, range, default,
 # meaning); a bad one stops start-up here with a message naming it.
 try:
@@ -39,6 +50,9 @@ except config.ConfigError as invalid:
 # a SECRET_KEY is required (config.Settings refuses to start without one).
 DEBUG = env.DEBUG
 SECRET_KEY = env.SECRET_KEY or local_secret_key(BASE_DIR / ".secret_key")
+# Stored secrets (endpoints' tokens) are encrypted with these: the first encrypts, all
+# decrypt (evalhub/encryption.py). Without DEBUG the setting is required (config.Settings).
+EVALHUB_SECRET_KEYS = env.EVALHUB_SECRET_KEYS or [development_secret_key(SECRET_KEY)]
 ALLOWED_HOSTS = env.ALLOWED_HOSTS
 CSRF_TRUSTED_ORIGINS = env.CSRF_TRUSTED_ORIGINS
 
@@ -52,7 +66,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",  # API tokens: hashed, expiring, several per account (evalhub/api_tokens.py)
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_filters",
@@ -62,6 +76,7 @@ INSTALLED_APPS = [
     "endpoints",  # model calls: below annotation, tournaments and judging
     "annotation",
     "tournaments",
+    "arenas",  # side-by-side battles: above tournaments, below judging
     "judging",  # automatic judges: above tournaments, below analysis
     "analysis",
     "portability",  # export_all/import_all: reads and writes every app's tables
@@ -277,7 +292,8 @@ CONTENT_SECURITY_POLICY = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        # django-rest-knox's tokens (`Authorization: Token <token>`), noting their last use.
+        "evalhub.api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     # Each API view declares who may call each method (evalhub/permissions.py `by_method`);
@@ -320,6 +336,22 @@ REST_FRAMEWORK = {
         "evalhub.api.parsers.FormParser",
         "evalhub.api.parsers.MultiPartParser",
     ],
+}
+# API tokens (django-rest-knox): stored as SHA-512 digests under EvalHub's own model (a
+# name and the last use), expiring, at most EVALHUB_API_TOKENS_PER_USER live per account.
+EVALHUB_API_TOKEN_DAYS = env.EVALHUB_API_TOKEN_DAYS
+EVALHUB_API_TOKENS_PER_USER = env.EVALHUB_API_TOKENS_PER_USER
+KNOX_TOKEN_MODEL = "evalhub.ApiToken"
+# knox's own AuthToken is swapped for that one, but knox's migrations (which do not declare
+# it swappable) would still create its table: unused, and a foreign key to auth_user that
+# PostgreSQL's flush (tests) refuses to truncate past. No migrations for knox, so no table.
+MIGRATION_MODULES = {"knox": None}
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(days=EVALHUB_API_TOKEN_DAYS),
+    # A fixed beginning lets secret scanners recognise a leaked EvalHub token.
+    "TOKEN_PREFIX": "evh_",
+    "AUTH_HEADER_PREFIX": "Token",
+    "TOKEN_LIMIT_PER_USER": EVALHUB_API_TOKENS_PER_USER,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "EvalHub API",
@@ -414,6 +446,12 @@ EVALHUB_LEASE_SWEEP_SECONDS = env.EVALHUB_LEASE_SWEEP_SECONDS
 # the rest (so it stays within the task time limits) and reads the reply limit.
 EVALHUB_JUDGE_SLICE_SECONDS = env.EVALHUB_JUDGE_SLICE_SECONDS
 EVALHUB_JUDGE_MAX_REPLY_CHARS = env.EVALHUB_JUDGE_MAX_REPLY_CHARS
+# Arenas (arenas/): a vote asks for the leaderboard, computed by a task after this delay
+# (the votes of that while together), with this many bootstrap rounds; systems with fewer
+# battles are marked provisional.
+EVALHUB_ARENA_LEADERBOARD_DELAY_SECONDS = env.EVALHUB_ARENA_LEADERBOARD_DELAY_SECONDS
+EVALHUB_ARENA_BOOTSTRAP_ROUNDS = env.EVALHUB_ARENA_BOOTSTRAP_ROUNDS
+EVALHUB_ARENA_PROVISIONAL_BATTLES = env.EVALHUB_ARENA_PROVISIONAL_BATTLES
 
 # Crowd platforms (annotation/crowd/). Task URLs given to platforms are built from
 # EVALHUB_PUBLIC_URL, the HTTPS address workers reach. AWS credentials come the usual boto3

@@ -34,13 +34,19 @@ urlpatterns = [
     path("conversations/seeds/upload/", seeds.seed_upload, name="seed-upload"),
     path("accounts/signup/", accounts.signup, name="signup"),
     path("accounts/profile/", accounts.account, name="account"),
-    path("accounts/token/", accounts.regenerate_token, name="regenerate-token"),
+    path("accounts/tokens/", accounts.create_api_token, name="api-token-create"),
+    path(
+        "accounts/tokens/<str:starts_with>/revoke/",
+        accounts.revoke_api_token,
+        name="api-token-revoke",
+    ),
     path("accounts/notices/", notices.notice_preferences, name="notice-preferences"),
     path("notices/", notices.notice_list, name="notices"),
     path("notices/read/", notices.notices_read, name="notices-read"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("annotation.urls")),
     path("tournaments/", include("tournaments.urls")),
+    path("arenas/", include("arenas.urls")),
     path("judges/", include("judging.urls")),
     # /leaderboards/ (namespace "analysis") and the result pages (namespace "results").
     path("", include("analysis.urls")),
@@ -51,6 +57,7 @@ urlpatterns = [
     path("api/", include("endpoints.api.urls")),
     path("api/", include("annotation.api.urls")),
     path("api/", include("tournaments.api.urls")),
+    path("api/", include("arenas.api.urls")),
     path("api/", include("judging.api.urls")),
     # Last: a path under /api/ that no route above matches. Only paths ending in a slash, so
     # that a missing slash is still redirected to the route it names (APPEND_SLASH).

@@ -10,11 +10,20 @@ Layout of the directory:
   as primary keys (so the restored rows keep their ids, and links between them hold);
 - ``media/``: the uploaded files the rows refer to (submissions' original files).
 
-Every model of the study apps (catalog, endpoints, annotation, tournaments, analysis) is
-written (but for the endpoints' recent call outcomes, which belong to the site), and
-the user accounts they point at (username, e-mail, staff flags and password hashes: keep a
-dump as private as the database). Sessions, login attempts and API tokens are not: they
-belong to the running site, not to the study.
+Secrets are never written: an endpoint's token is "" in the dump, its `token_left_out`
+is true and the manifest's ``secrets_left_out`` lists it, so that the restored endpoint's
+page asks its owner for the token again (evalhub/encryption.py).
+
+Every model of the study apps (catalog, endpoints, annotation, tournaments, judging,
+analysis) is written, but for the few named in `SITE_MODELS`, and the user accounts they
+point at (username, e-mail, staff flags and password hashes: keep a dump as private as the
+database). Sessions, login attempts and API tokens are not: they belong to the running
+site, not to the study. tests/portability/test_study_dump.py fails when a model of a
+project app is in neither list.
+
+A new database has rows before anything is imported: the rubrics EvalHub ships, which
+`migrate` installs (`SEEDED`). The import replaces them with the dump's own, which the
+dump's judge runs point at, then installs whatever shipped text the dump lacks.
 """
 
 from __future__ import annotations
@@ -28,12 +37,33 @@ from django.core import serializers
 from django.core.files.storage import default_storage
 from django.core.management.color import no_style
 from django.db import connection, models, transaction
+from django.db.models import Q
+
+from evalhub.encryption import leave_out_secrets
+from judging.defaults import DEFAULT_NAME as DEFAULT_RUBRIC_NAME
+from judging.defaults import install_default_rubrics
 
 FORMAT = "evalhub-study"
 VERSION = 1
-STUDY_APPS = ("evalhub", "endpoints", "annotation", "tournaments", "analysis")
-# Rows of the running site, not of the study: how its calls to endpoints went lately.
-SITE_MODELS = {"endpoints.endpointcall"}
+STUDY_APPS = (
+    "evalhub",
+    "endpoints",
+    "annotation",
+    "tournaments",
+    "judging",
+    "arenas",
+    "analysis",
+)
+# Models of the study apps whose rows belong to the running site, not to the study.
+SITE_MODELS = {
+    # How the site's calls to endpoints went lately: a bounded log for the owner.
+    "endpoints.endpointcall",
+    # Who holds which piece of background work right now (evalhub/leases.py): meaningless
+    # in another database, and a restored lease would block its work until it lapsed.
+    "evalhub.lease",
+}
+# Rows `migrate` creates in a new database, by table: replaced by the dump's own on import.
+SEEDED = {"judging.rubric": Q(owner__isnull=True, name=DEFAULT_RUBRIC_NAME)}
 USER_FIELDS = [
     "password",
     "last_login",
@@ -79,22 +109,38 @@ def _file_fields(model) -> list[str]:
     return [f.name for f in model._meta.get_fields() if isinstance(f, models.FileField)]
 
 
-def export_study(directory: Path) -> list[dict]:
-    """Write every study table into ``directory`` (created); the manifest's tables."""
+def export_study(directory: Path) -> dict:
+    """Write every study table into ``directory`` (created); the manifest."""
     directory.mkdir(parents=True, exist_ok=True)
-    tables = []
+    tables, left_out = [], []
     with transaction.atomic():  # one consistent snapshot on PostgreSQL
         for model in study_models():
             name = f"{_label(model)}.jsonl"
             rows = model._default_manager.order_by("pk")
             options = {"fields": USER_FIELDS} if _label(model) == "auth.user" else {}
             with open(directory / name, "w", encoding="utf-8") as stream:
-                serializers.serialize("jsonl", rows.iterator(), stream=stream, **options)
+                serializers.serialize(
+                    "jsonl", _without_secrets(rows.iterator(), left_out), stream=stream, **options
+                )
             tables.append({"model": _label(model), "file": name, "rows": rows.count()})
             _export_files(model, directory / "media")
-    manifest = {"format": FORMAT, "version": VERSION, "tables": tables}
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "tables": tables,
+        "secrets_left_out": left_out,
+    }
     (directory / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    return tables
+    return manifest
+
+
+def _without_secrets(rows, left_out: list[dict]):
+    """The rows with their secrets blanked and flagged as left out (evalhub/encryption.py):
+    a dump never carries one. Each left out is listed in `left_out`."""
+    for obj in rows:
+        for field in leave_out_secrets(obj):
+            left_out.append({"model": _label(obj), "pk": obj.pk, "field": field})
+        yield obj
 
 
 def _export_files(model, media: Path) -> None:
@@ -127,7 +173,21 @@ def read_manifest(directory: Path) -> dict:
 
 
 def non_empty_tables() -> list[str]:
-    return [_label(m) for m in study_models() if m._default_manager.exists()]
+    """Tables with rows other than those `migrate` seeds."""
+    return [_label(m) for m in study_models() if _unseeded(m).exists()]
+
+
+def _unseeded(model):
+    rows = model._default_manager.all()
+    seeded = SEEDED.get(_label(model))
+    return rows.exclude(seeded) if seeded is not None else rows
+
+
+def _clear_seeded(labels: set[str]) -> None:
+    """The seeded rows of the tables the dump brings its own of."""
+    for label, seeded in SEEDED.items():
+        if label in labels:
+            apps.get_model(label)._default_manager.filter(seeded).delete()
 
 
 def import_study(directory: Path) -> dict[str, int]:
@@ -143,12 +203,14 @@ def import_study(directory: Path) -> dict[str, int]:
     counts: dict[str, int] = {}
     loaded = []
     with transaction.atomic():
+        _clear_seeded({table["model"] for table in manifest["tables"]})
         with connection.constraint_checks_disabled():
             for table in manifest["tables"]:
                 counts[table["model"]] = _load_table(directory / table["file"], table["model"])
                 loaded.append(apps.get_model(table["model"]))
         connection.check_constraints(table_names=[m._meta.db_table for m in loaded])
         _reset_sequences(loaded)
+        install_default_rubrics()  # shipped text newer than the dump's (or a dump without)
     _import_files(directory / "media")
     return counts
 

@@ -5,6 +5,7 @@ import json
 
 from django.contrib.auth.models import User
 
+from evalhub.api_tokens import create_token
 from evalhub.models import PromptSet, System
 from evalhub.services import create_prompt_set, submit_responses
 
@@ -23,6 +24,12 @@ def user(
         is_staff=staff,
         is_superuser=staff,
     )
+
+
+def api_token(owner: User, name: str | None = None) -> str:
+    """A new API token of `owner` (evalhub/api_tokens.py): the token itself, for
+    `Authorization: Token <token>`."""
+    return create_token(owner, name or f"tests {next(_counter)}")[1]
 
 
 def system(owner: User | None = None, **fields) -> System:

@@ -21,7 +21,6 @@ import pytest
 from django.db import DatabaseError, transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
-from rest_framework.authtoken.models import Token
 
 from tests import factories
 
@@ -161,7 +160,7 @@ if RUN:
         """A researcher sees what they own and the public; staff see and manage everything,
         so their calls reach the staff-only operations (imports, crowd, campaigns)."""
         user = researcher if role == "researcher" else factories.user("fuzz-staff", staff=True)
-        return Token.objects.create(user=user).key
+        return factories.api_token(user, "fuzzing")
 
     @pytest.mark.fuzz
     @SLOW

@@ -5,7 +5,8 @@ read-only, the same readers).
 Only the system's owner and staff (System.is_managed_by) read or change it: others who
 can see the system get 403, those who cannot see it 404, anonymous callers 401. The token
 is write-only: `auth_token` is accepted (omitted keeps the stored one, "" removes it) and
-never returned; `has_token` says whether one is stored. `chat_share` is the percent of
+never returned; `has_token` says whether one is stored, `token_left_out` whether an import
+left out the one it had (exports never carry secrets). `chat_share` is the percent of
 `daily_budget` chat campaigns may spend; `used_today` counts today's requests and
 `chat_used_today` the chat campaigns' among them. PUT registers or replaces, PATCH
 changes some fields, DELETE removes.
@@ -29,9 +30,14 @@ from ..models import BotEndpoint, EndpointCall
 class BotEndpointSerializer(serializers.ModelSerializer):
     system = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     auth_token = serializers.CharField(
-        write_only=True, required=False, allow_blank=True, max_length=500
+        write_only=True, required=False, allow_blank=True, max_length=BotEndpoint.MAX_TOKEN_CHARS
     )
     has_token = serializers.SerializerMethodField()
+    token_left_out = serializers.BooleanField(
+        read_only=True,
+        help_text="An import left out the token this endpoint had (exports never carry "
+        'secrets): send `auth_token` again, or "" if it needs none.',
+    )
     used_today = serializers.SerializerMethodField()
     chat_used_today = serializers.SerializerMethodField()
     stop = serializers.ListField(
@@ -49,6 +55,7 @@ class BotEndpointSerializer(serializers.ModelSerializer):
             "model_name",
             "auth_token",
             "has_token",
+            "token_left_out",
             "system_prompt",
             "temperature",
             "top_p",
@@ -74,6 +81,13 @@ class BotEndpointSerializer(serializers.ModelSerializer):
     def get_chat_used_today(self, endpoint) -> int:
         return chat_used_today(endpoint.pk)
 
+    def save(self, **kwargs):
+        # A token sent (even "") replaces the stored one and settles one an import left out,
+        # as BotEndpoint.replace_token does.
+        if "auth_token" in self.validated_data:
+            kwargs["token_left_out"] = False
+        return super().save(**kwargs)
+
     def validate(self, data):
         current = self.instance or BotEndpoint()
         protocol = data.get("protocol", current.protocol)
@@ -91,6 +105,7 @@ ENDPOINT = {
     "url": "https://bots.example.org/v1/chat/completions",
     "model_name": "my-bot-7b",
     "has_token": True,
+    "token_left_out": False,
     "system_prompt": "You are a friendly conversation partner.",
     "temperature": 0.7,
     "top_p": 1.0,

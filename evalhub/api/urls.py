@@ -6,6 +6,7 @@ from rest_framework.routers import APIRootView, DefaultRouter
 
 from ..permissions import Anyone, by_method
 from .token import obtain_auth_token
+from .tokens import ApiTokenDetail, ApiTokenList
 from .views import (
     ConversationImport,
     PromptSetViewSet,
@@ -34,6 +35,8 @@ urlpatterns = [
         name="api-seed-conversation-upload",
     ),
     path("token/", obtain_auth_token, name="api-token"),
+    path("tokens/", ApiTokenList.as_view(), name="api-token-list"),
+    path("tokens/<str:starts_with>/", ApiTokenDetail.as_view(), name="api-token-detail"),
     path(
         "schema/",
         SpectacularAPIView.as_view(permission_classes=[by_method(GET=Anyone)]),

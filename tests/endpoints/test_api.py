@@ -3,7 +3,6 @@
 import json
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from endpoints.models import BotEndpoint
@@ -27,7 +26,7 @@ BODY = {
 def client_for(user=None) -> APIClient:
     client = APIClient()
     if user is not None:
-        token = Token.objects.get_or_create(user=user)[0].key
+        token = factories.api_token(user)
         client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     return client
 
@@ -164,6 +163,27 @@ def test_bad_settings_are_refused_naming_the_field(owner, system, change, field)
     assert response.status_code == 400
     assert field in {error.get("field") for error in json.loads(response.content)["errors"]}
     assert not BotEndpoint.objects.exists()
+
+
+# Issue 23, finding 5: a token an import left out is asked for again -------------------------
+
+
+def test_the_api_says_a_token_was_left_out_until_one_is_sent(owner, system):
+    BotEndpoint.objects.create(
+        system=system,
+        protocol="openai",
+        url="https://models.example.org/v1",
+        model_name="my-llm-7b",
+        token_left_out=True,
+    )
+    api = client_for(owner)
+    assert api.get(url(system)).json()["token_left_out"] is True
+    changed = api.patch(url(system), {"daily_budget": 200}, format="json").json()
+    assert changed["token_left_out"] is True
+    sent = api.patch(url(system), {"auth_token": SECRET}, format="json").json()
+    assert (sent["token_left_out"], sent["has_token"]) == (False, True)
+    endpoint = BotEndpoint.objects.get()
+    assert (endpoint.auth_token, endpoint.token_left_out) == (SECRET, False)
 
 
 # Issue 23, finding 9: quotas ---------------------------------------------------------------

@@ -9,7 +9,6 @@ import pytest
 from django.db import DatabaseError
 from django.urls import reverse
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from endpoints import calls, tasks
@@ -212,7 +211,7 @@ def test_the_beat_task_prunes_with_the_settings(owner, settings):
 def api_for(user) -> APIClient:
     api = APIClient()
     if user is not None:
-        api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0]}")
+        api.credentials(HTTP_AUTHORIZATION=f"Token {factories.api_token(user)}")
     return api
 
 

@@ -14,7 +14,8 @@ BEFORE = [
     ("evalhub", "0008_chat_turns"),
     ("contenttypes", "0002_remove_content_type_name"),
 ]
-AFTER = [("endpoints", "0001_initial"), ("tournaments", "0006_endpoints_moved_out")]
+# The move, and the endpoints' own migrations since (today's model reads tokens encrypted).
+AFTER = [("endpoints", "0007_encrypt_endpoint_tokens"), ("tournaments", "0006_endpoints_moved_out")]
 
 
 def migrate(targets, *, unapply=()):
@@ -110,5 +111,51 @@ def test_going_back_before_the_move_keeps_the_rows():
         old = apps.get_model("tournaments", "BotEndpoint").objects.get(pk=endpoint.pk)
         usage = apps.get_model("tournaments", "EndpointUsage").objects.get(endpoint=old)
         assert (old.url, usage.requests) == ("https://bot.example/reply", 4)
+    finally:
+        migrate(executor_leaf_nodes())
+
+
+# Issue 23, finding 5: tokens stored before encryption are encrypted in place ---------------
+
+PLAIN = [("endpoints", "0006_endpoint_token_left_out")]
+ENCRYPTED = [("endpoints", "0007_encrypt_endpoint_tokens")]
+
+
+def stored_tokens() -> dict[int, str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, auth_token FROM tournaments_botendpoint")
+        return dict(cursor.fetchall())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_plain_text_tokens_are_encrypted_in_place_and_decrypted_on_the_way_back(settings):
+    from cryptography.fernet import Fernet
+
+    try:
+        apps = migrate(PLAIN)
+        System = apps.get_model("evalhub", "System")
+        OldEndpoint = apps.get_model("endpoints", "BotEndpoint")
+        with_token = OldEndpoint.objects.create(
+            system=System.objects.create(slug="plain-bot", name="Plain bot"),
+            url="https://bot.example/reply",
+            auth_token="sk-plain-before",
+        )
+        without = OldEndpoint.objects.create(
+            system=System.objects.create(slug="tokenless-bot", name="Tokenless bot"),
+            url="https://bot.example/reply",
+        )
+
+        migrate(ENCRYPTED)
+
+        raw = stored_tokens()
+        assert "sk-plain-before" not in raw[with_token.pk] and raw[without.pk] == ""
+        first_key = Fernet(settings.EVALHUB_SECRET_KEYS[0])
+        assert first_key.decrypt(raw[with_token.pk].encode()) == b"sk-plain-before"
+        from endpoints.models import BotEndpoint
+
+        assert BotEndpoint.objects.get(pk=with_token.pk).auth_token == "sk-plain-before"
+
+        migrate(PLAIN)
+        assert stored_tokens() == {with_token.pk: "sk-plain-before", without.pk: ""}
     finally:
         migrate(executor_leaf_nodes())

@@ -202,6 +202,56 @@ def test_the_admin_never_renders_the_token(client, owner, system):
     assert SECRET not in page.content.decode()
 
 
+# Issue 23, finding 5: a token an import left out is asked for again -------------------------
+
+
+def left_out_endpoint(system) -> BotEndpoint:
+    """As import_all restores an endpoint that had a token: none, and flagged."""
+    return BotEndpoint.objects.create(
+        system=system,
+        protocol="openai",
+        url="https://models.example.org/v1",
+        model_name="my-llm-7b",
+        token_left_out=True,
+    )
+
+
+def test_the_pages_ask_again_for_a_token_an_import_left_out(client, owner, system):
+    endpoint = left_out_endpoint(system)
+    judge = Judge.objects.create(slug="strict", name="Strict", owner=owner, endpoint=endpoint)
+    client.force_login(owner)
+    for page in (url(system), system.get_absolute_url(), judge.get_absolute_url()):
+        text = client.get(page).content.decode()
+        assert "was left out when its data was imported" in text, page
+    form_page = client.get(url(system))
+    assert "type it again, or say it needs none" in form_page.content.decode()
+
+
+def test_entering_the_token_again_settles_it(client, owner, system):
+    left_out_endpoint(system)
+    client.force_login(owner)
+    assert register(client, system).status_code == 302
+    endpoint = BotEndpoint.objects.get(system=system)
+    assert (endpoint.auth_token, endpoint.token_left_out) == (SECRET, False)
+    assert "was left out" not in client.get(url(system)).content.decode()
+
+
+def test_saying_it_needs_no_token_settles_it_too(client, owner, system):
+    left_out_endpoint(system)
+    client.force_login(owner)
+    register(client, system, auth_token="", clear_token="on")
+    endpoint = BotEndpoint.objects.get(system=system)
+    assert (endpoint.auth_token, endpoint.token_left_out) == ("", False)
+
+
+def test_saving_other_fields_keeps_asking(client, owner, system):
+    left_out_endpoint(system)
+    client.force_login(owner)
+    register(client, system, auth_token="", model_name="my-llm-8b")
+    endpoint = BotEndpoint.objects.get(system=system)
+    assert (endpoint.model_name, endpoint.token_left_out) == ("my-llm-8b", True)
+
+
 def test_the_page_refuses_a_new_endpoint_past_the_quota(settings, client, owner, system):
     settings.EVALHUB_QUOTA_ENDPOINTS = 0
     client.force_login(owner)

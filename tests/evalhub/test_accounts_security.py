@@ -7,8 +7,8 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 
+from evalhub.models import ApiToken
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +39,7 @@ def test_repeated_failed_token_requests_lock_the_username_out_from_that_address(
     locked = client.post(url, {"username": "victim", "password": "right"})
     assert locked.status_code == 429 and "token" not in locked.json()
     assert locked.json()["error_count"] == 1  # the one error shape
-    assert not Token.objects.filter(user=user).exists()
+    assert not ApiToken.objects.filter(user=user).exists()
 
 
 def signup(client, username):
@@ -129,8 +129,8 @@ def test_token_requests_with_many_usernames_lock_no_real_account(lockouts_behind
     assert token(fuzzer, "alice", "alice-right-pass").status_code == 429
     answer = token(behind_proxy("203.0.113.66"), "bob", "bob-right-pass")
     assert answer.status_code == 200 and "token" in answer.json()
-    assert Token.objects.filter(user__username="bob").exists()
-    assert not Token.objects.filter(user__username="alice").exists()
+    assert ApiToken.objects.filter(user__username="bob").exists()
+    assert not ApiToken.objects.filter(user__username="alice").exists()
 
 
 def test_two_clients_behind_one_proxy_have_their_own_sign_up_limits(settings):

@@ -10,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from evalhub import leases
 from evalhub.models import (
+    ApiToken,
     Conversation,
     Lease,
     Notice,
@@ -103,6 +104,7 @@ CATALOG = [
     Notice,
     NoticePreference,
     Lease,
+    ApiToken,
 ]
 
 
@@ -117,6 +119,7 @@ def catalog(n: int, prefix: str):
         notify(system.owner, NoticeKind.SUBMISSION_SCORED, f"{system.name} was scored.")
         set_preferences(system.owner, {NoticeKind.SUBMISSION_FAILED: (True, False)})
         leases.acquire(leases.key_for(f"{prefix}-work", i))
+        factories.api_token(system.owner)
 
 
 def test_every_catalog_model_has_an_admin():

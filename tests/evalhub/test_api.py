@@ -4,11 +4,10 @@ import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from evalhub import limits
-from evalhub.models import PromptSet, Response, Submission, System
+from evalhub.models import ApiToken, PromptSet, Response, Submission, System
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -22,8 +21,7 @@ def owner():
 @pytest.fixture
 def api(owner):
     client = APIClient()
-    token = Token.objects.create(user=owner)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {factories.api_token(owner)}")
     return client
 
 
@@ -165,7 +163,13 @@ def test_bad_prompt_file_is_refused_with_lines():
 def test_token_endpoint(owner):
     response = APIClient().post("/api/token/", {"username": "owner", "password": "pw-for-tests-1"})
     assert response.status_code == 200
-    assert response.json()["token"] == Token.objects.get(user=owner).key
+    body = response.json()
+    assert body["name"] == "API login" and body["token"].startswith("evh_")
+    (made,) = ApiToken.objects.filter(user=owner)
+    assert body["token"] not in (made.digest, made.token_key)  # only its digest is kept
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {body['token']}")
+    assert client.get("/api/tokens/").json()["results"][0]["current"] is True
 
 
 def test_schema_and_offline_docs(client):
@@ -213,7 +217,7 @@ def test_token_endpoint_answers_deeply_nested_json_with_a_400(owner):
         "errors": [{"field": "non_field_errors", "message": "JSON nested too deeply."}],
         "error_count": 1,
     }
-    assert not Token.objects.exists()
+    assert not ApiToken.objects.exists()
 
 
 def test_every_json_endpoint_answers_deeply_nested_json_with_a_400(api):

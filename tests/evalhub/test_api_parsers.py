@@ -7,11 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation.models import Campaign
-from evalhub.models import System
+from evalhub.models import ApiToken, System
 from tests import factories
 from tests.annotation.test_api_campaigns import ab_body
 from tests.annotation.test_manage import ab_setup  # noqa: F401 (a fixture)
@@ -100,7 +99,7 @@ def test_the_token_endpoint_refuses_a_nul_too():
     factories.user("owner")
     response = APIClient().post("/api/token/", {"username": "own\u0000er", "password": "x"})
     assert response.status_code == 400 and REFUSED in response.json()["errors"][0]["message"]
-    assert not Token.objects.exists()
+    assert not ApiToken.objects.exists()
 
 
 def test_no_view_parses_with_drf_s_own_parsers():

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from evalhub import settings as project_settings
 from evalhub.api import throttles
-from evalhub.models import Submission, System
+from evalhub.models import ApiToken, Submission, System
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -112,6 +112,15 @@ def test_token_requests_have_a_scope_of_their_own(rates):
     body = {"username": "alice", "password": "right-password-1"}
     assert [client.post("/api/token/", body).status_code for _ in range(2)] == [200, 200]
     assert_throttled(client.post("/api/token/", body))
+
+
+def test_making_tokens_through_the_api_counts_in_that_scope_too(rates):
+    rates(token="2/minute")
+    client = api_as(factories.user("maker"))
+    made = [client.post("/api/tokens/", {"name": f"t{n}"}).status_code for n in range(2)]
+    assert made == [201, 201]
+    assert_throttled(client.post("/api/tokens/", {"name": "t3"}))
+    assert ApiToken.objects.filter(user__username="maker").count() == 2
 
 
 def test_the_counts_live_in_the_project_s_cache(rates):

@@ -202,3 +202,35 @@ def test_the_reference_has_a_row_for_every_variable():
     for name in config.Settings.model_fields:
         assert page.count(f"| `{name}` |") == 1, name
     assert "| `EVALHUB_BOT_DAILY_BUDGET` | an integer from 1 to 1000000 | 5000 |" in page
+
+
+# Issue 23, finding 5: the keys of stored secrets --------------------------------------------
+
+FERNET_KEY = "YmVuY2gtb25seS1ub3QtYS1zZWNyZXQtMDEyMzQ1Njc="  # 32 bytes, URL-safe base64
+
+
+def test_production_without_keys_for_stored_secrets_is_refused(environ):
+    environ.setenv("DEBUG", "0")
+    environ.setenv("SECRET_KEY", "x" * 60)
+    with pytest.raises(config.ConfigError) as refused:
+        config.load()
+    assert "EVALHUB_SECRET_KEYS is not set" in str(refused.value)
+    environ.setenv("EVALHUB_SECRET_KEYS", FERNET_KEY)
+    assert config.load().EVALHUB_SECRET_KEYS == [FERNET_KEY]
+
+
+def test_keys_are_a_comma_list_in_order(environ):
+    other = "c2Vjb25kLWtleS1ub3QtYS1zZWNyZXQtMDEyMzQ1Njc="
+    keys = [FERNET_KEY, other]
+    environ.setenv("EVALHUB_SECRET_KEYS", " , ".join(keys))
+    assert keys == config.load().EVALHUB_SECRET_KEYS
+
+
+def test_a_key_that_is_not_a_fernet_key_is_refused_without_repeating_it(environ):
+    environ.setenv("EVALHUB_SECRET_KEYS", f"{FERNET_KEY},not-a-real-key-but-secret")
+    with pytest.raises(config.ConfigError) as refused:
+        config.load()
+    (problem,) = refused.value.problems
+    assert problem.startswith("EVALHUB_SECRET_KEYS must be")
+    assert "key 2 is not a Fernet key" in problem
+    assert "not-a-real-key-but-secret" not in problem and FERNET_KEY not in problem

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cryptography.fernet import Fernet
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -37,8 +39,18 @@ def test_without_debug_and_secret_key_the_server_refuses_to_start(tmp_path):
     assert "SECRET_KEY is not set" in result.stderr
 
 
+def test_without_keys_for_stored_secrets_the_server_refuses_to_start(tmp_path):
+    result = manage(tmp_path, "check", SECRET_KEY=secrets.token_urlsafe(50))
+    assert result.returncode != 0
+    assert "EVALHUB_SECRET_KEYS is not set" in result.stderr
+
+
 def test_deploy_check_is_clean_on_a_fresh_database(tmp_path):
-    env = {"SECRET_KEY": secrets.token_urlsafe(50), "ALLOWED_HOSTS": "evalhub.example.org"}
+    env = {
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "EVALHUB_SECRET_KEYS": Fernet.generate_key().decode(),
+        "ALLOWED_HOSTS": "evalhub.example.org",
+    }
     migrated = manage(tmp_path, "migrate", "--noinput", "-v0", **env)
     assert migrated.returncode == 0, migrated.stderr
     result = manage(tmp_path, "check", "--deploy", "--fail-level", "WARNING", **env)

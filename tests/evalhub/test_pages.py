@@ -4,6 +4,7 @@ import pytest
 from django.core import mail
 from django.urls import reverse
 
+from evalhub.models import ApiToken
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -138,14 +139,18 @@ def test_password_reset_sends_an_email(client):
     assert len(mail.outbox) == 1 and "/accounts/reset/" in mail.outbox[0].body
 
 
-def test_api_token_is_created_and_replaced(client):
-    from rest_framework.authtoken.models import Token
-
+def test_the_account_page_makes_shows_once_and_revokes_api_tokens(client):
     alice = factories.user("alice")
     client.force_login(alice)
-    client.post(reverse("regenerate-token"))
-    first = Token.objects.get(user=alice).key
-    assert first in client.get(reverse("account")).content.decode()
-    client.post(reverse("regenerate-token"))
-    assert Token.objects.get(user=alice).key != first
-    assert client.get(reverse("regenerate-token")).status_code == 405
+    made = client.post(reverse("api-token-create"), {"name": "laptop"})
+    assert made.status_code == 200 and "no-store" in made["Cache-Control"]
+    token = made.context["new_token"]["token"]
+    assert token in made.content.decode()
+    (stored,) = ApiToken.objects.filter(user=alice)
+    assert stored.name == "laptop" and token.startswith(stored.token_key)
+    page = client.get(reverse("account")).content.decode()
+    assert "laptop" in page and stored.token_key in page and token not in page  # shown once
+    revoked = client.post(reverse("api-token-revoke", args=[stored.token_key]))
+    assert revoked.status_code == 302
+    assert not ApiToken.objects.exists()
+    assert client.get(reverse("api-token-create")).status_code == 405

@@ -19,6 +19,7 @@ print(json.dumps({
     "broker": settings.CELERY_BROKER_URL,
     "debug": settings.DEBUG,
     "secret": settings.SECRET_KEY,
+    "secret_keys": settings.EVALHUB_SECRET_KEYS,
     "hosts": settings.ALLOWED_HOSTS,
     "secure_cookies": getattr(settings, "SESSION_COOKIE_SECURE", False) and getattr(settings, "CSRF_COOKIE_SECURE", False),
     "hsts": getattr(settings, "SECURE_HSTS_SECONDS", 0),
@@ -29,6 +30,7 @@ print(json.dumps({
 """
 
 SWITCHES = ("DATABASE_URL", "CELERY_BROKER_URL", "SECRET_KEY", "ALLOWED_HOSTS", "DEBUG")
+FERNET_KEY = "YmVuY2gtb25seS1ub3QtYS1zZWNyZXQtMDEyMzQ1Njc="  # not a secret
 
 
 def settings_with(**env):
@@ -64,6 +66,7 @@ def test_production_shape():
         DATABASE_URL="postgres://u:p@db.example:5432/evalhub",
         CELERY_BROKER_URL="redis://cache.example:6379/0",
         SECRET_KEY="x" * 60,
+        EVALHUB_SECRET_KEYS=FERNET_KEY,
         ALLOWED_HOSTS="evalhub.example,www.evalhub.example",
         DEBUG="0",
     )
@@ -71,6 +74,7 @@ def test_production_shape():
     assert s["eager"] is False and s["broker"] == "redis://cache.example:6379/0"
     assert s["debug"] is False
     assert s["secret"] == "x" * 60
+    assert s["secret_keys"] == [FERNET_KEY]
     assert s["hosts"] == ["evalhub.example", "www.evalhub.example"]
     assert s["secure_cookies"] is True and s["hsts"] >= 31536000 and s["ssl_redirect"] is True
     # A persistent connection is checked before reuse: a database restart fails no request.
@@ -82,4 +86,14 @@ def test_upload_limit_is_configurable():
 
 
 def test_debug_is_off_unless_set():
-    assert settings_with(SECRET_KEY="x" * 60)["debug"] is False
+    assert settings_with(SECRET_KEY="x" * 60, EVALHUB_SECRET_KEYS=FERNET_KEY)["debug"] is False
+
+
+def test_debug_without_keys_derives_a_fernet_key_from_the_secret_key():
+    from cryptography.fernet import Fernet
+
+    first = settings_with(DEBUG="1", SECRET_KEY="a" * 60)["secret_keys"]
+    assert first == settings_with(DEBUG="1", SECRET_KEY="a" * 60)["secret_keys"]  # stable
+    assert first != settings_with(DEBUG="1", SECRET_KEY="b" * 60)["secret_keys"]
+    (key,) = first
+    assert Fernet(key).decrypt(Fernet(key).encrypt(b"sk")) == b"sk"

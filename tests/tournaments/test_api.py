@@ -7,7 +7,6 @@ from datetime import timedelta
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from evalhub import limits
@@ -24,9 +23,7 @@ IMPORT = "/api/conversations/import/"
 def client_for(user=None) -> APIClient:
     client = APIClient()
     if user is not None:
-        client.credentials(
-            HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}"
-        )
+        client.credentials(HTTP_AUTHORIZATION=f"Token {factories.api_token(user)}")
     return client
 
 

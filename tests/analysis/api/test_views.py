@@ -61,10 +61,9 @@ def test_it_accepts_a_token(client):
     owner = factories.user()
     tournament = builders.bare_tournament(owner, published=False)
     builders.stored_run(tournament)
-    from rest_framework.authtoken.models import Token
 
-    token = Token.objects.create(user=owner)
-    response = client.get(url(tournament), HTTP_AUTHORIZATION=f"Token {token.key}")
+    token = factories.api_token(owner)
+    response = client.get(url(tournament), HTTP_AUTHORIZATION=f"Token {token}")
     assert response.status_code == 200
 
 

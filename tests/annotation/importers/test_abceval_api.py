@@ -3,7 +3,6 @@
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation.models import Judgment, Study
@@ -20,7 +19,7 @@ URL = "/api/studies/abc-eval/"
 def client_for(user=None) -> APIClient:
     client = APIClient()
     if user is not None:
-        token = Token.objects.get_or_create(user=user)[0].key
+        token = factories.api_token(user)
         client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     return client
 
