@@ -248,12 +248,20 @@ class ChatEvalWorkerSerializer(serializers.Serializer):
 
 class ChatEvalSerializer(serializers.Serializer):
     """A/B reported the ChatEval way: win/tie/loss against each baseline with a sign test,
-    Cohen's weighted kappa, and workers whose kappa with the others is low."""
+    Cohen's weighted kappa with every worker and without the outliers, and workers whose
+    kappa with the others is low (left out of the analysis with ``remove_outliers``)."""
 
     baselines = ChatEvalBaselineSerializer(many=True)
-    kappa = ChatEvalKappaSerializer(allow_null=True)
+    kappa = ChatEvalKappaSerializer(allow_null=True, help_text="With every worker.")
+    kappa_without_outliers = ChatEvalKappaSerializer(
+        allow_null=True, help_text="Without the workers flagged as outliers."
+    )
     workers = ChatEvalWorkerSerializer(many=True)
     outliers = serializers.IntegerField()
+    removed_outliers = serializers.BooleanField(
+        help_text="Whether the outliers' judgments were left out of the analysis."
+    )
+    removed_judgments = serializers.IntegerField()
 
 
 class ReportSerializer(serializers.Serializer):
