@@ -23,22 +23,13 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
 from evalhub.models import System
-from evalstats.arena import arena_leaderboard
-from evalstats.pairwise import A_WINS, B_WINS, TIE
 
 from .models import Arena, Battle, Leaderboard
 
-OUTCOMES = {
-    Battle.Vote.A_BETTER: A_WINS,
-    Battle.Vote.B_BETTER: B_WINS,
-    Battle.Vote.TIE: TIE,
-    Battle.Vote.BOTH_BAD: TIE,
-}
 SCALE = "Bradley-Terry, Elo-like: mean 1000, 400 points for 10:1 odds"
 
 
@@ -74,15 +65,34 @@ def stored_result(arena: Arena) -> dict:
     return {**result, "pending": arena.leaderboard_queued_at is not None}
 
 
+def outcome_codes() -> dict[str, int]:
+    """Each vote as `evalstats.pairwise`'s outcome code ("both are bad" is a tie)."""
+    from evalstats.pairwise import A_WINS, B_WINS, TIE
+
+    return {
+        Battle.Vote.A_BETTER: A_WINS,
+        Battle.Vote.B_BETTER: B_WINS,
+        Battle.Vote.TIE: TIE,
+        Battle.Vote.BOTH_BAD: TIE,
+    }
+
+
 def compute(arena: Arena) -> dict:
     """The leaderboard of `arena` now (see the module for the shape)."""
+    # The statistics are loaded by the task that computes, not when the site starts
+    # (tests/evalhub/test_startup.py).
+    import numpy as np
+
+    from evalstats.arena import arena_leaderboard
+
+    codes = outcome_codes()
     index: dict[int, int] = {}
     a, b, outcome = [], [], []
     rows = counted_battles(arena).values_list("system_a_id", "system_b_id", "vote")
     for system_a, system_b, vote in rows.iterator(chunk_size=10_000):
         a.append(index.setdefault(system_a, len(index)))
         b.append(index.setdefault(system_b, len(index)))
-        outcome.append(OUTCOMES[vote])
+        outcome.append(codes[vote])
     voted = arena.battles.exclude(vote="").count()
     result = {
         **empty_result(),

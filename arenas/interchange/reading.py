@@ -37,8 +37,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-import numpy as np
-
 from evalhub.errors import Problem, Problems
 from evalhub.importers.problems import parse_json_line
 
@@ -380,6 +378,8 @@ def _repeats(digests: array, lines: array, stream: BinaryIO) -> list[tuple[int, 
     that collide are confirmed on the keys themselves (read again from those lines)."""
     if not digests:
         return []
+    import numpy as np  # an import that needs numpy, not the site's start-up
+
     keys = np.frombuffer(digests, dtype=np.int64)
     where = np.frombuffer(lines, dtype=np.int64)
     order = np.argsort(keys, kind="stable")
