@@ -9,6 +9,7 @@ from django.conf import settings
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
+from . import leaderboard
 from .language import detect_language
 from .models import Arena, Battle, BattleTurn, Leaderboard
 
@@ -28,10 +29,6 @@ def compute_leaderboard(arena_id: int) -> int | None:
     arena = Arena.objects.filter(pk=arena_id).first()
     if arena is None:
         return None
-    # Here, not at the top: the computation needs numpy, which a web or worker process should
-    # not load at start-up (tests/evalhub/test_startup.py) for a task most never run.
-    from . import leaderboard
-
     result = leaderboard.compute(arena)
     values = {"result": result, "battles": result["battles"], "computed_at": started}
     stored = Leaderboard.objects.filter(arena=arena, computed_at__lte=started).update(**values)

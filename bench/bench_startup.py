@@ -28,6 +28,7 @@ pinned by tests/analysis, this only times it. Without the real data the script s
 exits with status 2 (a synthetic study would not be the issue's measurement).
 
     python bench/bench_startup.py [--data DIR] [--repeats 5] [--project DIR] [--python PATH]
+                                  [--param NAME=VALUE ...]
 """
 
 from __future__ import annotations
@@ -150,6 +151,14 @@ def main() -> None:
         help="the interpreter that runs manage.py (default: this one, the dev virtualenv); "
         "e.g. one of a virtualenv with requirements.txt only, the production image's shape",
     )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an analysis parameter passed on to `manage.py analyze` (e.g. the stability "
+        "curve's former cost: --param stability_subsamples=10 --param stability_precision=0.5)",
+    )
     args = parser.parse_args()
 
     domain = largest_domain(args.data)
@@ -189,6 +198,8 @@ def main() -> None:
         )
         output = str(workdir / "report.json")
         analyze = ("analyze", name, "--json", output)
+        for param in args.param:
+            analyze += ("--param", param)
 
         project.run("check")  # the first run writes the bytecode caches of a fresh checkout
         check = [(project.run("check"), project.cpu[-1]) for _ in range(args.repeats)]
@@ -214,6 +225,7 @@ def main() -> None:
             project_commit=commit,
             python=str(args.python),
             domain=name,
+            params=args.param,
             children_peak_rss_mb=round(harness.peak_children_rss_mb(), 1),
             **figures,
         )
