@@ -7,6 +7,7 @@ app has to reach up to a higher one to build the demo.
 from django.db import transaction
 
 from annotation.demo import load_annotation_demo
+from arenas.demo import load_arena_demo
 from demo.leaderboards import load_analysis_demo
 from demo.versus import load_versus_demo
 from evalhub.demo import demo_accounts, load_catalog_demo
@@ -28,4 +29,7 @@ def load_demo() -> list[tuple[str, str | None]]:
     load_analysis_demo(accounts["admin"])
     # A simulated automatic judge on the Spot The Bot tournament, compared with the crowd.
     load_versus_demo(accounts["admin"])
+    # An arena with simulated battles imported, and its leaderboard.
+    with transaction.atomic():
+        load_arena_demo(accounts["admin"])
     return demo_accounts()

@@ -647,6 +647,10 @@ def read_reply(protocol: WireProtocol, raw: bytes, max_reply_chars: int) -> tupl
         raise BotBadReply(f"the reply is larger than {MAX_REPLY_BYTES} bytes")
     try:
         data = json.loads(raw.decode("utf-8"))
+    except RecursionError:  # "[[[[..." deeper than Python's json goes, well under the size cap
+        raise BotBadJSON(
+            "the reply is JSON nested too deeply", summary="the reply is not usable JSON"
+        ) from None
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise BotBadJSON(
             f"the reply is not JSON: {_snippet(raw)!r}", summary="the reply is not JSON"

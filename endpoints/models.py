@@ -274,6 +274,7 @@ class EndpointCall(models.Model):
         COLLECTION = "collection", "tournament collection"
         CHAT = "chat", "chat campaign"
         JUDGE = "judge", "automatic judge"
+        ARENA = "arena", "arena battle"
         OTHER = "other", "other"
 
     MESSAGE_CHARS = 200

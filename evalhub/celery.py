@@ -32,6 +32,8 @@ app.conf.task_routes = {
     "judging.tasks.run_judge": {"queue": COLLECTION_QUEUE},
     "analysis.tasks.run_analysis": {"queue": ANALYSIS_QUEUE},
     "analysis.tasks.draw_plots": {"queue": ANALYSIS_QUEUE},
+    # Bootstraps, like an analysis: CPU bound.
+    "arenas.tasks.compute_leaderboard": {"queue": ANALYSIS_QUEUE},
 }
 
 # Per-task limits (seconds, soft then hard); the others get CELERY_TASK_*_TIME_LIMIT.
@@ -147,6 +149,10 @@ app.conf.beat_schedule = {
     "prune-endpoint-calls": {
         "task": "endpoints.tasks.prune_endpoint_calls",
         "schedule": 3600.0,
+    },
+    "requeue-lost-arena-leaderboards": {
+        "task": "arenas.tasks.requeue_lost_leaderboards",
+        "schedule": _every_interval(),
     },
     "clear-expired-sessions": {
         "task": "evalhub.tasks.clear_expired_sessions",

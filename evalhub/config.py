@@ -465,6 +465,28 @@ class Settings(BaseSettings):
     EVALHUB_JUDGE_MAX_REPLY_CHARS: int = setting(
         20_000, "Longest judge reply read.", "endpoints", ge=1, le=1_000_000
     )
+    EVALHUB_ARENA_LEADERBOARD_DELAY_SECONDS: float = setting(
+        10.0,
+        "After a vote, seconds before an arena's leaderboard is computed again; the votes of "
+        "that while are counted together (one computation, not one per vote).",
+        "endpoints",
+        ge=0,
+        le=3600,
+    )
+    EVALHUB_ARENA_BOOTSTRAP_ROUNDS: int = setting(
+        200,
+        "Bootstrap resamples of an arena's battles behind its leaderboard's 95% intervals.",
+        "endpoints",
+        ge=10,
+        le=10_000,
+    )
+    EVALHUB_ARENA_PROVISIONAL_BATTLES: int = setting(
+        100,
+        "An arena's system with fewer voted battles than this is marked provisional.",
+        "endpoints",
+        ge=0,
+        le=1_000_000,
+    )
 
     # Crowd platforms ---------------------------------------------------------------------
     EVALHUB_PUBLIC_URL: str = setting(

@@ -29,8 +29,9 @@ APPLIES_TO = {
     "SYSTEM_PROMPT_CHARS": "a bot endpoint's system prompt",
     "REASON_CHARS": "reasons staff give: blocking a worker, declining a launch, rejecting "
     "a submission",
-    "TEXT_CHARS": "one response, prompt utterance or conversation turn, uploaded or typed "
-    "in a chat (a campaign's own chat limit may be lower)",
+    "TEXT_CHARS": "one response, prompt utterance or conversation turn, uploaded or "
+    "collected (a bot's reply is cut at `EVALHUB_BOT_MAX_REPLY_CHARS`, at most this; a chat "
+    "campaign's `max_message_chars`, at most 2,000, bounds what a worker types)",
 }
 
 

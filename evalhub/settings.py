@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "endpoints",  # model calls: below annotation, tournaments and judging
     "annotation",
     "tournaments",
+    "arenas",  # side-by-side battles: above tournaments, below judging
     "judging",  # automatic judges: above tournaments, below analysis
     "analysis",
     "portability",  # export_all/import_all: reads and writes every app's tables
@@ -445,6 +446,12 @@ EVALHUB_LEASE_SWEEP_SECONDS = env.EVALHUB_LEASE_SWEEP_SECONDS
 # the rest (so it stays within the task time limits) and reads the reply limit.
 EVALHUB_JUDGE_SLICE_SECONDS = env.EVALHUB_JUDGE_SLICE_SECONDS
 EVALHUB_JUDGE_MAX_REPLY_CHARS = env.EVALHUB_JUDGE_MAX_REPLY_CHARS
+# Arenas (arenas/): a vote asks for the leaderboard, computed by a task after this delay
+# (the votes of that while together), with this many bootstrap rounds; systems with fewer
+# battles are marked provisional.
+EVALHUB_ARENA_LEADERBOARD_DELAY_SECONDS = env.EVALHUB_ARENA_LEADERBOARD_DELAY_SECONDS
+EVALHUB_ARENA_BOOTSTRAP_ROUNDS = env.EVALHUB_ARENA_BOOTSTRAP_ROUNDS
+EVALHUB_ARENA_PROVISIONAL_BATTLES = env.EVALHUB_ARENA_PROVISIONAL_BATTLES
 
 # Crowd platforms (annotation/crowd/). Task URLs given to platforms are built from
 # EVALHUB_PUBLIC_URL, the HTTPS address workers reach. AWS credentials come the usual boto3

@@ -46,6 +46,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("annotation.urls")),
     path("tournaments/", include("tournaments.urls")),
+    path("arenas/", include("arenas.urls")),
     path("judges/", include("judging.urls")),
     # /leaderboards/ (namespace "analysis") and the result pages (namespace "results").
     path("", include("analysis.urls")),
@@ -56,6 +57,7 @@ urlpatterns = [
     path("api/", include("endpoints.api.urls")),
     path("api/", include("annotation.api.urls")),
     path("api/", include("tournaments.api.urls")),
+    path("api/", include("arenas.api.urls")),
     path("api/", include("judging.api.urls")),
     # Last: a path under /api/ that no route above matches. Only paths ending in a slash, so
     # that a missing slash is still redirected to the route it names (APPEND_SLASH).

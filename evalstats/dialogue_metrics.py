@@ -4,7 +4,13 @@ Venkatesh et al. (2018), "On Evaluating and Comparing Open Domain Dialog Systems
 
 * engagement (4.3): number of turns, conversation duration, and the user's rating;
 * coherence (4.4): response error rate, RER = erroneous responses / responses (here the bot
-  responses whose error status is known, from behaviour labels or error flags);
+  responses whose error status is known, from behaviour labels or error flags). A response
+  judged by several annotations is counted **per annotation**: each annotation of it is one
+  observation, erroneous when that annotation flagged it, so the rate estimates what one
+  annotation finds and does not grow with the number of annotators (counting a response as
+  erroneous when any annotation flagged it would); the system's Wilson interval uses the
+  design effect of the responses (:mod:`evalstats.clustered`), so that a response's
+  annotations are not counted as independent responses;
 * domain coverage (4.5): a conversation's domain is the topic with the longest run of
   consecutive turns; the entropy of the distribution of conversations over domains, and the
   reverse coefficient of variation R-COV = mean / standard deviation of the per-conversation
@@ -34,6 +40,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import stdtr
 
+from evalstats.clustered import design_effects
 from evalstats.proportions import mean_t_interval, wilson_interval
 from evalstats.topics import TopicClassifier
 
@@ -59,13 +66,23 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Turn:
-    """One utterance. ``timestamp`` in seconds; ``error`` only for bot turns, None if unjudged."""
+    """One utterance. ``timestamp`` in seconds; ``error`` only for bot turns: None if
+    unjudged, else whether it is erroneous, one flag per annotation that judged it (a tuple)
+    or one annotation's flag (a bool)."""
 
     speaker: Literal["user", "bot"]
     text: str = ""
     timestamp: float | None = None
     topic: str | None = None
-    error: bool | None = None
+    error: bool | tuple[bool, ...] | None = None
+
+    def error_flags(self) -> tuple[bool, ...]:
+        """The annotations' flags: empty when unjudged."""
+        if self.error is None:
+            return ()
+        if isinstance(self.error, tuple):
+            return tuple(bool(flag) for flag in self.error)
+        return (bool(self.error),)
 
 
 @dataclass(frozen=True)
@@ -78,7 +95,12 @@ class Conversation:
 
 @dataclass(frozen=True)
 class ConversationMetrics:
-    """Section 4 metrics of one conversation (None where the data do not allow them)."""
+    """Section 4 metrics of one conversation (None where the data do not allow them).
+
+    ``n_judged_responses`` bot turns have an error status, from ``n_response_judgments``
+    annotations of them, ``n_erroneous_judgments`` of which flagged an error; the RER is
+    their share (per annotation). ``error_clusters`` keeps (flagged, judgments) per
+    response for the system's clustered interval."""
 
     conversation: Hashable
     system: str
@@ -87,12 +109,14 @@ class ConversationMetrics:
     duration_seconds: float | None
     rating: float | None
     n_judged_responses: int
-    n_erroneous_responses: int
+    n_response_judgments: int
+    n_erroneous_judgments: int
     response_error_rate: float | None
     depth: float | None
     dominant_domain: str | None
     topic_counts: Mapping[str, int]
     topic_entropy: float | None
+    error_clusters: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -186,8 +210,10 @@ def conversation_metrics(
     """
     topics = _topics(conversation, classifier)
     bot_turns = [t for t in conversation.turns if t.speaker == "bot"]
-    judged = [t for t in bot_turns if t.error is not None]
-    n_errors = sum(bool(t.error) for t in judged)
+    flags = [t.error_flags() for t in bot_turns]
+    clusters = tuple((sum(f), len(f)) for f in flags if f)
+    n_judgments = sum(size for _, size in clusters)
+    n_errors = sum(flagged for flagged, _ in clusters)
     runs = _runs(topics)
     counts = Counter(t for t in topics if t is not None)
     dominant = None
@@ -204,13 +230,15 @@ def conversation_metrics(
         n_bot_turns=len(bot_turns),
         duration_seconds=_duration(conversation),
         rating=None if conversation.rating is None else float(conversation.rating),
-        n_judged_responses=len(judged),
-        n_erroneous_responses=n_errors,
-        response_error_rate=n_errors / len(judged) if judged else None,
+        n_judged_responses=len(clusters),
+        n_response_judgments=n_judgments,
+        n_erroneous_judgments=n_errors,
+        response_error_rate=n_errors / n_judgments if n_judgments else None,
         depth=float(np.mean([length for _, length in runs])) if runs else None,
         dominant_domain=dominant,
         topic_counts=dict(sorted(counts.items())),
         topic_entropy=_entropy(counts.values()) if counts else None,
+        error_clusters=clusters,
     )
 
 
@@ -240,8 +268,9 @@ def system_metrics(
 ) -> tuple[SystemMetrics, ...]:
     """Aggregate per-conversation metrics per system, sorted by system.
 
-    Means over conversations carry 95% t intervals; the RER pools responses over the
-    system's conversations (a Wilson interval); topic vocabulary and entropy pool the
+    Means over conversations carry 95% t intervals; the RER pools the annotations of
+    responses over the system's conversations, with a Wilson interval on their effective
+    number (annotations / design effect of the responses; ``n`` counts annotations); topic vocabulary and entropy pool the
     system's topical turns; domain entropy is over the dominant domains of its
     conversations; R-COV is mean / sample standard deviation (ddof=1) of the per-conversation
     topic entropies (NaN with fewer than two conversations or no spread).
@@ -254,14 +283,7 @@ def system_metrics(
         group = by_system[system]
         durations = [m.duration_seconds for m in group if m.duration_seconds is not None]
         ratings = [m.rating for m in group if m.rating is not None]
-        judged = sum(m.n_judged_responses for m in group)
-        errors = sum(m.n_erroneous_responses for m in group)
-        if judged:
-            interval = wilson_interval(errors, judged)
-            low, high = interval.confidence_interval
-            rer = Estimate(float(interval.proportion), float(low), float(high), judged)
-        else:
-            rer = _NO_VALUE
+        rer = _response_error_rate([c for m in group for c in m.error_clusters])
         topics: Counter[str] = Counter()
         for m in group:
             topics.update(m.topic_counts)
@@ -287,6 +309,20 @@ def system_metrics(
             )
         )
     return tuple(results)
+
+
+def _response_error_rate(clusters: list[tuple[int, int]]) -> Estimate:
+    """Flagged annotations over annotations, with a Wilson interval on the effective counts
+    (the responses are the clusters)."""
+    if not clusters:
+        return _NO_VALUE
+    totals, sizes = (np.array(column) for column in zip(*clusters, strict=True))
+    count, nobs, _, effect = design_effects(totals, sizes, np.zeros(len(sizes), int), 1)
+    if not np.isfinite(effect[0]):
+        return _point(count[0] / nobs[0], int(nobs[0]))
+    interval = wilson_interval(count[0] / effect[0], nobs[0] / effect[0])
+    low, high = interval.confidence_interval
+    return Estimate(float(count[0] / nobs[0]), float(low), float(high), int(nobs[0]))
 
 
 # --- unified rankings (section 4.8, Table 2) -------------------------------------------------

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -41,6 +41,7 @@ __all__ = [
     "convergence",
     "kappa_with_majority",
     "ranking_correlation",
+    "system_mean",
 ]
 
 Level = Literal["nominal", "ordinal", "interval"]
@@ -88,10 +89,12 @@ def kappa_with_majority(
 
 @dataclass(frozen=True)
 class JudgeAlpha:
-    """Alpha among the humans, and with the judge as one more coder, on the same items."""
+    """Alpha among the humans, and with the judge as one more coder, on the same items:
+    those with at least two human values and a judge value (``n_items``)."""
 
     humans: KrippendorffAlphaResult
     with_judge: KrippendorffAlphaResult
+    n_items: int = 0
 
 
 def alpha_with_judge(
@@ -102,38 +105,61 @@ def alpha_with_judge(
     """Krippendorff's alpha of the human coders, then with the judge added as a coder.
 
     ``human_labels`` maps item -> {annotator: value}. Nominal values may be any hashable
-    (they are coded); ordinal and interval values must be numbers. Items without two values
-    do not enter alpha (as always); raises ValueError when no item has two human values.
+    (they are coded); ordinal and interval values must be numbers. Both alphas are computed
+    on the same items, those with at least two human values and a judge value: an item with
+    one human value does not enter the humans' alpha, and letting it enter the alpha with
+    the judge (where the judge's value pairs it) would compare the two on different items.
+    Raises ValueError when no item has two human values and a judge value.
     """
-    items = sorted(set(human_labels) | set(judge_labels), key=repr)
-    annotators = sorted({a for by in human_labels.values() for a in by}, key=repr)
-    values = [v for by in human_labels.values() for v in by.values()] + list(judge_labels.values())
+    items = sorted(
+        (i for i, by in human_labels.items() if len(by) >= 2 and i in judge_labels), key=repr
+    )
+    if not items:
+        raise ValueError("no item has two human values and a judge value")
+    annotators = sorted({a for i in items for a in human_labels[i]}, key=repr)
+    values = [v for i in items for v in human_labels[i].values()] + [judge_labels[i] for i in items]
     if level == "nominal":
-        codes = {value: float(i) for i, value in enumerate(dict.fromkeys(values))}
+        codes = {value: float(k) for k, value in enumerate(dict.fromkeys(values))}
     else:
         codes = {value: float(value) for value in values}
     matrix = np.full((len(annotators) + 1, len(items)), np.nan)
     row_of = {annotator: r for r, annotator in enumerate(annotators)}
     for column, item in enumerate(items):
-        for annotator, value in human_labels.get(item, {}).items():
+        for annotator, value in human_labels[item].items():
             matrix[row_of[annotator], column] = codes[value]
-        if item in judge_labels:
-            matrix[-1, column] = codes[judge_labels[item]]
+        matrix[-1, column] = codes[judge_labels[item]]
     return JudgeAlpha(
         humans=krippendorff_alpha(matrix[:-1], level),
         with_judge=krippendorff_alpha(matrix, level),
+        n_items=len(items),
     )
 
 
 # --- rankings ------------------------------------------------------------------------------
+
+# Decimals a system's mean is rounded to: systems tied in exact arithmetic are tied, whatever
+# order their scores were summed in (scores are ratings or shares, far coarser than this).
+MEAN_DECIMALS = 12
+
+
+def system_mean(scores: Iterable[float]) -> float:
+    """A system's mean score, the one figure its rank, the tables and the correlations use:
+    the exactly rounded sum (``math.fsum``, which does not depend on the order of the
+    scores) over their number, rounded to ``MEAN_DECIMALS`` decimals."""
+    values = [float(v) for v in scores]
+    if not values:
+        raise ValueError("a mean needs at least one score")
+    return round(math.fsum(values) / len(values), MEAN_DECIMALS)
 
 
 @dataclass(frozen=True)
 class RankingCorrelation:
     """Rank correlation of the systems' mean human and judge scores, with bootstrap intervals.
 
-    ``human_means``/``judge_means`` are aligned with ``systems``. Bounds are NaN when a
-    resample leaves no variation (e.g. fewer than three systems).
+    ``human_means``/``judge_means`` are aligned with ``systems`` (:func:`system_mean` over
+    the conversations both scored): the correlations are scipy's Spearman and Kendall tau-b
+    on exactly these numbers. Bounds are NaN when a resample leaves no variation (e.g. fewer
+    than three systems).
     """
 
     systems: tuple[str, ...]
@@ -204,8 +230,8 @@ def ranking_correlation(
     when a system has fewer than two conversations scored by both.
     """
     systems, humans, judges = _paired_scores(human_scores, judge_scores)
-    human_means = np.array([h.mean() for h in humans])
-    judge_means = np.array([j.mean() for j in judges])
+    human_means = np.array([system_mean(h) for h in humans])
+    judge_means = np.array([system_mean(j) for j in judges])
 
     def statistic_of(correlation):
         def statistic(*indices, axis=-1):
@@ -223,7 +249,8 @@ def ranking_correlation(
                 ],
                 axis=-1,
             )
-            return correlation(human, judge)
+            # Rounded as system_mean rounds, so that tied resampled means stay tied.
+            return correlation(np.round(human, MEAN_DECIMALS), np.round(judge, MEAN_DECIMALS))
 
         return statistic
 

@@ -6,11 +6,17 @@ mean with a Student's t interval (Figures 6 and 8), t-tests between bots (Table 
 Krippendorff's alpha per dimension on doubly annotated conversations (Figure 1; ordinal for
 ratings).
 
-Independence: a t interval needs independent observations. Dialogue ratings are one per
-(conversation, annotation). Turn ratings of one conversation are not independent, so by
-default (``turn_unit="conversation"``) each annotation's turn ratings of a conversation are
-averaged first and the interval is over those averages; ``turn_unit="turn"`` treats every
-turn rating as an observation (narrower, anti-conservative intervals).
+Independence: a t interval needs independent observations, one per unit. The paper's design
+rates each conversation once (a second rating of a subset served agreement only), so by
+default (``use="first"``) only the first annotation of each conversation counts, in input
+order (pass scores sorted by submission time). ``use="all"`` uses every annotation and
+averages the annotations of each unit into one observation (the analysis of cluster means):
+a dialogue rated three times is one observation, not three. Turn ratings of one
+conversation are not independent either, so by default (``turn_unit="conversation"``) the
+turn ratings of a conversation are averaged (per annotation, then over its annotations) and
+the interval is over those averages; ``turn_unit="turn"`` treats every rated turn as an
+observation (narrower, anti-conservative intervals). ``LikertMean.unit`` says which unit an
+observation is, ``n`` how many there are and ``ratings`` how many ratings they summarise.
 """
 
 from __future__ import annotations
@@ -21,23 +27,29 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from scipy import stats
 
 from evalstats.agreement import AlphaBootstrapResult, krippendorff_alpha_bca
 from evalstats.pairwise import Correction, adjust_pvalues
-from evalstats.proportions import mean_t_interval, two_sample_t_test
+from evalstats.proportions import mean_t_interval
 
 __all__ = [
     "LikertAgreement",
     "LikertComparison",
     "LikertMean",
     "LikertScore",
+    "UnitObservations",
+    "comparisons_of",
     "likert_agreement",
     "likert_comparisons",
     "likert_means",
+    "likert_units",
 ]
 
 Level = Literal["dialogue", "turn"]
 TurnUnit = Literal["conversation", "turn"]
+AnnotationUse = Literal["all", "first"]
+_USES = ("all", "first")
 
 
 @dataclass(frozen=True)
@@ -56,8 +68,9 @@ class LikertScore:
 class LikertMean:
     """Mean rating of ``system`` on ``dimension`` at ``level`` with its t interval.
 
-    ``n`` is the number of observations behind the interval (see ``unit``); ``low``/``high``
-    are NaN when fewer than two observations exist.
+    ``n`` is the number of observations behind the interval (see ``unit``: a conversation or
+    a bot turn), ``ratings`` the ratings they summarise; ``low``/``high`` are NaN when fewer
+    than two observations exist.
     """
 
     system: str
@@ -70,6 +83,8 @@ class LikertMean:
     low: float
     high: float
     confidence_level: float
+    ratings: int = 0
+    annotations_used: AnnotationUse = "first"
 
 
 @dataclass(frozen=True)
@@ -118,44 +133,83 @@ def _check_scores(scores: Iterable[LikertScore]) -> list[LikertScore]:
     return checked
 
 
-def _observations(
-    scores: Iterable[LikertScore], turn_unit: TurnUnit
-) -> dict[tuple[str, str, Level], list[float]]:
-    """Observations per (system, dimension, level), after averaging turns if asked."""
+def _first_annotations(scores: list[LikertScore]) -> list[LikertScore]:
+    """The scores of the first annotation of each conversation per dimension and level."""
+    first: dict[tuple[Hashable, str, bool], Hashable] = {}
+    for score in scores:
+        first.setdefault(
+            (score.conversation, score.dimension, score.turn is None), score.annotation
+        )
+    return [s for s in scores if first[s.conversation, s.dimension, s.turn is None] == s.annotation]
+
+
+@dataclass(frozen=True)
+class UnitObservations:
+    """The observations of one (system, dimension, level), one per unit, with the
+    conversation of each (to analyse subsets of conversations) and the ratings behind them."""
+
+    values: tuple[float, ...]
+    conversations: tuple[Hashable, ...]
+    ratings: int
+
+
+def likert_units(
+    scores: Iterable[LikertScore],
+    *,
+    turn_unit: TurnUnit = "conversation",
+    use: AnnotationUse = "first",
+) -> dict[tuple[str, str, Level], UnitObservations]:
+    """Per (system, dimension, level): one observation per unit, and the ratings behind them.
+
+    A unit is a conversation (dialogue ratings; turn ratings with ``turn_unit="conversation"``)
+    or a bot turn; its observation is the mean over its annotations of each annotation's mean
+    rating of the unit (one annotation with ``use="first"``). Units keep the input order.
+    """
     if turn_unit not in ("conversation", "turn"):
         raise ValueError(f"turn_unit must be 'conversation' or 'turn', got {turn_unit!r}")
-    observations: dict[tuple[str, str, Level], list[float]] = {}
-    turn_groups: dict[tuple[str, str, Hashable, Hashable], list[float]] = {}
-    for score in _check_scores(scores):
-        if score.turn is None:
-            observations.setdefault((score.system, score.dimension, "dialogue"), []).append(
-                float(score.score)
-            )
-        elif turn_unit == "turn":
-            observations.setdefault((score.system, score.dimension, "turn"), []).append(
-                float(score.score)
-            )
-        else:
-            key = (score.system, score.dimension, score.conversation, score.annotation)
-            turn_groups.setdefault(key, []).append(float(score.score))
-    for (system, dimension, _, _), ratings in turn_groups.items():
-        observations.setdefault((system, dimension, "turn"), []).append(float(np.mean(ratings)))
-    return observations
+    if use not in _USES:
+        raise ValueError(f"use must be one of {_USES}, got {use!r}")
+    checked = _check_scores(scores)
+    if use == "first":
+        checked = _first_annotations(checked)
+    # unit key -> annotation -> ratings; insertion order keeps the input order.
+    units: dict[tuple, dict[Hashable, list[float]]] = {}
+    for score in checked:
+        level: Level = "dialogue" if score.turn is None else "turn"
+        turn = score.turn if level == "turn" and turn_unit == "turn" else None
+        key = (score.system, score.dimension, level, score.conversation, turn)
+        units.setdefault(key, {}).setdefault(score.annotation, []).append(float(score.score))
+    collected: dict[tuple[str, str, Level], tuple[list[float], list[Hashable], list[int]]] = {}
+    for (system, dimension, level, conversation, _), by_annotation in units.items():
+        values, conversations, ratings = collected.setdefault(
+            (system, dimension, level), ([], [], [])
+        )
+        values.append(float(np.mean([np.mean(r) for r in by_annotation.values()])))
+        conversations.append(conversation)
+        ratings.append(sum(map(len, by_annotation.values())))
+    return {
+        key: UnitObservations(tuple(values), tuple(conversations), sum(ratings))
+        for key, (values, conversations, ratings) in collected.items()
+    }
 
 
 def likert_means(
     scores: Iterable[LikertScore],
     *,
     turn_unit: TurnUnit = "conversation",
+    use: AnnotationUse = "first",
     confidence: float = 0.95,
 ) -> tuple[LikertMean, ...]:
-    """Mean rating with a Student's t interval per system, dimension and level.
+    """Mean rating with a Student's t interval per system, dimension and level, over one
+    observation per unit (see the module's note on independence).
 
     Sorted by level (dialogue first), dimension, system.
     """
     results = []
-    for (system, dimension, level), values in _observations(scores, turn_unit).items():
-        sample = np.asarray(values)
+    for (system, dimension, level), observed in likert_units(
+        scores, turn_unit=turn_unit, use=use
+    ).items():
+        sample = np.asarray(observed.values)
         if sample.size >= 2:
             interval = mean_t_interval(sample, confidence)
             low, high = interval.confidence_interval
@@ -174,6 +228,8 @@ def likert_means(
                 low=float(low),
                 high=float(high),
                 confidence_level=confidence,
+                ratings=observed.ratings,
+                annotations_used=use,
             )
         )
     return tuple(sorted(results, key=lambda m: (m.level != "dialogue", m.dimension, m.system)))
@@ -185,42 +241,103 @@ def likert_comparisons(
     equal_var: bool = True,
     correction: Correction = "holm",
     turn_unit: TurnUnit = "conversation",
+    use: AnnotationUse = "first",
 ) -> tuple[LikertComparison, ...]:
-    """Two-sample t-test between every pair of systems per dimension and level.
+    """Two-sample t-test between every pair of systems per dimension and level, over the
+    observations of :func:`likert_means` (one per unit).
 
     ``equal_var=False`` uses Welch's test. The multiplicity family is the system pairs of one
     (dimension, level). Pairs where either system has fewer than two observations are skipped.
     Sorted by level, dimension, pair.
     """
-    observations = _observations(scores, turn_unit)
+    return comparisons_of(
+        likert_units(scores, turn_unit=turn_unit, use=use),
+        equal_var=equal_var,
+        correction=correction,
+    )
+
+
+def comparisons_of(
+    units: dict[tuple[str, str, Level], UnitObservations],
+    *,
+    conversations: Iterable[Hashable] | None = None,
+    equal_var: bool = True,
+    correction: Correction = "holm",
+) -> tuple[LikertComparison, ...]:
+    """:func:`likert_comparisons` from :func:`likert_units`, over all conversations or the
+    observations of the given ones."""
+    wanted = None if conversations is None else set(conversations)
     families: dict[tuple[Level, str], dict[str, list[float]]] = {}
-    for (system, dimension, level), values in observations.items():
+    for (system, dimension, level), observed in units.items():
+        values = [
+            value
+            for value, conversation in zip(observed.values, observed.conversations, strict=True)
+            if wanted is None or conversation in wanted
+        ]
         if len(values) >= 2:
             families.setdefault((level, dimension), {})[system] = values
-    comparisons = []
-    for level, dimension in sorted(families, key=lambda k: (k[0] != "dialogue", k[1])):
-        systems = families[level, dimension]
-        pairs = list(itertools.combinations(sorted(systems), 2))
-        tests = [two_sample_t_test(systems[a], systems[b], equal_var=equal_var) for a, b in pairs]
-        adjusted = adjust_pvalues([t.pvalue for t in tests], correction) if tests else []
-        comparisons.extend(
-            LikertComparison(
-                metric=dimension,
-                level=level,
-                system_a=a,
-                system_b=b,
-                mean_a=test.mean_a,
-                mean_b=test.mean_b,
-                statistic=test.statistic,
-                df=test.df,
-                pvalue=test.pvalue,
-                pvalue_adjusted=float(p_adjusted),
-                equal_var=equal_var,
-                correction=correction,
-            )
-            for (a, b), test, p_adjusted in zip(pairs, tests, adjusted, strict=True)
+    pairs = [
+        (level, dimension, a, b)
+        for level, dimension in sorted(families, key=lambda k: (k[0] != "dialogue", k[1]))
+        for a, b in itertools.combinations(sorted(families[level, dimension]), 2)
+    ]
+    samples = {
+        (level, dimension, system): np.asarray(values, dtype=float)
+        for (level, dimension), systems in families.items()
+        for system, values in systems.items()
+    }
+    statistic, df, pvalue, mean_a, mean_b = _t_tests(
+        [samples[level, dimension, a] for level, dimension, a, _ in pairs],
+        [samples[level, dimension, b] for level, dimension, _, b in pairs],
+        equal_var,
+    )
+    adjusted = np.full(len(pairs), np.nan)
+    for level, dimension in families:
+        family = [i for i, pair in enumerate(pairs) if pair[:2] == (level, dimension)]
+        if family:
+            adjusted[family] = adjust_pvalues(pvalue[family], correction)
+    comparisons = [
+        LikertComparison(
+            metric=dimension,
+            level=level,
+            system_a=a,
+            system_b=b,
+            mean_a=float(mean_a[i]),
+            mean_b=float(mean_b[i]),
+            statistic=float(statistic[i]),
+            df=float(df[i]),
+            pvalue=float(pvalue[i]),
+            pvalue_adjusted=float(adjusted[i]),
+            equal_var=equal_var,
+            correction=correction,
         )
+        for i, (level, dimension, a, b) in enumerate(pairs)
+    ]
     return tuple(comparisons)
+
+
+def _t_tests(a: list[np.ndarray], b: list[np.ndarray], equal_var: bool):
+    """Two-sided two-sample t-tests of each pair of samples, vectorised over the pairs:
+    the statistic, df and p-value of :func:`evalstats.proportions.two_sample_t_test`
+    (Student's pooled test, or Welch's), NaN when both samples have zero variance."""
+    n_a = np.array([x.size for x in a], dtype=float)
+    n_b = np.array([y.size for y in b], dtype=float)
+    mean_a = np.array([x.mean() for x in a])
+    mean_b = np.array([y.mean() for y in b])
+    var_a = np.array([x.var(ddof=1) for x in a])
+    var_b = np.array([y.var(ddof=1) for y in b])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if equal_var:
+            df = n_a + n_b - 2
+            pooled = ((n_a - 1) * var_a + (n_b - 1) * var_b) / df
+            standard_error = np.sqrt(pooled * (1 / n_a + 1 / n_b))
+        else:
+            share_a, share_b = var_a / n_a, var_b / n_b
+            standard_error = np.sqrt(share_a + share_b)
+            df = (share_a + share_b) ** 2 / (share_a**2 / (n_a - 1) + share_b**2 / (n_b - 1))
+        statistic = np.where(standard_error > 0, (mean_a - mean_b) / standard_error, np.nan)
+    pvalue = 2 * stats.t.sf(np.abs(statistic), df)
+    return statistic, df, pvalue, mean_a, mean_b
 
 
 def likert_agreement(

@@ -14,6 +14,15 @@ Two shares are reported per n:
 * ``share_modal``: subsamples whose ranking equals the most common subsample ranking, which is
   what the Spot The Bot code prints (``n / repetitions`` of ``Counter.most_common``).
 
+Each share is a proportion of subsamples, so it comes with a 95% Wilson interval; with
+``precision`` the number of subsamples is chosen per grid point: subsamples are drawn in
+rounds of 50 until the Wilson interval of the share reproduced lies within ``± precision``
+of it (or ``n_subsamples``, the most allowed, are drawn). 385 subsamples always suffice for
+``± 0.05`` (the interval is widest at a share of 1/2: 1.96^2 / (4 * 0.05^2) = 384.2); a
+share near 0 or 1 needs far fewer (all 73 of 73 reproduced: [0.95, 1]). The stopping rule
+looks only at the interval's width, and the first m subsamples of a point are the same
+whatever the rounds.
+
 A cluster ranking is a tuple of clusters, best first, each a sorted tuple of system indices, so
 the order inside a cluster does not matter (as in the Spot The Bot code). Each subsample is
 ranked with ``trueskill_bootstrap`` and its own ``TrueSkillEnv.from_matches`` environment (beta
@@ -28,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalstats.proportions import wilson_interval
 from evalstats.trueskill import (
     TrueSkillEnv,
     bootstrap_match_indices,
@@ -50,6 +60,23 @@ __all__ = [
 
 ClusterRanking = tuple[tuple[int, ...], ...]
 
+# Subsamples drawn per grid point and round when a precision is asked for.
+ROUND = 50
+
+
+def share_interval(count, total) -> tuple[np.ndarray, np.ndarray]:
+    """95% Wilson interval of ``count / total`` subsamples (vectorised)."""
+    interval = wilson_interval(count, total, 0.95)
+    low, high = interval.confidence_interval
+    return np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+
+
+def half_width(count: int, total: int) -> float:
+    """How far the 95% Wilson interval of ``count / total`` reaches from it, either side."""
+    low, high = share_interval(count, total)
+    share = count / total
+    return float(max(share - low, high - share))
+
 
 @dataclass(frozen=True, eq=False)
 class StabilityResult:
@@ -61,9 +88,12 @@ class StabilityResult:
     reference : cluster ranking of all the judgments of these systems.
     n_conversations : (G,) conversations drawn per pair.
     share_reproduced : (G,) share of subsamples whose ranking equals ``reference``.
+    reproduced_low, reproduced_high : (G,) its 95% Wilson interval.
     share_modal : (G,) share of the most common subsample ranking.
     modal_rankings : the most common subsample ranking per n.
-    n_subsamples, n_replicates : subsamples per n, bootstrap replicates per subsample.
+    n_subsamples, n_replicates : the most subsamples per n, bootstrap replicates per subsample.
+    n_drawn : (G,) subsamples drawn per n (``n_subsamples`` each without a precision).
+    precision : the half-width each point's interval was drawn to reach, or None.
     """
 
     systems: tuple[int, ...]
@@ -74,6 +104,10 @@ class StabilityResult:
     modal_rankings: tuple[ClusterRanking, ...]
     n_subsamples: int
     n_replicates: int
+    reproduced_low: np.ndarray | None = None
+    reproduced_high: np.ndarray | None = None
+    n_drawn: np.ndarray | None = None
+    precision: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -187,10 +221,12 @@ class SubsampleRankings:
     ----------
     systems : system (player) indices that were ranked.
     n_conversations : (G,) conversations drawn per pair.
-    rankings : ``n_subsamples`` rankings per grid point, grid point after grid point.
-    n_subsamples, n_replicates : subsamples per n, bootstrap replicates per subsample.
+    rankings : the rankings of every grid point's subsamples, grid point after grid point.
+    n_subsamples, n_replicates : the most subsamples per n, bootstrap replicates per subsample.
     reference : the cluster ranking of all the data, when it was rated with the subsamples
-        (``reference_replicates``), else None.
+        (``reference_replicates``) or given, else None.
+    drawn : subsamples drawn per grid point (None: ``n_subsamples`` each).
+    precision : the half-width each point was drawn to reach, or None.
     """
 
     systems: tuple[int, ...]
@@ -199,25 +235,35 @@ class SubsampleRankings:
     n_subsamples: int
     n_replicates: int
     reference: ClusterRanking | None = None
+    drawn: tuple[int, ...] | None = None
+    precision: float | None = None
 
     def against(self, reference: ClusterRanking) -> StabilityResult:
         """The stability of ``reference`` (the cluster ranking of all the data)."""
+        drawn = self.drawn or (self.n_subsamples,) * self.n_conversations.size
+        ends = np.cumsum(drawn)
         reproduced, modal_share, modal = [], [], []
-        for g in range(self.n_conversations.size):
-            counts = Counter(self.rankings[g * self.n_subsamples : (g + 1) * self.n_subsamples])
+        for end, size in zip(ends.tolist(), drawn, strict=True):
+            counts = Counter(self.rankings[end - size : end])
             ranking, count = counts.most_common(1)[0]
-            reproduced.append(counts[reference] / self.n_subsamples)
-            modal_share.append(count / self.n_subsamples)
+            reproduced.append(counts[reference])
+            modal_share.append(count / size)
             modal.append(ranking)
+        total = np.array(drawn, dtype=float)
+        low, high = share_interval(np.array(reproduced, dtype=float), total)
         return StabilityResult(
             systems=self.systems,
             reference=reference,
             n_conversations=self.n_conversations,
-            share_reproduced=np.array(reproduced),
+            share_reproduced=np.array(reproduced) / total,
             share_modal=np.array(modal_share),
             modal_rankings=tuple(modal),
             n_subsamples=self.n_subsamples,
             n_replicates=self.n_replicates,
+            reproduced_low=low,
+            reproduced_high=high,
+            n_drawn=np.array(drawn, dtype=np.int64),
+            precision=self.precision,
         )
 
 
@@ -236,6 +282,7 @@ def ranking_stability(
     coverage: float = 0.95,
     env_options: Mapping | None = None,
     reference: ClusterRanking | None = None,
+    precision: float | None = None,
 ) -> StabilityResult:
     """Share of subsamples with n conversations per pair that reproduce the cluster ranking.
 
@@ -248,7 +295,8 @@ def ranking_stability(
     (``cluster_ranking`` with ``reference_replicates``, ``seed`` and the same options, e.g.
     the report's own TrueSkill bootstrap); it is computed otherwise, rated together with the
     subsamples. It comes from its own generator, so passing it changes none of the
-    subsamples' draws.
+    subsamples' draws. With ``precision`` each grid point draws subsamples until its share's
+    95% Wilson interval is within ``± precision`` (at most ``n_subsamples``; see the module).
     """
     subsamples = subsample_rankings(
         player_a,
@@ -263,6 +311,8 @@ def ranking_stability(
         seed=seed,
         coverage=coverage,
         env_options=env_options,
+        reference=reference,
+        precision=precision,
     )
     return subsamples.against(subsamples.reference if reference is None else reference)
 
@@ -281,11 +331,16 @@ def subsample_rankings(
     seed: int = 0,
     coverage: float = 0.95,
     env_options: Mapping | None = None,
+    reference: ClusterRanking | None = None,
+    precision: float | None = None,
 ) -> SubsampleRankings:
-    """The subsamples of ``ranking_stability`` ranked, the costly part of the analysis, which
-    needs no reference ranking: ``.against(reference)`` then gives what ``ranking_stability``
-    gives with that reference. With ``reference_replicates`` the ranking of all the data is
-    rated in the same batch (``.reference``)."""
+    """The subsamples of ``ranking_stability`` ranked, the costly part of the analysis:
+    ``.against(reference)`` then gives what ``ranking_stability`` gives with that reference.
+    With ``reference_replicates`` the ranking of all the data is rated in the same batch
+    (``.reference``). With ``precision`` (``0 < precision < 1``) the subsamples are drawn in
+    rounds until each point's share reproducing the reference is known to ``± precision``,
+    which needs the reference first: ``reference``, or the one ``reference_replicates``
+    rate."""
     player_a, player_b, outcome = (np.asarray(x) for x in (player_a, player_b, outcome))
     _, pair_of_conversation, judgment_conversation = _conversation_pairs(conversation_id, pair_id)
     if judgment_conversation.size != outcome.size:
@@ -300,6 +355,34 @@ def subsample_rankings(
     def problem(mask, rng, replicates):
         return _ranking_problem(
             player_a[mask], player_b[mask], outcome[mask], replicates, rng, env_options
+        )
+
+    if precision is not None:
+        if not 0 < precision < 1:
+            raise ValueError("precision must be between 0 and 1")
+        if reference is None:
+            if reference_replicates is None:
+                raise ValueError("a precision needs the reference ranking or its replicates")
+            everything = np.ones(outcome.size, dtype=bool)
+            reference = _rank_problems(
+                [problem(everything, np.random.default_rng(seed), reference_replicates)],
+                coverage,
+            )[0]
+        by_point = _rank_in_rounds(
+            grid, pair_of_conversation, judgment_conversation, problem, reference,
+            n_subsamples=n_subsamples, n_replicates=n_replicates, seed=seed,
+            coverage=coverage, precision=precision,
+        )  # fmt: skip
+        systems = np.unique(np.concatenate([player_a, player_b]))
+        return SubsampleRankings(
+            systems=tuple(int(s) for s in systems),
+            n_conversations=grid,
+            rankings=tuple(r for rankings in by_point for r in rankings),
+            n_subsamples=n_subsamples,
+            n_replicates=n_replicates,
+            reference=reference,
+            drawn=tuple(len(rankings) for rankings in by_point),
+            precision=precision,
         )
 
     def problems():
@@ -322,8 +405,37 @@ def subsample_rankings(
         rankings=tuple(rankings[reference_replicates is not None :]),
         n_subsamples=n_subsamples,
         n_replicates=n_replicates,
-        reference=rankings[0] if reference_replicates is not None else None,
+        reference=rankings[0] if reference_replicates is not None else reference,
     )
+
+
+def _rank_in_rounds(
+    grid, pair_of_conversation, judgment_conversation, problem, reference, *,
+    n_subsamples, n_replicates, seed, coverage, precision,
+) -> list[list[ClusterRanking]]:  # fmt: skip
+    """Each grid point's subsample rankings, drawn ``ROUND`` at a time (the open points of a
+    round rated together) until the point's share reproducing ``reference`` is within
+    ``± precision`` or ``n_subsamples`` are drawn. Each point draws from its own generator
+    in the order ``subsample_rankings`` draws without a precision."""
+    generators = [np.random.default_rng(np.random.SeedSequence([seed, int(n)])) for n in grid]
+    by_point: list[list[ClusterRanking]] = [[] for _ in grid]
+    open_points = list(range(len(grid)))
+    while open_points:
+        owners, problems = [], []
+        for g in open_points:
+            for _ in range(min(ROUND, n_subsamples - len(by_point[g]))):
+                chosen = _draw_conversations(pair_of_conversation, int(grid[g]), generators[g])
+                problems.append(problem(chosen[judgment_conversation], generators[g], n_replicates))
+                owners.append(g)
+        for g, ranking in zip(owners, _rank_problems(problems, coverage), strict=True):
+            by_point[g].append(ranking)
+        open_points = [
+            g
+            for g in open_points
+            if len(by_point[g]) < n_subsamples
+            and half_width(by_point[g].count(reference), len(by_point[g])) > precision
+        ]
+    return by_point
 
 
 def leave_one_out_stability(
@@ -340,6 +452,7 @@ def leave_one_out_stability(
     seed: int = 0,
     coverage: float = 0.95,
     env_options: Mapping | None = None,
+    precision: float | None = None,
 ) -> tuple[LeaveOneOutStability, ...]:
     """``ranking_stability`` of the pool without each system in turn (Spot The Bot, Fig. 3b).
 
@@ -375,6 +488,7 @@ def leave_one_out_stability(
             seed=seed,
             coverage=coverage,
             env_options=env_options,
+            precision=precision,
         )
         others = [s for s in systems if s != system]
         results.append(

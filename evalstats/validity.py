@@ -7,6 +7,14 @@ each metric explains:
   (linear regression, for dialogue-level Likert quality) or McFadden's pseudo-R^2 (logistic
   regression, for the binary comparative quality choice, predictors being differences
   between the two conversations);
+* a comparative verdict does not depend on which conversation of the pair is called the
+  first: swapping them turns "second better" (1) into "first better" (0) and every
+  difference x into -x. An ordinary logistic regression with an intercept is not invariant
+  to that (its pseudo-R^2 changes with the order the pairs were shown in), so
+  ``model="symmetric-logistic"`` fits P(second better) = 1 / (1 + exp(-x b)) without an
+  intercept, the model whose likelihood is the same in both orientations (fitting the
+  ordinary model to every pair in both orientations gives the same coefficients and an
+  intercept of 0); its null model is b = 0, P = 1/2;
 * incremental validity: backward stepwise regression from all metrics of a method, removing
   one predictor at a time by a beam search (k = 100) keeping the models with the highest
   adjusted R^2 (or adjusted pseudo-R^2). The R^2 path, with a flag telling whether every
@@ -16,9 +24,9 @@ Fits are ordinary least squares and maximum-likelihood logistic regression (Newt
 with an intercept, in numpy. Definitions, with n observations, k predictors:
 
 * R^2 = 1 - SSR / SST;  adjusted R^2 = 1 - (1 - R^2) (n - 1) / (n - k - 1);
-* McFadden pseudo-R^2 = 1 - LL / LL_0 (LL_0: intercept-only model);
-  adjusted = 1 - (LL - k) / LL_0 (McFadden 1974), which is 0 for the null model as
-  adjusted R^2 is.
+* McFadden pseudo-R^2 = 1 - LL / LL_0 (LL_0: intercept-only model; n log 1/2 for the
+  symmetric model); adjusted = 1 - (LL - k) / LL_0 (McFadden 1974), which is 0 for the null
+  model as adjusted R^2 is.
 """
 
 from __future__ import annotations
@@ -39,8 +47,8 @@ __all__ = [
     "predictive_validity",
 ]
 
-Model = Literal["linear", "logistic"]
-_MODELS = ("linear", "logistic")
+Model = Literal["linear", "logistic", "symmetric-logistic"]
+_MODELS = ("linear", "logistic", "symmetric-logistic")
 _MAX_NEWTON_STEPS = 100
 
 
@@ -102,13 +110,19 @@ def _log_likelihood(y: np.ndarray, linear_predictor: np.ndarray) -> float:
     return float((y * linear_predictor - np.logaddexp(0.0, linear_predictor)).sum())
 
 
-def _logistic(y: np.ndarray, design: np.ndarray) -> tuple[float, float, float, float]:
+def _logistic(
+    y: np.ndarray, design: np.ndarray, symmetric: bool = False
+) -> tuple[float, float, float, float]:
     if not np.isin(y, (0.0, 1.0)).all():
         raise ValueError("logistic quality must be coded 0/1")
     mean = y.mean()
-    if mean in (0.0, 1.0):
+    if symmetric:
+        # The null model of the orientation-free model: either conversation equally likely.
+        null = float(y.size * np.log(0.5))
+    elif mean in (0.0, 1.0):
         raise ValueError("quality has a single outcome: pseudo-R^2 is undefined")
-    null = float(y.size * (mean * np.log(mean) + (1 - mean) * np.log(1 - mean)))
+    else:
+        null = float(y.size * (mean * np.log(mean) + (1 - mean) * np.log(1 - mean)))
     coefficients = np.zeros(design.shape[1])
     previous = -np.inf
     for _ in range(_MAX_NEWTON_STEPS):
@@ -127,7 +141,7 @@ def _logistic(y: np.ndarray, design: np.ndarray) -> tuple[float, float, float, f
     if current > -1e-6:
         # The likelihood only tends to 1 when the classes are perfectly separated.
         raise ValueError("logistic regression is perfectly separated: pseudo-R^2 is undefined")
-    k = design.shape[1] - 1
+    k = design.shape[1] - (0 if symmetric else 1)
     return 1.0 - current / null, 1.0 - (current - k) / null, current, null
 
 
@@ -161,6 +175,11 @@ def fit_model(
 
 
 def _fit(y: np.ndarray, x: np.ndarray, names: tuple[str, ...], model: Model) -> ModelFit:
+    if model == "symmetric-logistic":
+        if not names:
+            raise ValueError("the symmetric logistic model needs at least one predictor")
+        fit, adjusted, log_likelihood, null = _logistic(y, x, symmetric=True)
+        return ModelFit(model, names, int(y.size), fit, adjusted, log_likelihood, null)
     design = np.column_stack([np.ones(y.size), x])
     if model == "linear":
         fit, adjusted = _linear(y, design)

@@ -45,7 +45,15 @@ from judging.defaults import install_default_rubrics
 
 FORMAT = "evalhub-study"
 VERSION = 1
-STUDY_APPS = ("evalhub", "endpoints", "annotation", "tournaments", "judging", "analysis")
+STUDY_APPS = (
+    "evalhub",
+    "endpoints",
+    "annotation",
+    "tournaments",
+    "judging",
+    "arenas",
+    "analysis",
+)
 # Models of the study apps whose rows belong to the running site, not to the study.
 SITE_MODELS = {
     # How the site's calls to endpoints went lately: a bounded log for the owner.

@@ -12,11 +12,11 @@ def compose():
     return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 
 
-APP_SERVICES = ("migrate", "web", "worker-collection", "worker-analysis", "beat")
+APP_SERVICES = ("migrate", "web", "arena", "worker-collection", "worker-analysis", "beat")
 
 
 def test_compose_has_the_production_services():
-    assert set(compose()["services"]) == {*APP_SERVICES, "postgres", "redis"}
+    assert set(compose()["services"]) == {*APP_SERVICES, "proxy", "postgres", "redis"}
 
 
 def test_app_services_share_the_image_and_point_at_the_real_services():
@@ -45,13 +45,15 @@ def test_commands_run_gunicorn_and_celery_on_the_project():
     assert services["worker-collection"]["command"].startswith("celery -A evalhub worker")
     assert services["worker-analysis"]["command"].startswith("celery -A evalhub worker")
     assert services["beat"]["command"].startswith("celery -A evalhub beat")
+    assert services["arena"]["command"].startswith("uvicorn evalhub.asgi:application")
+    assert "--port 8001" in services["arena"]["command"]
 
 
 def test_migrations_run_once_before_web_and_workers():
     services = compose()["services"]
     assert services["migrate"]["restart"] == "no"
     assert "migrate" not in services["migrate"]["depends_on"]
-    for name in ("web", "worker-collection", "worker-analysis", "beat"):
+    for name in ("web", "arena", "worker-collection", "worker-analysis", "beat"):
         condition = services[name]["depends_on"]["migrate"]["condition"]
         assert condition == "service_completed_successfully", name
 
@@ -67,7 +69,7 @@ def test_each_queue_has_its_own_worker():
     assert "--queues=celery,collection,analysis" in (ROOT / ".ci" / "run").read_text()
 
 
-def test_web_trusts_one_proxy_and_listens_only_where_that_proxy_reaches_it():
+def test_the_apps_trust_two_proxies_and_only_the_inner_one_is_reachable():
     from evalhub.config import Settings
 
     services = compose()["services"]
@@ -77,14 +79,19 @@ def test_web_trusts_one_proxy_and_listens_only_where_that_proxy_reaches_it():
     )
     assert default, "docker-compose.yml sets EVALHUB_TRUSTED_PROXY_COUNT with a default"
     count = Settings(EVALHUB_TRUSTED_PROXY_COUNT=default.group(1)).EVALHUB_TRUSTED_PROXY_COUNT
-    assert count == 1  # the HTTPS proxy in front of web
-    # Reachable around the proxy, anyone could forge the address the proxy would append.
-    assert services["web"]["ports"] == ["127.0.0.1:8000:8000"]
+    assert count == 2  # the host's HTTPS proxy, then this file's nginx
+    # Reachable around the proxies, anyone could forge the address they would append.
+    assert services["proxy"]["ports"] == ["127.0.0.1:8000:80"]
+    assert "ports" not in services["web"] and "ports" not in services["arena"]
+    # uvicorn reads no forwarded headers itself: the one rule (evalhub/client_address.py)
+    # finds the client's address for web and arena alike.
+    assert "--no-proxy-headers" in services["arena"]["command"]
 
 
 def test_web_and_workers_have_healthchecks():
     services = compose()["services"]
     assert "/healthz" in " ".join(services["web"]["healthcheck"]["test"])
+    assert "127.0.0.1:8001/healthz" in " ".join(services["arena"]["healthcheck"]["test"])
     for name in ("worker-collection", "worker-analysis"):
         assert "inspect ping" in " ".join(services[name]["healthcheck"]["test"])
 
@@ -122,3 +129,45 @@ def test_every_requirement_is_pinned():
             line = line.split("#")[0].strip()
             if line and not line.startswith("-r"):
                 assert "==" in line, f"{name}: {line} is not pinned"
+
+
+def nginx_conf() -> str:
+    return (ROOT / "deploy" / "nginx.conf").read_text()
+
+
+def proxied_locations() -> dict[str, str]:
+    """{location pattern: upstream} of deploy/nginx.conf."""
+    found = {}
+    for match in re.finditer(r"location (~ )?(\S+) \{(.*?)\n    \}", nginx_conf(), re.S):
+        upstream = re.search(r"proxy_pass http://(\w+);", match.group(3)).group(1)
+        found[match.group(2)] = upstream
+    return found
+
+
+def test_the_proxy_is_the_one_port_and_mounts_its_configuration():
+    services = compose()["services"]
+    assert services["proxy"]["ports"] == ["127.0.0.1:8000:80"]
+    assert "./deploy/nginx.conf:/etc/nginx/nginx.conf:ro" in services["proxy"]["volumes"]
+    assert "ports" not in services["web"] and "ports" not in services["arena"]
+    for name in ("web", "arena"):
+        assert services["proxy"]["depends_on"][name]["condition"] == "service_healthy"
+
+
+def test_the_arenas_battle_paths_go_to_the_asgi_service_unbuffered(settings):
+    from django.urls import reverse
+
+    locations = proxied_locations()
+    assert locations == {"^/arenas/[^/]+/battles/": "arena", "/": "web"}
+    battle_paths = [
+        reverse("arenas:battle-start", args=["my-arena"]),
+        reverse("arenas:turn", args=["my-arena", "7c9e6679-7425-40de-944b-e07fc1f90ae7"]),
+        reverse("arenas:stream", args=["my-arena", "7c9e6679-7425-40de-944b-e07fc1f90ae7", 1, "a"]),
+        reverse("arenas:stop", args=["my-arena", "7c9e6679-7425-40de-944b-e07fc1f90ae7", 2, "b"]),
+    ]
+    pages = [reverse("arenas:detail", args=["my-arena"]), reverse("arenas:battle-new", args=["x"])]
+    pattern = re.compile("^/arenas/[^/]+/battles/")
+    assert all(pattern.match(path) for path in battle_paths)
+    assert not any(pattern.match(path) for path in pages)
+    arena_block = nginx_conf().split("location ~ ^/arenas/[^/]+/battles/", 1)[1].split("}")[0]
+    assert "proxy_buffering off;" in arena_block
+    assert "proxy_pass http://arena;" in arena_block

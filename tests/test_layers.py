@@ -3,6 +3,7 @@
     demo          (the demo loader: may import everything, nothing imports it)
     analysis      (inputs, runs, reports, pages, api)
     judging       (automatic judges: judge runs over campaigns)
+    arenas        (side-by-side battles between live models, their votes and leaderboard)
     tournaments   (plans, collection, campaign generation)
     annotation    (campaigns, kinds, allocation, quality, crowd providers)
     endpoints     (model calls: bot endpoints, their client, budgets, the outbound guard)
@@ -27,7 +28,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("evalhub", "endpoints", "annotation", "tournaments", "judging", "analysis", "demo")
+APPS = (
+    "evalhub",
+    "endpoints",
+    "annotation",
+    "tournaments",
+    "arenas",
+    "judging",
+    "analysis",
+    "demo",
+)
 # Where circles are looked for: the layered apps, portability (export and import of every
 # table, outside the layers) and the pure statistics.
 CIRCLE_SCOPE = (*APPS, "portability", "evalstats")
@@ -77,10 +87,19 @@ def layer_violation(module: str, imported: str) -> str | None:
     if _within(module, "annotation.crowd") and _within(imported, "annotation.kinds"):
         return "a crowd provider moves people and money; it knows no task kind"
     forbidden = {
-        "evalhub": ("endpoints", "annotation", "tournaments", "judging", "analysis", "demo"),
-        "endpoints": ("annotation", "tournaments", "judging", "analysis", "demo"),
-        "annotation": ("tournaments", "judging", "analysis", "demo"),
-        "tournaments": ("judging", "analysis", "demo"),
+        "evalhub": (
+            "endpoints",
+            "annotation",
+            "tournaments",
+            "arenas",
+            "judging",
+            "analysis",
+            "demo",
+        ),
+        "endpoints": ("annotation", "tournaments", "arenas", "judging", "analysis", "demo"),
+        "annotation": ("tournaments", "arenas", "judging", "analysis", "demo"),
+        "tournaments": ("arenas", "judging", "analysis", "demo"),
+        "arenas": ("judging", "analysis", "demo"),
         "judging": ("analysis", "demo"),
         "analysis": ("demo",),
     }
@@ -145,6 +164,12 @@ FAKE_BACK_DOORS = [
     ("endpoints.chat", "from annotation.chat import ReplyFailed\n", False),
     ("endpoints.fake", "from tournaments.models import Tournament\n", False),
     ("endpoints.fake", "def f():\n    import judging.models\n", False),
+    ("tournaments.fake", "from arenas.models import Arena\n", False),
+    ("annotation.fake", "def f():\n    from arenas import tasks\n", False),
+    ("endpoints.streaming", "from arenas.models import Battle\n", False),
+    ("arenas.fake", "from judging.models import Judge\n", False),
+    ("arenas.views.fake", "from analysis.pages import leaderboards\n", False),
+    ("evalhub.fake", "import arenas\n", False),
 ]
 
 
@@ -172,6 +197,11 @@ ALLOWED = [
     ("annotation.crowd.mturk", "import boto3\nfrom botocore.stub import Stubber\n", False),
     ("annotation.crowd.fake", "from ..models import Campaign\n", False),
     ("demo.loader", "from demo.leaderboards import load_analysis_demo\n", False),
+    ("arenas.relay", "from endpoints.streaming import AsyncBotClient\n", False),
+    ("arenas.fake", "from tournaments.models import Tournament\n", False),
+    ("arenas.leaderboard", "from evalstats.bradley_terry import fit_bradley_terry\n", False),
+    ("judging.fake", "from arenas.models import Battle\n", False),
+    ("analysis.fake", "from arenas.models import Arena\n", False),
 ]
 
 

@@ -139,6 +139,9 @@ class LeaveOneOutSerializer(serializers.Serializer):
     left_out = serializers.CharField()
     n_conversations = serializers.ListField(child=serializers.IntegerField())
     share_reproduced = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    reproduced_low = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    reproduced_high = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    subsamples_drawn = serializers.ListField(child=serializers.IntegerField())
     keeps_full_ranking = serializers.BooleanField(allow_null=True)
 
 
@@ -149,13 +152,30 @@ class StabilitySerializer(serializers.Serializer):
     share_reproduced = serializers.ListField(
         child=serializers.FloatField(allow_null=True), required=False
     )
+    reproduced_low = serializers.ListField(
+        child=serializers.FloatField(allow_null=True),
+        required=False,
+        help_text="Lower bound of the 95% Wilson interval of each share reproduced.",
+    )
+    reproduced_high = serializers.ListField(
+        child=serializers.FloatField(allow_null=True), required=False
+    )
     share_modal = serializers.ListField(
         child=serializers.FloatField(allow_null=True), required=False
     )
     reference = serializers.ListField(
         child=serializers.ListField(child=serializers.CharField()), required=False
     )
-    subsamples = serializers.IntegerField(required=False)
+    subsamples = serializers.IntegerField(
+        required=False, help_text="The most subsamples a point may draw."
+    )
+    subsamples_drawn = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="Subsamples drawn per point, 50 at a time until its interval is within "
+        "± precision.",
+    )
+    precision = serializers.FloatField(required=False)
     replicates = serializers.IntegerField(required=False)
     leave_one_out = LeaveOneOutSerializer(many=True, required=False)
 
@@ -228,12 +248,20 @@ class ChatEvalWorkerSerializer(serializers.Serializer):
 
 class ChatEvalSerializer(serializers.Serializer):
     """A/B reported the ChatEval way: win/tie/loss against each baseline with a sign test,
-    Cohen's weighted kappa, and workers whose kappa with the others is low."""
+    Cohen's weighted kappa with every worker and without the outliers, and workers whose
+    kappa with the others is low (left out of the analysis with ``remove_outliers``)."""
 
     baselines = ChatEvalBaselineSerializer(many=True)
-    kappa = ChatEvalKappaSerializer(allow_null=True)
+    kappa = ChatEvalKappaSerializer(allow_null=True, help_text="With every worker.")
+    kappa_without_outliers = ChatEvalKappaSerializer(
+        allow_null=True, help_text="Without the workers flagged as outliers."
+    )
     workers = ChatEvalWorkerSerializer(many=True)
     outliers = serializers.IntegerField()
+    removed_outliers = serializers.BooleanField(
+        help_text="Whether the outliers' judgments were left out of the analysis."
+    )
+    removed_judgments = serializers.IntegerField()
 
 
 class ReportSerializer(serializers.Serializer):
@@ -289,7 +317,9 @@ class VersusAgreementSerializer(serializers.Serializer):
     tied_majority = serializers.IntegerField()
     alpha_humans = _float(help_text="Krippendorff's alpha of the humans alone.")
     alpha_with_judge = _float(help_text="... with the judge as one more coder.")
-    alpha_units = serializers.IntegerField()
+    alpha_units = serializers.IntegerField(
+        help_text="Units both alphas use: two human labels or more and the judge's."
+    )
 
 
 class VersusSystemSerializer(serializers.Serializer):

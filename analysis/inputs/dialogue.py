@@ -10,9 +10,11 @@ A chat campaign's conversations are those its workers held (its items name a sys
 conversation); chats that ended incomplete are left out of every scope, as everywhere else.
 
 Response errors come from ABC-Eval judgments of the conversation (task items of
-``abc_eval`` campaigns): a bot turn is erroneous when an annotation flagged one of
-``ERROR_LABELS`` on it, correct when annotations of error labels judged it and none
-flagged it, and unjudged (left out of the RER) otherwise.
+``abc_eval`` campaigns), one flag per annotation of a bot turn: the k-th annotation of a
+turn is the k-th judgment (in submission order) of each of ``ERROR_LABELS`` judged on it,
+erroneous when one of them flagged the turn (ABC-Eval splits its labels over tasks, so one
+annotation may be several judgments); a turn has as many annotations as its least judged
+label, and a turn no judgment labelled is unjudged (left out of the RER).
 
 Queries: one for the conversations (with speakers and turns prefetched: two more), one for
 the behaviour judgments, whatever the number of conversations.
@@ -99,20 +101,31 @@ def conversations_in(scope: str, name: str) -> QuerySet:
 
 def error_flags(
     conversation_ids: list[int], labels: tuple[str, ...]
-) -> dict[tuple[int, int], bool]:
-    """{(conversation pk, bot turn position): erroneous} from ABC-Eval judgments."""
-    flags: dict[tuple[int, int], bool] = {}
-    rows = Judgment.objects.filter(
-        campaign__task_kind="abc_eval",
-        item__role=Item.Role.TASK,
-        item__conversation_id__in=conversation_ids,
-    ).values_list("item__conversation_id", "item__content__bot_turns", "payload")
+) -> dict[tuple[int, int], tuple[bool, ...]]:
+    """{(conversation pk, bot turn position): one erroneous flag per annotation} from ABC-Eval
+    judgments (see the module's docstring)."""
+    by_turn: dict[tuple[int, int], dict[str, list[bool]]] = {}
+    rows = (
+        Judgment.objects.filter(
+            campaign__task_kind="abc_eval",
+            item__role=Item.Role.TASK,
+            item__conversation_id__in=conversation_ids,
+        )
+        .order_by("pk")
+        .values_list("item__conversation_id", "item__content__bot_turns", "payload")
+    )
     for conversation, bot_turns, payload in rows.iterator():
         judged = {k: v for k, v in (payload or {}).get("labels", {}).items() if k in labels}
-        for values in judged.values():
+        for label, values in judged.items():
             for position, flag in zip(bot_turns or [], values, strict=False):
-                key = (conversation, position)
-                flags[key] = flags.get(key, False) or bool(flag)
+                turn = by_turn.setdefault((conversation, position), {})
+                turn.setdefault(label, []).append(bool(flag))
+    flags = {}
+    for key, by_label in by_turn.items():
+        annotations = min(map(len, by_label.values()))
+        flags[key] = tuple(
+            any(values[k] for values in by_label.values()) for k in range(annotations)
+        )
     return flags
 
 

@@ -336,6 +336,17 @@ def stability_curve(result: dict) -> str | None:
 
     def draw(figure):
         ax = figure.add_subplot()
+        if stability.get("reproduced_low") is not None:
+            ax.fill_between(
+                n,
+                [_number(v) for v in stability["reproduced_low"]],
+                [_number(v) for v in stability["reproduced_high"]],
+                color=_palette()[0],
+                alpha=0.18,
+                linewidth=0,
+                label="95% Wilson interval",
+                gid="stability-reproduced-interval",
+            )
         ax.plot(
             n,
             [_number(v) for v in stability["share_reproduced"]],

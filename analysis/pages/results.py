@@ -91,6 +91,30 @@ def _sensitivity(rows: list[dict]) -> dict:
     }
 
 
+def _downsampled(section: dict) -> dict | None:
+    """Table 5 after downsampling: per metric, the mean count and its 95% range per level."""
+    downsampled = section.get("sensitivity_downsampled")
+    if not downsampled:
+        return None
+    rows = downsampled["rows"]
+    alphas = sorted({row["alpha"] for row in rows})
+    by_metric: dict[str, dict[float, dict]] = {}
+    for row in rows:
+        by_metric.setdefault(row["metric"], {})[row["alpha"]] = row
+    return {
+        **{key: value for key, value in downsampled.items() if key != "rows"},
+        "alphas": alphas,
+        "rows": [
+            {
+                "metric": metric,
+                "pairs": max(r["pairs"] for r in counts.values()),
+                "counts": [counts.get(a) for a in alphas],
+            }
+            for metric, counts in sorted(by_metric.items())
+        ],
+    }
+
+
 def dimensional_context(run: AnalysisRun | None) -> dict:
     """The sections of a campaign's or study's run, reshaped for ``_dimensional_results``."""
     if run is None:
@@ -100,7 +124,11 @@ def dimensional_context(run: AnalysisRun | None) -> dict:
     for name in ("behaviours", "likert", "comparative"):
         section = result.get(name)
         if section:
-            sections[name] = {**section, "table5": _sensitivity(section.get("sensitivity", []))}
+            sections[name] = {
+                **section,
+                "table5": _sensitivity(section.get("sensitivity", [])),
+                "table5_downsampled": _downsampled(section),
+            }
     plots = [
         {"name": name, "title": DIMENSIONAL_PLOT_TITLES[name], "url": run_plot_url(run, name)}
         for name in available_dimensional_plots(result)

@@ -43,10 +43,15 @@ Every number is a JSON number or ``null`` (NaN and infinities become ``null``)::
                    "krippendorff": {"nominal": {"alpha", "low", "high", "units"},
                                     "ordinal": {"alpha"}} | null},
      "stability": {"n_conversations": [n, ...], "share_reproduced": [...],
+                   "reproduced_low": [...], "reproduced_high": [...],   # 95% Wilson
                    "share_modal": [...], "reference": [[slug, ...], ...],
-                   "subsamples", "replicates",
+                   "subsamples",                # the most subsamples per point
+                   "subsamples_drawn": [n, ...],  # drawn per point, 50 at a time until
+                   "precision",                 # its interval is within ±precision
+                   "replicates",
                    "leave_one_out": [{"left_out", "n_conversations", "share_reproduced",
-                                      "keeps_full_ranking"}]} | {},
+                                      "reproduced_low", "reproduced_high",
+                                      "subsamples_drawn", "keeps_full_ranking"}]} | {},
      "scores": {system: {"judged", "human", "unsure", "bot", "share_human",
                          "ci": [lo, hi], "conversations", "self_play_judged"}},
                                                 # Spot The Bot: how often each system's

@@ -1,6 +1,8 @@
 """The A/B report (ChatEval): ranking of every compared pair and Krippendorff's alpha of
 the choices; identical responses count as ties from every judge. ``chateval`` adds the
-paper's own reading (``analysis.reports.chateval``)."""
+paper's own reading (``analysis.reports.chateval``). With ``remove_outliers`` the workers
+it flags as outliers are left out of everything here, as the paper removed them;
+``judgments`` counts the workers' judgments analysed."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from analysis.reports.chateval import chateval_section
+from analysis.reports.chateval import chateval_section, without_workers, worker_agreement
 from analysis.reports.common import (
     AB_OUTCOME,
     Matches,
@@ -23,9 +25,21 @@ from analysis.reports.data import ABData, NothingToAnalyse
 
 def ab_report(data: ABData, params: dict, progress: Progress | None) -> dict:
     warnings: list[str] = []
-    weight = np.where(data.automatic, data.automatic_weight, 1)
     if len(data.choice) == 0:
         raise NothingToAnalyse("no A/B judgment to analyse")
+    everything = data
+    workers = worker_agreement(data, params)
+    if params["remove_outliers"]:
+        outliers = {row["worker_id"] for row in workers if row["outlier"]}
+        data = without_workers(data, outliers)
+        if len(data.choice) == 0:
+            raise NothingToAnalyse("every A/B judgment came from an outlier worker")
+        if outliers:
+            warnings.append(
+                f"{len(outliers)} outlier worker(s) left out of the analysis "
+                "(remove_outliers), as ChatEval removed them."
+            )
+    weight = np.where(data.automatic, data.automatic_weight, 1)
     # np.unique sorts by code point, as sorted() sorts str.
     names = np.unique(np.concatenate([data.system_a, data.system_b])).tolist()
     a = np.repeat(np.searchsorted(names, data.system_a), weight).astype(np.int64)
@@ -67,6 +81,6 @@ def ab_report(data: ABData, params: dict, progress: Progress | None) -> dict:
             "krippendorff": None if alpha is None else {"nominal": alpha["nominal"]},
         },
         "stability": {},
-        "chateval": chateval_section(data, params),
+        "chateval": chateval_section(everything, params, workers, analysed=data),
         "warnings": warnings,
     }

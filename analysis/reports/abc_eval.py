@@ -1,16 +1,23 @@
 """The ABC-Eval behaviour report (Finch et al., 2023): per system and label the share of bot
 turns showing the behaviour with its Wilson interval (Figures 4-5), pooled z-tests between
 systems with the count of significant pairs (Table 5), and per-label Krippendorff's alpha
-with a BCa interval over conversations annotated more than once (Figure 1).
+with a BCa interval over conversations annotated more than once (Figure 1). Rates count
+the first annotation of each conversation by default (``annotations``); with every
+annotation, intervals and tests use each rate's design effect over ``behaviour_clusters``
+(``evalstats.clustered``).
 
 Section contract (``behaviours``)::
 
     {"annotations_used": "all" | "first",       # which annotations the rates count
+     "unit": "bot turn",                        # what n_turns counts (once per annotation)
+     "clusters": "turn" | "conversation",       # what the design effect clusters
      "conversations": n, "conversations_annotated_more_than_once": n,
      "labels": [{"label", "group": "undesirable" | "desirable"}],
-     "rates": [{"system", "label", "group", "n_turns", "n_present", "rate", "low", "high"}],
+     "rates": [{"system", "label", "group", "n_turns", "n_present", "rate", "low", "high",
+                "clusters", "design_effect", "effective_n"}],
      "comparisons": [{"label", "a", "b", "rate_a", "rate_b", "z", "p_value", "p_adjusted"}],
      "sensitivity": [{"metric", "alpha", "significant", "pairs", "adjusted"}],
+     "sensitivity_downsampled": <see analysis.reports.sensitivity> | null,
      "agreement": [{"label", "alpha", "low", "high", "conversations", "turns", "positives"}]}
 """
 
@@ -20,12 +27,13 @@ import numpy as np
 
 from analysis.reports.common import Progress, report_progress
 from analysis.reports.data import UNDESIRABLE_LABELS, BehaviourData, NothingToAnalyse, plain_rows
-from analysis.reports.sensitivity import sensitivity_rows
+from analysis.reports.sensitivity import SensitivityMethod, add_downsampled, sensitivity_rows
 from evalstats.behaviour import (
     BehaviourJudgment,
     behaviour_agreement,
     behaviour_comparisons,
-    behaviour_rates,
+    rate_clusters,
+    rates_of,
 )
 
 
@@ -42,7 +50,11 @@ def behaviour_judgments(data: BehaviourData) -> list[BehaviourJudgment]:
     ]
 
 
-def behaviour_section(data: BehaviourData, params: dict, warnings: list[str]) -> dict:
+def behaviour_section(
+    data: BehaviourData, params: dict, warnings: list[str], methods: list | None = None
+) -> dict:
+    """The ``behaviours`` section; appends its Table 5 method to ``methods`` (the report
+    downsamples the methods together, ``analysis.reports.sensitivity``)."""
     judgments = behaviour_judgments(data)
     annotations: dict[str, set[int]] = {}
     for judgment in judgments:
@@ -54,8 +66,22 @@ def behaviour_section(data: BehaviourData, params: dict, warnings: list[str]) ->
             judgment.annotation
         )
     repeated = {conversation for (conversation, _), ids in per_label.items() if len(ids) > 1}
-    rates = behaviour_rates(judgments, use=params["annotations"])
+    table = rate_clusters(
+        judgments, use=params["annotations"], clusters=params["behaviour_clusters"]
+    )
+    rates = rates_of(table)
     comparisons = behaviour_comparisons(rates, correction=params["correction"])
+    if methods is not None:
+        methods.append(
+            SensitivityMethod(
+                "behaviours",
+                "bot",
+                table.conversations_of(),
+                lambda chosen: behaviour_comparisons(
+                    rates_of(table, conversations=chosen), correction=params["correction"]
+                ),
+            )
+        )
     agreement = behaviour_agreement(
         judgments, n_resamples=params["alpha_resamples"], rng=params["seed"]
     )
@@ -68,6 +94,8 @@ def behaviour_section(data: BehaviourData, params: dict, warnings: list[str]) ->
     labels = sorted({judgment.label for judgment in judgments})
     return {
         "annotations_used": params["annotations"],
+        "unit": "bot turn",
+        "clusters": params["behaviour_clusters"],
         "conversations": len(annotations),
         "conversations_annotated_more_than_once": len(repeated),
         "labels": [{"label": label, "group": label_group(label)} for label in labels],
@@ -81,6 +109,9 @@ def behaviour_section(data: BehaviourData, params: dict, warnings: list[str]) ->
                 "rate": rate.rate,
                 "low": rate.low,
                 "high": rate.high,
+                "clusters": rate.n_clusters,
+                "design_effect": rate.design_effect,
+                "effective_n": rate.effective_n,
             }
             for rate in rates
         ],
@@ -118,7 +149,10 @@ def abc_eval_report(data: BehaviourData, params: dict, progress: Progress | None
         raise NothingToAnalyse("no behaviour label to analyse")
     warnings: list[str] = []
     report_progress(progress, "Behaviour rates, comparisons and agreement")
-    section = behaviour_section(data, params, warnings)
+    methods: list = []
+    section = behaviour_section(data, params, warnings, methods)
+    report_progress(progress, "Table 5 downsampled")
+    add_downsampled({"behaviours": section}, methods, params)
     return {
         "subject": data.subject,
         "kind": data.kind,

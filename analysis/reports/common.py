@@ -15,7 +15,6 @@ from evalstats.agreement import krippendorff_alpha, krippendorff_alpha_bca
 from evalstats.bradley_terry import bradley_terry_from_judgments
 from evalstats.stability import (
     SubsampleRankings,
-    cluster_ranking,
     leave_one_out_stability,
     subsample_rankings,
 )
@@ -197,9 +196,9 @@ class StabilityPart:
 
 
 def stability_subsamples(matches: Matches, params: dict) -> StabilityPart:
-    """The costly part of the stability section: every subsample ranked, and the leave-one-out
-    analyses when asked for. It needs no reference ranking, so it can be computed beside the
-    rest of a report (``analysis.runs.background``)."""
+    """The costly part of the stability section: the reference ranking, every subsample
+    ranked, and the leave-one-out analyses when asked for. It needs nothing else of the
+    report, so it can be computed beside the rest of it (``analysis.runs.background``)."""
     # Integer codes, not a Python object per judgment: the unordered pair of each match, and
     # the distinct (pair, conversation) combinations counted per pair.
     n_systems = len(matches.names)
@@ -226,6 +225,7 @@ def stability_subsamples(matches: Matches, params: dict) -> StabilityPart:
         "n_replicates": params["stability_replicates"],
         "seed": params["seed"],
         "coverage": params["coverage"],
+        "precision": params["stability_precision"],
     }
     args = (
         matches.a,
@@ -236,7 +236,11 @@ def stability_subsamples(matches: Matches, params: dict) -> StabilityPart:
         grid,
     )
     try:
-        subsamples = subsample_rankings(*args, **options)
+        # Drawing each point to a precision needs the reference ranking first: the TrueSkill
+        # bootstrap of all the matches with the replicates, seed and coverage of the ranking
+        # section, and EvalHub's TrueSkill setting, the one the subsamples are ranked with
+        # (the ranking section's clusters unless trueskill="released-code").
+        subsamples = subsample_rankings(*args, **options, reference_replicates=params["replicates"])
     except ValueError as error:
         return StabilityPart(None, [], [f"No stability analysis: {error}."])
     leave_one_out = []
@@ -249,6 +253,9 @@ def stability_subsamples(matches: Matches, params: dict) -> StabilityPart:
                     "left_out": matches.names[entry.left_out],
                     "n_conversations": entry.stability.n_conversations,
                     "share_reproduced": entry.stability.share_reproduced,
+                    "reproduced_low": entry.stability.reproduced_low,
+                    "reproduced_high": entry.stability.reproduced_high,
+                    "subsamples_drawn": entry.stability.n_drawn,
                     "keeps_full_ranking": entry.keeps_full_ranking,
                 }
             )
@@ -259,55 +266,50 @@ def stability_section(
     matches: Matches,
     params: dict,
     warnings: list[str],
-    ranking: list[dict],
     part: StabilityPart,
 ) -> dict:
     """How often subsamples of n conversations per pair reproduce the cluster ranking.
 
-    ``part`` is ``stability_subsamples``' result (the ranked subsamples). ``ranking``
-    (``ranking_section``'s rows) is the TrueSkill bootstrap of all the matches with the same
-    replicates, seed and coverage: when every system has matches it is the stability
-    analysis's reference ranking, which is then not computed a second time.
+    ``part`` is ``stability_subsamples``' result: the subsamples ranked, each grid point
+    drawn until its share is known to ``stability_precision``, against the reference
+    ranking rated with them (the TrueSkill bootstrap of all the matches with the ranking
+    section's replicates, seed and coverage, in EvalHub's TrueSkill setting as the
+    subsamples).
     """
     warnings.extend(part.warnings)
     if part.subsamples is None:
         return {}
-    # The subsamples are ranked with EvalHub's TrueSkill setting, so the reference must be
-    # too: the report's ranking serves only when it was computed with that setting.
-    reference = _cluster_ranking_of(ranking, matches) if params["trueskill"] == "intended" else None
-    if reference is None:
-        reference = cluster_ranking(
-            matches.a,
-            matches.b,
-            _trueskill_outcomes(matches.outcome),
-            n_replicates=params["replicates"],
-            seed=params["seed"],
-            coverage=params["coverage"],
+    result = part.subsamples.against(part.subsamples.reference)
+    short = [
+        int(n)
+        for n, low, high, share in zip(
+            result.n_conversations,
+            result.reproduced_low,
+            result.reproduced_high,
+            result.share_reproduced,
+            strict=True,
         )
-    result = part.subsamples.against(reference)
+        if max(share - low, high - share) > result.precision
+    ]
+    if short:
+        warnings.append(
+            f"Stability at {', '.join(map(str, short))} conversations per pair: "
+            f"{result.n_subsamples} subsamples (stability_subsamples) do not pin the share "
+            f"down to ±{result.precision}."
+        )
     return {
         "n_conversations": result.n_conversations,
         "share_reproduced": result.share_reproduced,
+        "reproduced_low": result.reproduced_low,
+        "reproduced_high": result.reproduced_high,
         "share_modal": result.share_modal,
         "reference": [[matches.names[p] for p in cluster] for cluster in result.reference],
         "subsamples": result.n_subsamples,
+        "subsamples_drawn": result.n_drawn,
+        "precision": result.precision,
         "replicates": result.n_replicates,
         "leave_one_out": part.leave_one_out,
     }
-
-
-def _cluster_ranking_of(ranking: list[dict] | None, matches: Matches):
-    """The ranking rows as ``cluster_ranking`` gives them (clusters of sorted system
-    indices, best first), or None when some system has no match: ``cluster_ranking`` then
-    ranks fewer systems than the report's bootstrap did."""
-    present = np.unique(np.concatenate([matches.a, matches.b]))
-    if not ranking or present.size != len(matches.names):
-        return None
-    index = {name: i for i, name in enumerate(matches.names)}
-    clusters: dict[int, list[int]] = {}
-    for row in ranking:
-        clusters.setdefault(int(row["cluster"]), []).append(index[row["system"]])
-    return tuple(tuple(sorted(clusters[number])) for number in sorted(clusters))
 
 
 def alpha_section(units: Mapping[object, list[int]], params: dict, warnings: list[str]):

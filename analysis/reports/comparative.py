@@ -6,10 +6,12 @@ pairs judged more than once (Figure 1; a verdict is -1, 0 or 1 from a's side).
 Section contract (``comparative``)::
 
     {"dimensions": [dimension, ...],
-     "results": [{"dimension", "a", "b", "n",
+     "annotations_used": "all" | "first",       # all: each pair's majority verdict
+     "results": [{"dimension", "a", "b", "n", "judgments",   # n: pairs of conversations
                   "wins": {"count", "share", "low", "high"}, "ties": {...}, "losses": {...},
                   "sign_statistic", "p_value", "p_adjusted"}],   # a's side; a < b
      "sensitivity": [{"metric", "alpha", "significant", "pairs", "adjusted"}],
+     "sensitivity_downsampled": <see analysis.reports.sensitivity> | null,
      "agreement": [{"dimension", "alpha", "low", "high", "units"}]}
 """
 
@@ -21,9 +23,9 @@ import numpy as np
 
 from analysis.reports.common import Progress, report_progress
 from analysis.reports.data import ComparativeData, NothingToAnalyse, plain_rows
-from analysis.reports.sensitivity import sensitivity_rows
+from analysis.reports.sensitivity import SensitivityMethod, add_downsampled, sensitivity_rows
 from evalstats.agreement import krippendorff_alpha_bca
-from evalstats.comparative import ComparativeJudgment, comparative_results
+from evalstats.comparative import ComparativeJudgment, comparative_units, results_of
 
 OUTCOME = {"a": "a", "b": "b", "neither": "tie"}
 # A verdict from the side of the pair's a: ordered b better < neither < a better.
@@ -32,9 +34,9 @@ ORDINAL = {"a": 1, "neither": 0, "b": -1}
 
 def comparative_judgments(data: ComparativeData) -> list[ComparativeJudgment]:
     return [
-        ComparativeJudgment(a, b, dimension, OUTCOME[choice])
-        for a, b, dimension, choice in plain_rows(
-            data, "system_a", "system_b", "dimension", "choice"
+        ComparativeJudgment(a, b, dimension, OUTCOME[choice], item)
+        for item, a, b, dimension, choice in plain_rows(
+            data, "item", "system_a", "system_b", "dimension", "choice"
         )
         if a != b
     ]
@@ -76,20 +78,42 @@ def _agreement(data: ComparativeData, params: dict, warnings: list[str]) -> list
     return rows
 
 
-def comparative_section(data: ComparativeData, params: dict, warnings: list[str]) -> dict:
+def comparative_section(
+    data: ComparativeData, params: dict, warnings: list[str], methods: list | None = None
+) -> dict:
+    """The ``comparative`` section; appends its Table 5 method (pairs of conversations drawn
+    per bot pair) to ``methods`` (the report downsamples the methods together)."""
     judgments = comparative_judgments(data)
     same = len(data.choice) - len(judgments)
     if same:
         warnings.append(f"{same} verdicts between conversations of the same system left out.")
-    results = comparative_results(judgments, correction=params["correction"])
+    use = params["annotations"]
+    verdicts = comparative_units(judgments, use=use)
+    results = results_of(verdicts, correction=params["correction"], use=use)
+    if methods is not None:
+        pairs: dict[tuple[str, str], dict] = {}
+        for verdict in verdicts:
+            pairs.setdefault((verdict.system_a, verdict.system_b), {})[verdict.unit] = None
+        methods.append(
+            SensitivityMethod(
+                "comparative",
+                "bot pair",
+                {pair: list(units) for pair, units in sorted(pairs.items())},
+                lambda chosen: results_of(
+                    verdicts, units=chosen, correction=params["correction"], use=use
+                ),
+            )
+        )
     return {
         "dimensions": np.unique(data.dimension).tolist(),
+        "annotations_used": params["annotations"],
         "results": [
             {
                 "dimension": result.metric,
                 "a": result.system_a,
                 "b": result.system_b,
                 "n": result.n,
+                "judgments": result.judgments,
                 "wins": _share(result.wins),
                 "ties": _share(result.ties),
                 "losses": _share(result.losses),
@@ -109,11 +133,15 @@ def comparative_report(data: ComparativeData, params: dict, progress: Progress |
         raise NothingToAnalyse("no comparative verdict to analyse")
     warnings: list[str] = []
     report_progress(progress, "Win/tie/loss shares, sign tests and agreement")
+    methods: list = []
+    section = comparative_section(data, params, warnings, methods)
+    report_progress(progress, "Table 5 downsampled")
+    add_downsampled({"comparative": section}, methods, params)
     return {
         "subject": data.subject,
         "kind": data.kind,
         "systems": np.unique(np.concatenate([data.system_a, data.system_b])).tolist(),
         "judgments": len(np.unique(data.annotation)),
-        "comparative": comparative_section(data, params, warnings),
+        "comparative": section,
         "warnings": warnings,
     }

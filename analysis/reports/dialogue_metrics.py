@@ -17,6 +17,9 @@ Result contract (every number a JSON number or ``null``)::
      "skipped": n,                  # conversations without a bot speaker
      "topics": "labels" | "labels+keywords",
      "error_labels": [label, ...],  # the ABC-Eval labels whose flags mark a response erroneous
+     "response_error_rate_per": "annotation",  # an observation is one annotation of a
+                                    # response (one judgment of each error label), erroneous
+                                    # when it flags one; its n counts annotations
      "metrics": [{"name", "label", "higher_is_better", "ranked", "method", "paper"}],
                                     # ranked: false when no system has a value; method: how
                                     # EvalHub computes it; paper: how the paper did, and
@@ -26,7 +29,8 @@ Result contract (every number a JSON number or ``null``)::
                                     # every SystemMetrics field; low/high: 95% interval
      "per_conversation": [{"conversation", "system", "n_turns", "n_bot_turns",
                            "duration_seconds", "rating", "n_judged_responses",
-                           "n_erroneous_responses", "response_error_rate", "depth",
+                           "n_response_judgments", "n_erroneous_judgments",
+                           "response_error_rate", "depth",
                            "dominant_domain", "topic_entropy"}],
      "rankings": {"stack": <ranking>, "winners_circle": <ranking> | null,
                   "confidence_bands": <ranking>},
@@ -76,7 +80,7 @@ from evalstats.topics import KeywordTopicClassifier
 # Table 2's metric names, for the page and the JSON (same order as ALEXA_DIRECTIONS).
 METRIC_LABELS = {
     "mean_rating": "CUX: mean user rating",
-    "response_error_rate": "Coherence: response error rate",
+    "response_error_rate": "Coherence: response error rate (per annotation)",
     "median_duration": "Engagement: median duration (s)",
     "median_turns": "Engagement: median turns",
     "r_cov": "Domain coverage: R-COV",
@@ -93,8 +97,10 @@ METRIC_METHODS = {
         "Same definition; the paper's raters were Alexa users rating their own conversation.",
     ),
     "response_error_rate": (
-        "Share of the judged bot responses flagged with an error (an error label of "
-        "error_labels, or an imported error flag), pooled over the system's conversations.",
+        "Share of the annotations of judged bot responses that flag an error (an error label "
+        "of error_labels, or an imported error flag), pooled over the system's conversations: "
+        "per annotation, so that it does not grow with the number of annotators; its interval "
+        "counts a response's annotations as one cluster (design effect).",
         "The paper annotated sampled interactions for incorrect, irrelevant or inappropriate "
         "responses; here the study's own labels stand in for those annotations.",
     ),
@@ -229,6 +235,7 @@ def dialogue_metrics_report(
         "skipped": skipped,
         "topics": topics,
         "error_labels": list(error_labels),
+        "response_error_rate_per": "annotation",
         "metrics": [
             {
                 "name": name,
@@ -249,7 +256,11 @@ def dialogue_metrics_report(
             for s in systems
         ],
         "per_conversation": [
-            {key: value for key, value in asdict(m).items() if key not in ("topic_counts",)}
+            {
+                key: value
+                for key, value in asdict(m).items()
+                if key not in ("topic_counts", "error_clusters")
+            }
             | {"conversation": str(m.conversation)}
             for m in per_conversation
         ],

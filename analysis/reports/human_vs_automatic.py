@@ -9,7 +9,8 @@ Bot's label and features, A/B's choice):
 * **agreement per item**, on the units both humans and the judge labelled: Cohen's kappa
   between the judge and the human majority (items whose human labels tie are left out;
   Likert weighted by ``judge_kappa_weights``), and Krippendorff's alpha of the humans alone
-  and with the judge as one more coder (nominal; ordinal for Likert);
+  and with the judge as one more coder (nominal; ordinal for Likert), both on the same
+  units: those with two human labels or more (``alpha_units``);
 * **system rankings**: each system's mean score over its conversations, by the humans and
   by the judge; Spearman's rho and Kendall's tau-b between them on the conversations both
   scored, with percentile bootstrap intervals (``coverage``) resampling conversations within
@@ -44,7 +45,8 @@ Result contract
                        "alpha_humans", "alpha_with_judge", "alpha_units"},
          "systems": [{"system", "human_mean", "human_conversations", "human_rank",
                       "judge_mean", "judge_conversations", "judge_rank"}],
-                                              # ranks: 1 = highest mean score
+                                              # ranks: 1 = highest mean score; tied means
+                                              # share their average rank
          "correlation": {"spearman", "spearman_low", "spearman_high", "kendall",
                          "kendall_low", "kendall_high", "systems", "conversations",
                          "confidence_level", "resamples"} | null,
@@ -53,9 +55,12 @@ Result contract
                           "kendall_mean", "kendall_low", "kendall_high", "repeats"}]}],
      "warnings": [text, ...]}
 
-Means are over all conversations each side scored; the correlation uses only the
-conversations both scored (so its point estimate may differ from one computed on the means
-in the table when the judge scored more dialogues than the humans).
+Each figure is computed once: a system's means are :func:`evalstats.judges.system_mean` over
+the conversations both humans and the judge scored (``*_conversations`` counts them), the
+numbers the correlation uses, so the ranks, the means and Spearman's and Kendall's
+coefficients shown agree (scipy on the shown means gives the shown coefficients, ties
+included). A system only one side scored, or with no conversation both scored, has its
+means over each side's own conversations and stays out of the correlation.
 """
 
 from __future__ import annotations
@@ -75,6 +80,7 @@ from evalstats.judges import (
     convergence,
     kappa_with_majority,
     ranking_correlation,
+    system_mean,
 )
 
 __all__ = ["convergence_sizes", "human_vs_automatic_report"]
@@ -119,7 +125,7 @@ def _agreement(human, judge, level: str, weights: str) -> tuple[dict, list[str]]
     else:
         alpha_humans = alpha.humans.statistic
         alpha_judge = alpha.with_judge.statistic
-        alpha_units = alpha.with_judge.n_units
+        alpha_units = alpha.n_items
     return (
         {
             "units": len(shared),
@@ -153,10 +159,31 @@ def _ranks(means: Mapping[str, float]) -> dict[str, float]:
     return {s: float(r) for s, r in zip(systems, ranks, strict=True)}
 
 
+def _shared(human, judge) -> dict[str, set]:
+    """Per system both sides scored, the conversations both scored (when there are any)."""
+    return {
+        s: set(human[s]) & set(judge[s])
+        for s in set(human) & set(judge)
+        if set(human[s]) & set(judge[s])
+    }
+
+
 def _system_rows(human, judge) -> list[dict]:
-    human_means = {s: float(np.mean(list(c.values()))) for s, c in human.items()}
-    judge_means = {s: float(np.mean(list(c.values()))) for s, c in judge.items()}
-    human_ranks, judge_ranks = _ranks(human_means), _ranks(judge_means)
+    """The table: per system its means (once, as the correlation uses them) and ranks."""
+    shared = _shared(human, judge)
+
+    def means(side) -> dict[str, tuple[float, int]]:
+        return {
+            s: (
+                system_mean(side[s][c] for c in shared.get(s, side[s])),
+                len(shared.get(s, side[s])),
+            )
+            for s in side
+        }
+
+    human_means, judge_means = means(human), means(judge)
+    human_ranks = _ranks({s: m for s, (m, _) in human_means.items()})
+    judge_ranks = _ranks({s: m for s, (m, _) in judge_means.items()})
     systems = sorted(
         set(human) | set(judge),
         key=lambda s: (human_ranks.get(s, np.inf), judge_ranks.get(s, np.inf), s),
@@ -164,11 +191,11 @@ def _system_rows(human, judge) -> list[dict]:
     return [
         {
             "system": s,
-            "human_mean": human_means.get(s),
-            "human_conversations": len(human.get(s, {})),
+            "human_mean": human_means[s][0] if s in human_means else None,
+            "human_conversations": human_means[s][1] if s in human_means else 0,
             "human_rank": human_ranks.get(s),
-            "judge_mean": judge_means.get(s),
-            "judge_conversations": len(judge.get(s, {})),
+            "judge_mean": judge_means[s][0] if s in judge_means else None,
+            "judge_conversations": judge_means[s][1] if s in judge_means else 0,
             "judge_rank": judge_ranks.get(s),
         }
         for s in systems
@@ -176,11 +203,7 @@ def _system_rows(human, judge) -> list[dict]:
 
 
 def _correlation(human, judge, params) -> tuple[dict | None, list[str]]:
-    shared = {
-        s: set(human[s]) & set(judge[s])
-        for s in set(human) & set(judge)
-        if set(human[s]) & set(judge[s])
-    }
+    shared = _shared(human, judge)
     if len(shared) < 2:
         return None, ["fewer than two systems have conversations scored by both: no correlation"]
     with warnings_module.catch_warnings():
@@ -221,7 +244,7 @@ def _convergence(human, judge, params) -> tuple[str | None, list[dict]]:
     many dialogues the automatic ranking needs to settle, as the paper measured it)."""
     target_from = "human" if len(set(human) & set(judge)) >= 2 else "judge"
     source = human if target_from == "human" else judge
-    target = {s: float(np.mean(list(c.values()))) for s, c in source.items()}
+    target = {s: system_mean(c.values()) for s, c in source.items()}
     scores = {s: list(c.values()) for s, c in judge.items() if s in target}
     if len(scores) < 2:
         return None, []

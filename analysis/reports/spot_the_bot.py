@@ -112,7 +112,7 @@ def spot_the_bot_report(data: SpotTheBotData, params: dict, progress: Progress |
     agreement = _spot_the_bot_agreement(data, params, warnings)
     report_progress(progress, "Ranking stability")
     stability = (
-        stability_section(matches, params, warnings, ranking, stability_part.result())
+        stability_section(matches, params, warnings, stability_part.result())
         if stability_part
         else {}
     )

@@ -8,7 +8,11 @@ the sections of ``abc_eval``, ``likert`` and ``comparative`` reports), and ``val
   mean quality rating on each metric (a behaviour's share of the conversation's bot turns,
   or another dimension's mean dialogue rating), R^2; and, when comparative ``quality``
   verdicts exist, a logistic regression of "b better" on each other comparative dimension's
-  verdict (+1 b better, -1 a better, 0 neither), McFadden's pseudo-R^2;
+  verdict (+1 b better, -1 a better, 0 neither), McFadden's pseudo-R^2. The regression has
+  no intercept (``model: "symmetric-logistic"``, ``evalstats.validity``): which dialogue
+  of a pair is "a" is arbitrary, and with an intercept the fit changed with it (the
+  paper's model had one; on the released data grammaticality's pseudo-R^2 was 0.045 or
+  0.063 depending on the order);
 * incremental validity (Figure 3): backward elimination on adjusted (pseudo-)R^2 within
   each method, the path of models from all metrics to the best single one.
 
@@ -47,6 +51,7 @@ from analysis.reports.data import (
     plain_rows,
 )
 from analysis.reports.likert import likert_section
+from analysis.reports.sensitivity import add_downsampled
 from evalstats.validity import backward_elimination, predictive_validity
 
 QUALITY = "quality"
@@ -160,7 +165,7 @@ def validity_section(data: StudyData, warnings: list[str]) -> dict | None:
         _fit_method("likert", "linear", quality, aligned(likert), section, warnings)
     if comparative:
         quality, metrics = _comparative_rows(data.comparative)
-        _fit_method("comparative", "logistic", quality, metrics, section, warnings)
+        _fit_method("comparative", "symmetric-logistic", quality, metrics, section, warnings)
     section["predictive"].sort(key=lambda row: (row["method"], -(row["fit"] or 0.0)))
     return section
 
@@ -171,18 +176,22 @@ def study_report(data: StudyData, params: dict, progress: Progress | None) -> di
     warnings: list[str] = []
     systems: set[str] = set()
     sections: dict[str, dict | None] = {"behaviours": None, "likert": None, "comparative": None}
+    # Table 5 compares the methods downsampled to one size, so they are drawn together.
+    methods: list = []
     if data.behaviours is not None and not data.behaviours.is_empty():
         report_progress(progress, "Behaviour rates, comparisons and agreement")
-        sections["behaviours"] = behaviour_section(data.behaviours, params, warnings)
+        sections["behaviours"] = behaviour_section(data.behaviours, params, warnings, methods)
         systems |= set(data.behaviours.system.tolist())
     if data.likert is not None and not data.likert.is_empty():
         report_progress(progress, "Likert means, t-tests and agreement")
-        sections["likert"] = likert_section(data.likert, params, warnings)
+        sections["likert"] = likert_section(data.likert, params, warnings, methods)
         systems |= set(data.likert.system.tolist())
     if data.comparative is not None and not data.comparative.is_empty():
         report_progress(progress, "Win/tie/loss shares, sign tests and agreement")
-        sections["comparative"] = comparative_section(data.comparative, params, warnings)
+        sections["comparative"] = comparative_section(data.comparative, params, warnings, methods)
         systems |= set(data.comparative.system_a.tolist()) | set(data.comparative.system_b.tolist())
+    report_progress(progress, "Table 5 downsampled")
+    add_downsampled(sections, methods, params)
     report_progress(progress, "Predictive and incremental validity")
     validity = validity_section(data, warnings)
     return {

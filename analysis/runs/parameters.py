@@ -10,7 +10,8 @@ API: "defaults" (the platform's choices: exact binomial pair test, Holm, permuta
 log-rank variance) and "as-published" (what Deriu et al. (2020) and their released code
 computed: the 2x2 chi-square test with Yates' correction, Bonferroni across pairs, the
 generalized log-rank test with Zhao & Sun's (2004) multiple-imputation variance, and TrueSkill
-as the released code ran it).
+as the released code ran it; for an A/B tournament, also ChatEval's removal of outlier
+workers, Sedoc et al. (2019)).
 """
 
 from collections.abc import Mapping
@@ -79,7 +80,19 @@ class AnalysisParameters(Declared):
         4, ge=1, le=50, description="Grid points of conversations per pair (stability)."
     )
     stability_subsamples: int = Field(
-        10, ge=1, le=1000, description="Subsamples per grid point (stability)."
+        400,
+        ge=1,
+        le=5000,
+        description="The most subsamples per grid point (stability): each point draws "
+        "subsamples 50 at a time until its share's 95% Wilson interval is within "
+        "stability_precision (385 always suffice for 0.05).",
+    )
+    stability_precision: float = Field(
+        0.05,
+        ge=0.01,
+        le=0.5,
+        description="Half-width to which each point of the stability curve is estimated (the "
+        "share of subsamples reproducing the ranking, 95% Wilson interval).",
     )
     stability_replicates: int = Field(
         40,
@@ -94,9 +107,18 @@ class AnalysisParameters(Declared):
     # of the A/B report (they also read correction, alpha_resamples and seed above). Kept
     # together so that the pairwise reports' parameters above change apart from these.
     annotations: Literal["all", "first"] = Field(
-        "all",
-        description="Behaviour rates count every annotation of a conversation ('all') or only "
-        "its first annotation per label ('first').",
+        "first",
+        description="Annotations a unit (bot turn, rated or compared conversation) counts: "
+        "only the first annotation of each conversation ('first', the paper's design: its "
+        "second annotations served agreement) or all ('all': a unit's annotations are "
+        "clustered, behaviour rates corrected by the design effect, Likert ratings and "
+        "comparative verdicts summarised into one observation per unit).",
+    )
+    behaviour_clusters: Literal["turn", "conversation"] = Field(
+        "turn",
+        description="Behaviour rates: observations correlated within a bot turn ('turn': "
+        "its annotations; the paper's independent turns when each is annotated once) or "
+        "within a whole conversation ('conversation': also its turns).",
     )
     significance_levels: list[float] = Field(
         default_factory=lambda: [0.01, 0.05, 0.1],
@@ -108,6 +130,24 @@ class AnalysisParameters(Declared):
         False,
         description="Count significant pairs on corrected p-values (the paper counts "
         "uncorrected ones).",
+    )
+    sensitivity_downsample: bool = Field(
+        True,
+        description="Table 5 also after downsampling every method to the same number of "
+        "conversations per bot (pairs per bot pair), as the paper compares methods.",
+    )
+    sensitivity_conversations: int = Field(
+        32,
+        ge=2,
+        le=100_000,
+        description="Conversations per bot (comparative: pairs per bot pair) in each draw "
+        "of the downsampled Table 5 (the paper: 32); fewer when a method has fewer.",
+    )
+    sensitivity_draws: int = Field(
+        200,
+        ge=1,
+        le=10_000,
+        description="Random draws of the downsampled Table 5 (mean and spread over them).",
     )
     likert_turn_unit: Literal["conversation", "turn"] = Field(
         "conversation",
@@ -123,6 +163,11 @@ class AnalysisParameters(Declared):
         le=1,
         description="ChatEval A/B: a worker whose weighted kappa with the other workers' "
         "majority is below this is flagged as an outlier.",
+    )
+    remove_outliers: bool = Field(
+        False,
+        description="ChatEval A/B: leave the outlier workers' judgments out of the analysis, "
+        "as the paper did (agreement is reported with and without them either way).",
     )
     outlier_min_items: int = Field(
         5,
@@ -186,6 +231,7 @@ PRESETS: dict[str, dict[str, object]] = {
         "correction": "bonferroni",
         "logrank_variance": "zhao-sun",
         "trueskill": "released-code",
+        "remove_outliers": True,
     },
 }
 
@@ -196,7 +242,8 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
     "(the released code), Bonferroni across pairs, Zhao & Sun's generalized log-rank test, "
     "and TrueSkill as the released code ran it (the package's global constants, matches "
     "shuffled without resampling, 99.5% rank ranges), where the paper describes bootstrap "
-    "resampling and EvalHub's default uses the constants the code sets up.",
+    "resampling and EvalHub's default uses the constants the code sets up; ChatEval A/B as "
+    "published: outlier workers removed.",
 }
 
 

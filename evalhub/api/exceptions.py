@@ -10,7 +10,8 @@ from a service, DRF's `ValidationError` from a serializer, and DRF's or Django's
 Each error has a "message" and one locator: "field" (an input field), or "line" (a line of
 an uploaded file, or null for the request as a whole: "Not found.", "Authentication
 credentials were not provided."). A client reads one shape whatever the status; a 429 keeps
-DRF's Retry-After header. Django's own 400/403/404/500 under /api/ (a URL that matches no
+DRF's Retry-After header (a throttle's), or gets the error's own (a quota's:
+evalhub/quotas.py, whose `UserInputError` carries its status). Django's own 400/403/404/500 under /api/ (a URL that matches no
 route, a crash) answer the same shape through `evalhub.api.handlers`.
 """
 

@@ -89,6 +89,8 @@ def extract_json(text: str) -> dict:
     while start != -1:
         try:
             value, _ = decoder.raw_decode(text, start)
+        except RecursionError:  # nested deeper than Python's json goes
+            raise AnswerInvalid("The reply's JSON is nested too deeply.") from None
         except json.JSONDecodeError:
             start = text.find("{", start + 1)
             continue

@@ -32,12 +32,13 @@ def human_bot(external_id, system, *, rating=None, seconds=None, topics=None, do
     return c
 
 
-def judge_behaviours(c, labels_by_conversation):
-    """One annotation per conversation: ``labels_by_conversation[external id]`` flags."""
+def judge_behaviours(c, labels_by_conversation, suffix=""):
+    """One annotation per conversation: ``labels_by_conversation[external id]`` flags (a
+    ``suffix`` makes its workers new ones, for another annotation)."""
     items = {i.conversation.external_id: i for i in c.items.select_related("conversation")}
     for n, (external_id, labels) in enumerate(labels_by_conversation.items()):
         item = items[external_id]
-        worker = Worker.objects.create(provider="local", external_id=f"w{c.pk}-{n}")
+        worker = Worker.objects.create(provider="local", external_id=f"w{c.pk}-{n}{suffix}")
         assignment = Assignment.objects.create(
             campaign=c, batch=item.batch, worker=worker, status=Assignment.Status.SUBMITTED
         )

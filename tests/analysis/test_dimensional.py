@@ -38,24 +38,32 @@ def test_a_study_run_belongs_to_the_study_and_is_reused():
     assert AnalysisRun.objects.filter(study=study).count() == 1
 
 
-def test_behaviour_rates_count_every_annotation_of_a_turn_with_wilson_intervals():
+def test_behaviour_rates_count_one_annotation_per_conversation_with_wilson_intervals():
     _, run = study_run()
-    # 6 conversations x 4 bot turns x 2 annotations; "ignore" in 14 of bot-good's, 34 of bot-bad's.
-    for system, present in (("bot-good", 14), ("bot-bad", 34)):
+    # The paper's design: 6 conversations x 4 bot turns, first annotation; "ignore" in 6 of
+    # bot-good's turns, 18 of bot-bad's (the second annotations serve agreement).
+    for system, present in (("bot-good", 6), ("bot-bad", 18)):
         row = rate(run.result, system, "ignore")
-        low, high = proportion_confint(present, 48, method="wilson")
-        assert (row["n_turns"], row["n_present"]) == (48, present)
+        low, high = proportion_confint(present, 24, method="wilson")
+        assert (row["n_turns"], row["n_present"], row["design_effect"]) == (24, present, 1.0)
         assert row["low"] == pytest.approx(low) and row["high"] == pytest.approx(high)
         assert row["group"] == "undesirable"
     assert rate(run.result, "bot-good", "empathetic")["group"] == "desirable"
-    assert run.result["behaviours"]["annotations_used"] == "all"
+    behaviours = run.result["behaviours"]
+    assert (behaviours["annotations_used"], behaviours["unit"]) == ("first", "bot turn")
 
 
-def test_the_first_annotation_only_is_a_parameter():
-    _, run = study_run(annotations="first")
+def test_every_annotation_is_a_parameter_and_clustered_by_turn():
+    _, run = study_run(annotations="all")
     row = rate(run.result, "bot-bad", "ignore")
-    assert (row["n_turns"], row["n_present"]) == (24, 18)
-    assert run.result["behaviours"]["annotations_used"] == "first"
+    # 48 (turn, annotation) observations of 24 turns: the design effect of the turns.
+    assert (row["n_turns"], row["n_present"], row["clusters"]) == (48, 34, 24)
+    low, high = proportion_confint(34 / row["design_effect"], row["effective_n"], method="wilson")
+    assert row["effective_n"] == pytest.approx(48 / row["design_effect"])
+    # Identical annotations would be worth 24 turns; the disagreeing one adds a little.
+    assert 24 < row["effective_n"] < 36
+    assert row["low"] == pytest.approx(low) and row["high"] == pytest.approx(high)
+    assert run.result["behaviours"]["annotations_used"] == "all"
 
 
 def test_behaviour_agreement_is_alpha_per_label_over_doubly_annotated_conversations():
@@ -69,7 +77,7 @@ def test_behaviour_agreement_is_alpha_per_label_over_doubly_annotated_conversati
 def test_behaviour_comparisons_and_table_5_counts():
     _, run = study_run()
     [test] = [r for r in run.result["behaviours"]["comparisons"] if r["label"] == "ignore"]
-    table = stats.chi2_contingency([[14, 34], [34, 14]], correction=False)
+    table = stats.chi2_contingency([[6, 18], [18, 6]], correction=False)
     assert test["p_value"] == pytest.approx(table.pvalue)
     counts = {
         (r["metric"], r["alpha"]): r["significant"] for r in run.result["behaviours"]["sensitivity"]
@@ -81,8 +89,10 @@ def test_likert_means_have_student_t_intervals():
     _, run = study_run()
     means = {(r["system"], r["dimension"]): r for r in run.result["likert"]["means"]}
     row = means[("bot-good", "quality")]
-    assert row["n"] == 12 and 4 <= row["mean"] <= 5
-    half = stats.t.ppf(0.975, 11) * row["sd"] / math.sqrt(12)
+    # One rating per dialogue (the paper's design), not both workers' ratings.
+    assert (row["n"], row["ratings"], row["unit"]) == (6, 6, "conversation")
+    assert 4 <= row["mean"] <= 5
+    half = stats.t.ppf(0.975, 5) * row["sd"] / math.sqrt(6)
     assert row["high"] - row["mean"] == pytest.approx(half)
     [test] = [r for r in run.result["likert"]["comparisons"] if r["dimension"] == "quality"]
     assert test["p_value"] < 1e-6
@@ -91,10 +101,11 @@ def test_likert_means_have_student_t_intervals():
 def test_comparative_wins_ties_losses_with_a_sign_test():
     _, run = study_run()
     [row] = [r for r in run.result["comparative"]["results"] if r["dimension"] == "quality"]
-    # Alphabetical orientation: bot-bad is a, and loses all 12 verdicts on quality.
-    assert (row["a"], row["b"], row["n"]) == ("bot-bad", "bot-good", 12)
-    assert (row["wins"]["count"], row["ties"]["count"], row["losses"]["count"]) == (0, 0, 12)
-    assert row["p_value"] == pytest.approx(stats.binomtest(0, 12).pvalue)
+    # Alphabetical orientation: bot-bad is a, and loses all 6 pairs on quality (each judged
+    # twice: one unit, its first verdict).
+    assert (row["a"], row["b"], row["n"], row["judgments"]) == ("bot-bad", "bot-good", 6, 12)
+    assert (row["wins"]["count"], row["ties"]["count"], row["losses"]["count"]) == (0, 0, 6)
+    assert row["p_value"] == pytest.approx(stats.binomtest(0, 6).pvalue)
 
 
 def test_validity_fits_quality_on_behaviours_and_likert_dimensions():

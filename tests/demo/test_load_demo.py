@@ -85,3 +85,18 @@ def test_demo_accounts_before_any_demo_says_what_to_do():
 
     with pytest.raises(CommandError, match="load_demo"):
         call_command("demo_accounts")
+
+
+def test_the_demo_arena_has_a_leaderboard(client):
+    from arenas.demo import DEMO_BATTLES, DEMO_MODELS, DEMO_SLUG
+    from arenas.models import Arena
+
+    call_command("load_demo")
+    call_command("load_demo")
+    arena = Arena.objects.get(slug=DEMO_SLUG)
+    assert arena.battles.count() == DEMO_BATTLES
+    systems = [row["system"] for row in arena.leaderboard.result["systems"]]
+    assert systems[0] == "sage-70b" and systems[-1] == "echo-1b"
+    assert set(systems) == set(DEMO_MODELS)
+    page = client.get(f"/arenas/{DEMO_SLUG}/")
+    assert page.status_code == 200 and "sage-70b" in page.content.decode()

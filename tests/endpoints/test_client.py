@@ -184,6 +184,14 @@ def test_bad_json_is_a_typed_error_after_the_retries(serve):
     assert len(server.requests) == 3
 
 
+def test_json_nested_deeper_than_python_reads_is_bad_json_not_a_crash(serve):
+    # 100,000 brackets: 200 KB, under the reply size cap; json.loads raises RecursionError.
+    server = serve(lambda payload: bots.Reply(200, b"[" * 100_000 + b"]" * 100_000))
+    with pytest.raises(BotBadJSON, match="nested too deeply"):
+        client(server).reply("c", TURNS, 0)
+    assert len(server.requests) == 3
+
+
 def test_a_slow_bot_times_out(serve):
     server = serve(lambda payload: bots.too_slow(0.5))
     with pytest.raises(BotTimeout, match="no reply within 0.1 s") as caught:

@@ -109,6 +109,7 @@ def test_beat_schedules_every_maintenance_task_and_each_is_registered():
         "evalhub.tasks.clear_expired_sessions",
         "annotation.tasks.sync_crowd_campaigns",
         "endpoints.tasks.prune_endpoint_calls",
+        "arenas.tasks.requeue_lost_leaderboards",
     }
     celery_app.loader.import_default_modules()
     assert tasks <= set(celery_app.tasks)

@@ -3,6 +3,7 @@ import itertools
 import krippendorff
 import numpy as np
 import pytest
+import statsmodels.api as sm
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint, proportions_ztest
@@ -43,34 +44,94 @@ def _judgments(seed=7, n_conversations=12, n_turns=6, doubled=6):
     return judgments
 
 
-def test_rates_count_every_annotation_and_match_statsmodels_wilson():
+def test_rates_count_one_annotation_per_conversation_and_match_statsmodels_wilson():
     judgments = _judgments()
     rates = behaviour_rates(judgments)
     assert [(r.system, r.label) for r in rates] == sorted(
         itertools.product(SYSTEMS, LABELS), key=lambda k: k
     )
     for rate in rates:
-        mine = [j for j in judgments if j.system == rate.system and j.label == rate.label]
-        # 12 conversations x 6 turns, plus 6 doubled conversations x 6 turns.
-        assert rate.n_turns == len(mine) == 108
-        assert rate.n_present == sum(j.present for j in mine)
-        low, high = proportion_confint(rate.n_present, rate.n_turns, method="wilson")
-        assert (rate.low, rate.high) == pytest.approx((low, high), abs=1e-12)
-        assert rate.annotations_used == "all"
-
-
-def test_first_use_keeps_one_annotation_per_conversation():
-    judgments = _judgments()
-    rates = behaviour_rates(judgments, use="first")
-    for rate in rates:
         first = [
             j
             for j in judgments
             if j.system == rate.system and j.label == rate.label and j.annotation.endswith("/0")
         ]
-        assert rate.n_turns == len(first) == 72
+        # The paper's design: 12 conversations x 6 turns, the second annotations left out.
+        assert rate.n_turns == len(first) == 72 == rate.n_clusters
         assert rate.n_present == sum(j.present for j in first)
-        assert rate.annotations_used == "first"
+        low, high = proportion_confint(rate.n_present, rate.n_turns, method="wilson")
+        assert (rate.low, rate.high) == pytest.approx((low, high), abs=1e-12)
+        assert (rate.annotations_used, rate.clusters) == ("first", "turn")
+        assert rate.design_effect == 1.0
+
+
+def _turn_clusters(judgments, rate, by_conversation=False):
+    """(present, cluster codes) of one rate's judgments, for statsmodels."""
+    mine = [j for j in judgments if j.system == rate.system and j.label == rate.label]
+    keys = [j.conversation if by_conversation else (j.conversation, j.turn) for j in mine]
+    codes = {key: code for code, key in enumerate(dict.fromkeys(keys))}
+    return (
+        np.array([float(j.present) for j in mine]),
+        np.array([codes[key] for key in keys]),
+    )
+
+
+@pytest.mark.parametrize("by_conversation", [False, True])
+def test_every_annotation_counts_with_the_design_effect_of_its_clusters(by_conversation):
+    judgments = _judgments()
+    clusters = "conversation" if by_conversation else "turn"
+    rates = behaviour_rates(judgments, use="all", clusters=clusters)
+    for rate in rates:
+        present, codes = _turn_clusters(judgments, rate, by_conversation)
+        # 12 conversations x 6 turns, plus 6 doubled conversations x 6 turns.
+        assert rate.n_turns == present.size == 108
+        assert rate.n_clusters == (12 if by_conversation else 72)
+        model = sm.OLS(present, np.ones(present.size))
+        robust = model.fit(cov_type="cluster", cov_kwds={"groups": codes}).bse[0] ** 2
+        assert rate.design_effect == pytest.approx(robust / model.fit().bse[0] ** 2, rel=1e-10)
+        # Wilson's interval on the effective counts, never on the 108 pseudo-replicates.
+        low, high = proportion_confint(
+            rate.n_present / rate.design_effect,
+            rate.n_turns / rate.design_effect,
+            method="wilson",
+        )
+        assert (rate.low, rate.high) == pytest.approx((low, high), abs=1e-12)
+        assert rate.effective_n == pytest.approx(108 / rate.design_effect)
+    if not by_conversation:
+        # A second, largely agreeing annotation of half the turns adds little information:
+        # about the 72 turns' worth of one annotation, far from 108 independent ones.
+        assert all(60 < rate.effective_n < 90 for rate in rates)
+
+
+def test_a_duplicated_annotation_leaves_the_interval_as_one_annotation():
+    once = [j for j in _judgments() if j.annotation.endswith("/0")]
+    copies = once + [
+        BehaviourJudgment(
+            j.conversation, j.system, j.turn, "copy/" + j.annotation, j.label, j.present
+        )
+        for j in once
+    ]
+    single = {(r.system, r.label): r for r in behaviour_rates(once)}
+    for rate in behaviour_rates(copies, use="all"):
+        alone = single[rate.system, rate.label]
+        assert rate.n_turns == 2 * alone.n_turns
+        # d = (2T - 1) / (T - 1): the effective n is T less half a turn.
+        assert rate.effective_n == pytest.approx(alone.n_turns - 0.5, abs=0.01)
+        assert rate.high - rate.low == pytest.approx(alone.high - alone.low, rel=0.01)
+
+
+def test_comparisons_of_all_annotations_are_z_tests_on_effective_counts():
+    rates = behaviour_rates(_judgments(), use="all")
+    by_key = {(r.system, r.label): r for r in rates}
+    for comparison in behaviour_comparisons(rates):
+        a = by_key[comparison.system_a, comparison.metric]
+        b = by_key[comparison.system_b, comparison.metric]
+        z, p = proportions_ztest(
+            [a.n_present / a.design_effect, b.n_present / b.design_effect],
+            [a.effective_n, b.effective_n],
+        )
+        assert comparison.statistic == pytest.approx(z, rel=1e-10)
+        assert comparison.pvalue == pytest.approx(p, rel=1e-10)
 
 
 def test_comparisons_match_statsmodels_ztest_and_holm_within_label():
@@ -103,7 +164,7 @@ def test_significance_counts_per_label_and_alpha():
         assert count.n_significant == sum(c.pvalue_adjusted < count.alpha for c in family)
     raw_counts = count_significant(comparisons, adjusted=False)
     assert all(r.n_significant >= a.n_significant for r, a in zip(raw_counts, counts, strict=True))
-    # ignore rates of 0.10 vs 0.55 over 108 turns each differ beyond doubt.
+    # ignore rates of 0.10 vs 0.55 over 72 turns each differ beyond doubt.
     assert any(c.metric == "ignore" and c.n_significant >= 2 for c in counts)
 
 
@@ -181,3 +242,5 @@ def test_invalid_judgments_are_rejected_with_their_index():
         behaviour_rates(two_systems)
     with pytest.raises(ValueError, match="use must be one of"):
         behaviour_rates(twice[:1], use="last")
+    with pytest.raises(ValueError, match="clusters must be one of"):
+        behaviour_rates(twice[:1], clusters="annotator")

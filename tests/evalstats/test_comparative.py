@@ -66,3 +66,34 @@ def test_invalid_judgments_are_rejected_with_their_index():
         )
     with pytest.raises(ValueError, match="judgment 0: compares 'a' with itself"):
         comparative_results([ComparativeJudgment("a", "a", "q", "tie")])
+
+
+def _judged_twice():
+    """12 pairs of conversations judged once (a wins 8, b 4) and 6 judged twice, with the
+    second judgment shown the other way round: a wins both on 3, splits on 2, b both on 1."""
+    judgments = [
+        ComparativeJudgment("a", "b", "q", "a" if item < 8 else "b", item) for item in range(12)
+    ]
+    twice = [("a", "a"), ("a", "a"), ("a", "a"), ("a", "b"), ("b", "a"), ("b", "b")]
+    for item, (first, second) in enumerate(twice, start=12):
+        judgments.append(ComparativeJudgment("a", "b", "q", first, item))
+        judgments.append(ComparativeJudgment("b", "a", "q", "b" if second == "a" else "a", item))
+    return judgments
+
+
+def test_a_pair_judged_twice_is_one_unit_its_first_verdict():
+    (result,) = comparative_results(_judged_twice())
+    # First verdicts: a wins 8 + 4 of 18 pairs, b 4 + 2.
+    assert (result.n, result.judgments, result.annotations_used) == (18, 24, "first")
+    assert (result.wins.count, result.ties.count, result.losses.count) == (12, 0, 6)
+    assert result.pvalue == pytest.approx(binomtest(12, 18).pvalue, rel=1e-12)
+
+
+def test_all_judgments_of_a_pair_give_its_majority_verdict():
+    (result,) = comparative_results(_judged_twice(), use="all")
+    # Majorities: a 8 + 3, split (tie) 2, b 4 + 1, over 18 pairs, not 24 judgments.
+    assert (result.n, result.judgments) == (18, 24)
+    assert (result.wins.count, result.ties.count, result.losses.count) == (11, 2, 5)
+    assert result.pvalue == pytest.approx(binomtest(11, 16).pvalue, rel=1e-12)
+    with pytest.raises(ValueError, match="an earlier judgment of it 'a' with 'b'"):
+        comparative_results(_judged_twice() + [ComparativeJudgment("a", "c", "q", "a", 0)])

@@ -2,6 +2,7 @@ import math
 
 import numpy as np
 import pytest
+import statsmodels.api as sm
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 from statsmodels.stats.weightstats import DescrStatsW
@@ -50,7 +51,8 @@ def test_conversation_metrics_hand_worked():
     assert (metrics.n_turns, metrics.n_bot_turns) == (7, 3)
     assert metrics.duration_seconds == 31.5
     assert metrics.rating == 4.0
-    assert (metrics.n_judged_responses, metrics.n_erroneous_responses) == (3, 1)
+    assert (metrics.n_judged_responses, metrics.n_response_judgments) == (3, 3)
+    assert metrics.n_erroneous_judgments == 1
     assert metrics.response_error_rate == pytest.approx(1 / 3)
     assert metrics.depth == 1.5
     assert metrics.dominant_domain == "music"
@@ -65,6 +67,50 @@ def test_without_classifier_only_stored_topics_count():
     empty = conversation_metrics(Conversation("e", "s", (Turn("user", "hi"),)))
     assert empty.depth is None and empty.duration_seconds is None
     assert empty.response_error_rate is None and empty.dominant_domain is None
+
+
+def test_the_error_rate_counts_each_annotation_of_a_response_once():
+    """Three responses, two annotations each: (error, fine), (fine, fine), (error, error).
+
+    Per annotation 3 of 6 observations are errors (0.5); "flagged by any annotation" would
+    call 2 of 3 responses erroneous (0.667), and more so with more annotators."""
+    flags = [(True, False), (False, False), (True, True)]
+    turns = tuple(
+        turn
+        for n, error in enumerate(flags)
+        for turn in (Turn("user", f"u{n}"), Turn("bot", f"b{n}", error=error))
+    )
+    metrics = conversation_metrics(Conversation("c", "s", turns))
+    assert (metrics.n_judged_responses, metrics.n_response_judgments) == (3, 6)
+    assert metrics.n_erroneous_judgments == 3 and metrics.response_error_rate == 0.5
+
+
+def test_the_system_error_rate_interval_counts_a_responses_annotations_as_a_cluster():
+    rng = np.random.default_rng(8)
+    conversations, observations, clusters = [], [], []
+    for c in range(12):
+        turns = []
+        for t in range(5):
+            error = rng.random() < 0.3
+            # Two annotations that mostly agree, a few judged once.
+            flags = (error, error ^ (rng.random() < 0.2)) if (c + t) % 4 else (error,)
+            turns += [Turn("user", "u"), Turn("bot", "b", error=flags)]
+            observations += flags
+            clusters += [c * 10 + t] * len(flags)
+        conversations.append(conversation_metrics(Conversation(c, "bot-a", tuple(turns))))
+    (system,) = system_metrics(conversations)
+    y = np.array(observations, dtype=float)
+    model = sm.OLS(y, np.ones(y.size))
+    effect = (
+        model.fit(cov_type="cluster", cov_kwds={"groups": np.array(clusters)}).bse[0] ** 2
+        / model.fit().bse[0] ** 2
+    )
+    low, high = proportion_confint(y.sum() / effect, y.size / effect, method="wilson")
+    rate = system.response_error_rate
+    assert (rate.value, rate.n) == (pytest.approx(y.mean()), y.size)
+    assert (rate.low, rate.high) == pytest.approx((low, high), rel=1e-10)
+    naive_low, naive_high = proportion_confint(y.sum(), y.size, method="wilson")
+    assert rate.high - rate.low > naive_high - naive_low
 
 
 def test_bad_speaker_is_rejected_with_the_turn():
@@ -101,7 +147,7 @@ def test_system_metrics_match_independent_references():
     )
     assert system.median_turns.value == np.median(turns)
     judged = sum(m.n_judged_responses for m in per_conversation)
-    errors = sum(m.n_erroneous_responses for m in per_conversation)
+    errors = sum(m.n_erroneous_judgments for m in per_conversation)
     rer_low, rer_high = proportion_confint(errors, judged, method="wilson")
     assert system.response_error_rate.value == pytest.approx(errors / judged)
     assert (system.response_error_rate.low, system.response_error_rate.high) == pytest.approx(

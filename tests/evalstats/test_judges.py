@@ -11,6 +11,7 @@ from evalstats.judges import (
     convergence,
     kappa_with_majority,
     ranking_correlation,
+    system_mean,
 )
 
 
@@ -54,8 +55,10 @@ def test_alpha_with_judge_matches_krippendorff(level):
         item: {f"w{k}": v for k, v in enumerate(given)} for item, given in humans.items()
     }
     del by_annotator[5]["w2"]
+    del by_annotator[6]["w1"], by_annotator[6]["w2"]  # one human value: in neither alpha
     result = alpha_with_judge(by_annotator, judge, level)
-    items = sorted(by_annotator)
+    items = sorted(i for i in by_annotator if i != 6 and i in judge)
+    assert result.n_items == len(items)
     matrix = np.array(
         [[by_annotator[i].get(f"w{k}", np.nan) for i in items] for k in range(3)]
         + [[judge[i] for i in items]],
@@ -69,15 +72,19 @@ def test_alpha_with_judge_matches_krippendorff(level):
     )
 
 
-def test_alpha_with_judge_codes_nominal_strings():
+def test_alpha_with_judge_codes_nominal_strings_on_the_humans_items():
     humans = {1: {"a": "good", "b": "good"}, 2: {"a": "bad", "b": "bad"}, 3: {"a": "good"}}
     result = alpha_with_judge(humans, {1: "good", 2: "good", 3: "bad"})
     assert result.humans.statistic == pytest.approx(1.0)
-    matrix = np.array([[0, 1, 0], [0, 1, np.nan], [0, 0, 1]], dtype=float)
+    # Item 3 has one human label: the humans' alpha leaves it out, so the judge's does too.
+    matrix = np.array([[0, 1], [0, 1], [0, 0]], dtype=float)
     # Coded good = 0, bad = 1; rows a, b, judge.
     assert result.with_judge.statistic == pytest.approx(
         krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal")
     )
+    assert result.n_items == 2 == result.humans.n_units == result.with_judge.n_units
+    with pytest.raises(ValueError, match="no item has two human values"):
+        alpha_with_judge({3: {"a": "good"}}, {3: "bad"})
 
 
 def _system_scores(seed=8):
@@ -167,3 +174,24 @@ def test_convergence_of_a_judge_that_ranks_every_system_alike_is_undefined(recwa
     assert np.isnan(point.spearman_mean) and np.isnan(point.kendall_high)
     assert point.n_dialogues == 2 and point.n_repeats == 10
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_system_mean_does_not_depend_on_the_order_of_its_scores():
+    # 0.1 + 0.4 + 0.2 and 0.1 + 0.2 + 0.4 differ in floating point; their means must not.
+    assert system_mean([0.1, 0.4, 0.2]) == system_mean([0.1, 0.2, 0.4]) == system_mean([0.7 / 3])
+    assert np.mean([0.1, 0.4, 0.2]) != np.mean([0.1, 0.2, 0.4])  # what a plain mean does
+    with pytest.raises(ValueError, match="at least one score"):
+        system_mean([])
+
+
+def test_ranking_correlation_of_tied_systems_is_scipys_on_its_means():
+    humans = {"A": {"a3": 0.9, "a1": 0.9, "a2": 0.9}, "B": {"b1": 0.5}, "C": {"c1": 0.1}}
+    judge = {"A": {"a3": 0.1, "a1": 0.4, "a2": 0.2}, "B": {"b1": 0.7 / 3}, "C": {"c1": 0.0}}
+    result = ranking_correlation(humans, judge, n_resamples=50)
+    assert result.judge_means[0] == result.judge_means[1]
+    assert result.spearman == pytest.approx(
+        stats.spearmanr(result.human_means, result.judge_means).statistic, rel=1e-12
+    )
+    assert result.kendall == pytest.approx(
+        stats.kendalltau(result.human_means, result.judge_means).statistic, rel=1e-12
+    )

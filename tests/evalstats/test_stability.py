@@ -4,6 +4,7 @@ from itertools import combinations
 
 import numpy as np
 import pytest
+from statsmodels.stats.proportion import proportion_confint
 
 from evalstats import stability as st
 from evalstats import trueskill as ts
@@ -206,3 +207,58 @@ def test_the_share_reproduced_counts_the_subsamples_equal_to_the_reference():
     np.testing.assert_array_equal(result.share_modal, [0.75, 1.0])
     assert result.modal_rankings == (((0,), (1, 2)), ((0,), (1, 2)))
     assert subsamples.against(((0, 1, 2),)).share_reproduced.tolist() == [0.25, 0.0]
+
+
+def test_each_share_has_statsmodels_wilson_interval():
+    data = simulate([1.0, 0.6, 0.3, 0.0], 12, 3, seed=6)
+    result = st.ranking_stability(*data, [3, 6, 12], seed=2, **FAST)
+    reproduced = np.round(result.share_reproduced * FAST["n_subsamples"])
+    low, high = proportion_confint(reproduced, FAST["n_subsamples"], method="wilson")
+    np.testing.assert_allclose(result.reproduced_low, low, atol=1e-12)
+    np.testing.assert_allclose(result.reproduced_high, high, atol=1e-12)
+    np.testing.assert_array_equal(result.n_drawn, [10, 10, 10])
+    assert result.precision is None
+
+
+def test_385_subsamples_always_give_a_share_to_five_points():
+    # Whatever the share, its 95% Wilson interval then lies within 0.05 of it.
+    widths = [st.half_width(k, 385) for k in range(386)]
+    assert max(widths) <= 0.05
+    assert st.half_width(192, 300) > 0.05  # 300 would not do near one half
+
+
+def test_with_a_precision_each_point_draws_until_its_interval_is_that_narrow():
+    data = simulate([0.7, 0, -0.7], 40, 3, seed=2)
+    options = {"n_replicates": 30, "reference_replicates": 200, "seed": 4}
+    subsamples = st.subsample_rankings(
+        *data, [3, 10, 40], n_subsamples=400, precision=0.1, **options
+    )
+    result = subsamples.against(subsamples.reference)
+    drawn = result.n_drawn.tolist()
+    assert all(n % st.ROUND == 0 for n in drawn)
+    ends = np.cumsum(drawn)
+    for g, (size, end) in enumerate(zip(drawn, ends, strict=True)):
+        rankings = subsamples.rankings[end - size : end]
+        hits = rankings.count(subsamples.reference)
+        assert st.half_width(hits, size) <= 0.1
+        # One round fewer was not enough: drawing stopped as soon as it could.
+        if size > st.ROUND:
+            shorter = rankings[: size - st.ROUND]
+            assert st.half_width(shorter.count(subsamples.reference), len(shorter)) > 0.1
+        low, high = proportion_confint(hits, size, method="wilson")
+        assert (result.reproduced_low[g], result.reproduced_high[g]) == pytest.approx((low, high))
+    # A share near 0 or 1 is pinned down sooner than one near 1/2.
+    assert min(drawn) < max(drawn)
+    # The first subsamples of a point are those drawn without a precision.
+    fixed = st.subsample_rankings(*data, [10], n_subsamples=drawn[1], **options)
+    assert fixed.rankings == subsamples.rankings[ends[0] : ends[1]]
+
+
+def test_the_most_subsamples_bounds_the_rounds():
+    data = simulate([0.7, 0, -0.7], 40, 3, seed=2)
+    result = st.ranking_stability(
+        *data, [10], n_subsamples=20, n_replicates=30, reference_replicates=200, precision=0.01
+    )
+    assert result.n_drawn.tolist() == [20] and result.precision == 0.01
+    with pytest.raises(ValueError, match="precision must be between"):
+        st.ranking_stability(*data, [10], precision=1.5, **FAST)

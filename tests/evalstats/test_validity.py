@@ -90,6 +90,56 @@ def test_backward_elimination_removes_the_irrelevant_predictors_first(
     assert fits == sorted(fits, reverse=True)
 
 
+def _pairs(seed=3, n=400):
+    """Comparative verdicts: y = 1 when the second dialogue is better, predictors the other
+    dimensions' verdicts (+1 second better, -1 first better, 0 neither), which agree with
+    quality more often than not; no side of the pair is favoured."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.5).astype(float)
+    sign = 2 * y - 1
+    metrics = {
+        name: np.where(rng.random(n) < agree, sign, np.where(rng.random(n) < 0.5, -sign, 0.0))
+        for name, agree in (("grammar", 0.55), ("relevance", 0.75))
+    }
+    return y, metrics
+
+
+def _both_orientations(y, metrics):
+    """Every pair as shown and swapped, for statsmodels' ordinary logistic regression."""
+    return np.concatenate([y, 1 - y]), {n: np.concatenate([x, -x]) for n, x in metrics.items()}
+
+
+def test_the_symmetric_model_is_statsmodels_logit_on_both_orientations():
+    y, metrics = _pairs()
+    doubled_y, doubled = _both_orientations(y, metrics)
+    reference = _statsmodels(doubled_y, doubled, list(metrics), "logistic")
+    fit = fit_model(y, metrics, "symmetric-logistic")
+    assert reference.params[0] == pytest.approx(0, abs=1e-8)  # no side favoured
+    assert fit.fit == pytest.approx(reference.prsquared, rel=1e-8)
+    # Each pair counts once, not twice: half of statsmodels' log-likelihoods.
+    assert fit.log_likelihood == pytest.approx(reference.llf / 2, rel=1e-8)
+    assert fit.null_log_likelihood == pytest.approx(reference.llnull / 2, rel=1e-12)
+    assert fit.adjusted_fit == pytest.approx(1 - (reference.llf / 2 - 2) / (reference.llnull / 2))
+
+
+def test_the_comparative_fit_does_not_depend_on_which_dialogue_is_first():
+    y, metrics = _pairs()
+    swap = np.random.default_rng(9).random(y.size) < 0.5
+    swapped_y = np.where(swap, 1 - y, y)
+    swapped = {n: np.where(swap, -x, x) for n, x in metrics.items()}
+    for name in metrics:
+        one = fit_model(y, {name: metrics[name]}, "symmetric-logistic")
+        other = fit_model(swapped_y, {name: swapped[name]}, "symmetric-logistic")
+        assert one.fit == pytest.approx(other.fit, rel=1e-10)
+        # The ordinary model's pseudo-R^2 moves with the orientation (the issue's finding).
+        ordinary = fit_model(y, {name: metrics[name]}, "logistic").fit
+        assert ordinary != pytest.approx(
+            fit_model(swapped_y, {name: swapped[name]}, "logistic").fit, rel=1e-3
+        )
+    steps = backward_elimination(y, metrics, "symmetric-logistic")
+    assert steps[-1].predictors == ("relevance",)
+
+
 def test_linear_adjusted_path_matches_statsmodels_rsquared_adj():
     quality, metrics = _linear_data()
     for step in backward_elimination(quality, metrics):

@@ -213,6 +213,11 @@ def test_the_json_object_is_found_in_prose_and_fences(text, expected):
     assert extract_json(text) == expected
 
 
+def test_a_json_object_nested_too_deeply_is_an_invalid_answer_not_a_crash():
+    with pytest.raises(AnswerInvalid, match="nested too deeply"):
+        extract_json('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+
+
 def test_a_retry_sends_the_reply_and_the_problem_back():
     base = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
     messages = retry_messages(base, "x" * 5000, "The reply holds no JSON object.")

@@ -3,8 +3,10 @@
 import pytest
 
 from analysis.inputs.dialogue import UnknownScope, load_dialogues
+from annotation.items import add_items
+from annotation.kinds import abc_eval
 from tests import factories
-from tests.analysis.dialogue_world import build_world, human_bot
+from tests.analysis.dialogue_world import build_world, human_bot, judge_behaviours
 from tests.annotation.builders import campaign
 
 pytestmark = pytest.mark.django_db
@@ -44,18 +46,52 @@ def test_timestamps_topics_and_ratings_are_carried(world):
     assert alpha.rating == 4
 
 
+def bot_errors(dialogue):
+    return [t.error for t in dialogue.turns if t.speaker == "bot"]
+
+
 def test_error_flags_come_from_abc_eval_error_labels(world):
     dialogues = by_id(load_dialogues("domain", "chitchat"))
-    assert [t.error for t in dialogues["h-beta"].turns if t.speaker == "bot"] == [True, False]
+    # One flag per annotation: each response here was annotated once.
+    assert bot_errors(dialogues["h-beta"]) == [(True,), (False,)]
     # Alpha's second response was flagged redundant, an undesirable behaviour.
-    assert [t.error for t in dialogues["h-alpha"].turns if t.speaker == "bot"] == [False, True]
-    assert [t.error for t in dialogues["h-secret"].turns if t.speaker == "bot"] == [None, None]
+    assert bot_errors(dialogues["h-alpha"]) == [(False,), (True,)]
+    assert bot_errors(dialogues["h-secret"]) == [None, None]
+
+
+def test_each_annotation_of_a_response_is_one_flag(world):
+    # Annotations of h-beta's transitions ("ignore", "irrelevant", another task) and a second
+    # one of its consistency labels.
+    second = campaign(
+        "abc_eval",
+        task_config={"behaviour_task": "transitions"},
+        batch_size=10,
+        study=world["study"],
+    )
+    conversations = factories.loaded_conversations().filter(external_id="h-beta")
+    add_items(second, abc_eval.build_items(conversations, {"behaviour_task": "transitions"})[0])
+    judge_behaviours(second, {"h-beta": {"ignore": [0, 0], "irrelevant": [0, 1]}})
+    no = [0, 0]
+    judge_behaviours(
+        world["campaign"],
+        {"h-beta": {"self contradiction": no, "partner contradiction": no, "redundant": no}},
+        suffix="again",
+    )
+    beta = by_id(load_dialogues("domain", "chitchat"))["h-beta"]
+    # The first annotation of a response is the first judgment of each label: response 1
+    # self-contradicts, response 2 is irrelevant. "ignore" and "irrelevant" were judged once,
+    # so there is no complete second annotation yet.
+    assert bot_errors(beta) == [(True,), (True,)]
+    judge_behaviours(second, {"h-beta": {"ignore": [0, 0], "irrelevant": [0, 0]}}, suffix="2")
+    beta = by_id(load_dialogues("domain", "chitchat"))["h-beta"]
+    # The second annotation (the second judgment of each label) flags nothing.
+    assert bot_errors(beta) == [(True, False), (True, False)]
 
 
 def test_the_error_labels_can_be_chosen(world):
     only = load_dialogues("domain", "chitchat", error_labels=("self contradiction",))
     alpha = by_id(only)["h-alpha"]
-    assert [t.error for t in alpha.turns if t.speaker == "bot"] == [False, False]
+    assert bot_errors(alpha) == [(False,), (False,)]
 
 
 @pytest.mark.parametrize(

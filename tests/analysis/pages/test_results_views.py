@@ -30,6 +30,39 @@ def test_staff_read_a_studys_campaigns_and_results(staff_client):
     assert 'class="behaviour-rates"' in page and 'class="predictive-validity"' in page
 
 
+@pytest.mark.parametrize("annotations", ["first", "all"])
+def test_the_study_page_says_which_unit_each_number_counts(staff_client, annotations):
+    study = imported_study()
+    analyze_study(study, {**FAST, "annotations": annotations}, synchronous=True)
+    page = staff_client.get(reverse("results:study", args=[study.slug])).content.decode()
+    if annotations == "first":
+        assert "One observation per bot turn: the first annotation of each conversation" in page
+        assert "the first annotation of each conversation, as in the paper" in page
+        assert "its first judgment, as in the paper" in page
+        assert '<th class="num">Bot turns</th>' in page
+    else:
+        assert "Every annotation of a bot turn counts" in page
+        assert "design effect, Rao &amp; Scott 1992" in page
+        assert "the ratings of one unit are averaged into its observation" in page
+        assert "the majority of its judgments (a split is a tie)" in page
+        assert '<th class="num">Observations</th>' in page
+
+
+def test_table_5_is_shown_downsampled_with_the_data_as_it_comes_apart(staff_client):
+    study = imported_study()
+    run = analyze_study(study, {**FAST, "sensitivity_conversations": 4}, synchronous=True)
+    page = staff_client.get(reverse("results:study", args=[study.slug])).content.decode()
+    behaviours = run.result["behaviours"]["sensitivity_downsampled"]
+    assert behaviours["per_group"] == 4 and behaviours["draws"] == 200
+    assert 'class="sensitivity-downsampled" data-section="behaviours"' in page
+    assert "Behaviours: 4 conversations per bot, 200 draws" in page
+    # The made-up study has 6 compared pairs per bot pair: 4 drawn of them too.
+    assert "Comparative: 4 pairs of conversations per bot pair, 200 draws" in page
+    [row] = [r for r in behaviours["rows"] if (r["metric"], r["alpha"]) == ("ignore", 0.01)]
+    assert f"{row['mean']:.1f} [{row['low']:.0f}, {row['high']:.0f}]" in page
+    assert "all the data as it comes" in page
+
+
 def test_a_study_is_not_shown_to_others(client):
     study = imported_study()
     analyze_study(study, FAST, synchronous=True)
@@ -99,3 +132,22 @@ def test_an_ab_leaderboard_shows_the_chateval_reading(client):
     assert 'class="chateval"' in page
     for row in run.result["chateval"]["baselines"]:
         assert f"<td>{row['baseline']}</td>" in page
+    assert "their judgments are kept" in page
+    chateval = run.result["chateval"]
+    if chateval["kappa_without_outliers"]:
+        assert f"{chateval['kappa_without_outliers']['kappa']:.3f}</strong>" in page
+
+
+def test_an_ab_leaderboard_says_when_the_outliers_were_removed(client):
+    from analysis.runs.tasks import analyze_tournament
+    from tests.analysis import builders
+    from tournaments.models import Tournament
+
+    tournament = builders.ab_tournament()
+    Tournament.objects.filter(pk=tournament.pk).update(published=True)
+    run = analyze_tournament(
+        tournament, {**builders.FAST, "remove_outliers": True}, synchronous=True
+    )
+    page = client.get(reverse("analysis:detail", args=[tournament.slug])).content.decode()
+    removed = run.result["chateval"]["removed_judgments"]
+    assert f"their {removed} judgments are left out of these results and of the ranking" in page

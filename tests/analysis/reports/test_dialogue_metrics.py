@@ -69,7 +69,10 @@ def test_per_system_values_and_intervals(result):
 def test_per_conversation_rows(result):
     rows = {row["conversation"]: row for row in result["per_conversation"]}
     assert len(rows) == 5 and result["conversations"] == 5
-    assert rows["b1"]["n_erroneous_responses"] == 1 and rows["b1"]["n_judged_responses"] == 2
+    assert rows["b1"]["n_erroneous_judgments"] == 1 and rows["b1"]["n_judged_responses"] == 2
+    assert rows["b1"]["n_response_judgments"] == 2 and result["response_error_rate_per"] == (
+        "annotation"
+    )
     assert rows["c1"]["dominant_domain"] == "travel"  # the longest run
     assert rows["a1"]["duration_seconds"] is None  # no timestamps
 

@@ -77,7 +77,9 @@ def test_comparative_verdicts_between_one_systems_conversations_are_left_out():
     ]
     result = build_report(comparative(rows), FAST)
     [row] = result["comparative"]["results"]
-    assert row["n"] == 4 and (row["wins"]["count"], row["losses"]["count"]) == (2, 2)
+    # Items 1 and 2 were judged twice: two pairs, four judgments.
+    assert (row["n"], row["judgments"]) == (2, 4)
+    assert (row["wins"]["count"], row["losses"]["count"]) == (1, 1)
     assert any("same system" in warning for warning in result["warnings"])
     [alpha] = result["comparative"]["agreement"]
     assert alpha["alpha"] == pytest.approx(1.0) and alpha["units"] == 2
@@ -118,8 +120,89 @@ def test_a_study_without_likert_has_no_likert_validity():
     [row] = result["validity"]["predictive"]
     assert (row["method"], row["model"], row["metric"], row["n"]) == (
         "comparative",
-        "logistic",
+        "symmetric-logistic",
         "relevance",
         24,
     )
     assert 0 < row["fit"] < 1
+    # The same verdicts with the odd items shown the other way round: the same fit.
+    swap = {"a": "b", "b": "a", "neither": "neither"}
+    turned = [
+        (item, annotation, b, a, dimension, swap[choice]) if item % 2 else row
+        for row in rows
+        for item, annotation, a, b, dimension, choice in [row]
+    ]
+    data = StudyData("s", (("c", "comparative", 24),), None, None, comparative(turned))
+    [again] = build_report(data, FAST)["validity"]["predictive"]
+    assert again["fit"] == pytest.approx(row["fit"], rel=1e-10)
+
+
+def _three_methods():
+    """Bots x (4 conversations) and y (6), 3 bot turns each; Likert per dialogue and per turn;
+    pairs of one x and one y conversation judged on quality (5 pairs)."""
+    conversations = [(c, "x") for c in range(4)] + [(c, "y") for c in range(4, 10)]
+    flags = [
+        (c, sys, t, c, "ignore", (c + t) % 3 == 0 if sys == "x" else t > 0)
+        for c, sys in conversations
+        for t in range(3)
+    ]
+    ratings = [
+        (c, sys, c, "quality", 2 + c % 2 if sys == "x" else 4, None) for c, sys in conversations
+    ]
+    ratings += [
+        (c, sys, c, "relevance", 1 + (c + t) % 5, t) for c, sys in conversations for t in range(3)
+    ]
+    verdicts = [(item, 100 + item, "x", "y", "quality", "b" if item else "a") for item in range(5)]
+    return StudyData(
+        "s",
+        (("b", "abc_eval", 10), ("l", "likert", 10), ("c", "comparative", 5)),
+        behaviours(flags),
+        likert(ratings),
+        comparative(verdicts),
+    )
+
+
+def test_table_5_downsamples_every_method_to_the_fewest_units_of_any_group():
+    result = build_report(_three_methods(), {**FAST, "sensitivity_draws": 40})
+    # x has 4 conversations, the x-y bot pair 5 compared pairs: 4 per group for every method.
+    for name in ("behaviours", "likert", "comparative"):
+        downsampled = result[name]["sensitivity_downsampled"]
+        assert (downsampled["requested"], downsampled["per_group"]) == (32, 4), name
+        assert set(downsampled["rows"][0]) == {
+            "metric",
+            "alpha",
+            "pairs",
+            "mean",
+            "low",
+            "high",
+            "min",
+            "max",
+            "adjusted",
+        }
+    assert result["comparative"]["sensitivity_downsampled"]["group"] == "bot pair"
+    assert result["behaviours"]["sensitivity_downsampled"]["group"] == "bot"
+    # y's 6 conversations are drawn 4 at a time: 40 draws; x's 4 always whole.
+    assert result["behaviours"]["sensitivity_downsampled"]["draws"] == 40
+    metrics = {row["metric"] for row in result["likert"]["sensitivity_downsampled"]["rows"]}
+    assert metrics == {"quality", "relevance (turn)"}
+
+
+def test_table_5_as_the_data_comes_when_nothing_is_larger_than_the_draw():
+    # The comparative section alone: its one bot pair has 5 compared pairs, all in a draw.
+    result = build_report(
+        StudyData("s", (("c", "comparative", 5),), None, None, _three_methods().comparative),
+        {**FAST, "sensitivity_conversations": 5},
+    )
+    section = result["comparative"]
+    assert section["sensitivity_downsampled"]["draws"] == 1
+    whole = {(r["metric"], r["alpha"]): r["significant"] for r in section["sensitivity"]}
+    assert {
+        (r["metric"], r["alpha"]): (r["mean"], r["low"], r["high"])
+        for r in section["sensitivity_downsampled"]["rows"]
+    } == {key: (count, count, count) for key, count in whole.items()}
+
+
+def test_table_5_downsampling_can_be_turned_off():
+    result = build_report(_three_methods(), {**FAST, "sensitivity_downsample": False})
+    assert result["behaviours"]["sensitivity_downsampled"] is None
+    assert result["likert"]["sensitivity"]  # the counts as the data comes stay

@@ -168,6 +168,45 @@ def test_correlation_uses_only_conversations_both_scored():
     assert sum(r["judge_conversations"] for r in section["systems"]) == len(judged)
 
 
+def test_exactly_tied_systems_are_tied_in_the_ranks_the_means_and_the_correlations():
+    # The judge's mean of A and B is 0.7 / 3 in exact arithmetic; summed in the order the
+    # rows come, A's floats give 0.23333333333333330 and B's 0.23333333333333336, while in
+    # conversation order A's give B's: a tie shown in one place and broken in another.
+    judge = {
+        "A": [("a3", 0.1), ("a1", 0.4), ("a2", 0.2)],
+        "B": [("b1", 0.1), ("b2", 0.2), ("b3", 0.4)],
+        "C": [("c1", 0.0), ("c2", 0.1), ("c3", 0.1)],
+    }
+    human = {"A": 0.9, "B": 0.5, "C": 0.1}
+    data = HumanVsAutomaticData(
+        subject="ties",
+        task_kind="likert",
+        level="ordinal",
+        judge_run=1,
+        judge="J",
+        human_judgments=9,
+        automatic_judgments=9,
+        human_labels=(),
+        judge_labels=(("overall", "u", 1),),
+        human_scores=tuple(
+            ("overall", s, c, human[s]) for s, rows in judge.items() for c, _ in rows
+        ),
+        judge_scores=tuple(("overall", s, c, v) for s, rows in judge.items() for c, v in rows),
+    )
+    (section,) = build_report(data, FAST)["dimensions"]
+    rows = {r["system"]: r for r in section["systems"]}
+    assert rows["A"]["judge_mean"] == rows["B"]["judge_mean"]
+    assert (rows["A"]["judge_rank"], rows["B"]["judge_rank"]) == (1.5, 1.5)
+    shown = sorted(rows)
+    h = [rows[s]["human_mean"] for s in shown]
+    j = [rows[s]["judge_mean"] for s in shown]
+    assert [rows[s]["judge_rank"] for s in shown] == list(stats.rankdata([-v for v in j]))
+    correlation = section["correlation"]
+    assert correlation["spearman"] == pytest.approx(stats.spearmanr(h, j).statistic, rel=1e-12)
+    assert correlation["kendall"] == pytest.approx(stats.kendalltau(h, j).statistic, rel=1e-12)
+    assert correlation["spearman"] == pytest.approx(np.sqrt(3) / 2)  # not 1: A and B tie
+
+
 def test_nominal_labels_are_compared_unweighted():
     content = {"meta": {"conversation": "c", "system": "s"}, "bot_turns": [1, 3]}
     rows = [
@@ -310,9 +349,13 @@ def test_alpha_with_many_crowdworkers_each_on_a_few_units_is_the_krippendorff_pa
         judge_scores=(),
     )
     (section,) = build_report(data, FAST)["dimensions"]
+    # Both alphas on the units two humans or more labelled (units labelled once leave the
+    # humans' alpha, so they leave the judge's too).
+    paired = (~np.isnan(matrix[:workers])).sum(axis=0) >= 2
+    assert section["agreement"]["alpha_units"] == paired.sum() < units
     assert section["agreement"]["alpha_humans"] == pytest.approx(
         krippendorff.alpha(reliability_data=matrix[:workers], level_of_measurement="ordinal")
     )
     assert section["agreement"]["alpha_with_judge"] == pytest.approx(
-        krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal")
+        krippendorff.alpha(reliability_data=matrix[:, paired], level_of_measurement="ordinal")
     )

@@ -6,6 +6,7 @@ import math
 
 import pytest
 from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
 
 from analysis.reports import (
     NothingToAnalyse,
@@ -342,3 +343,31 @@ def test_a_small_tournament_s_stability_is_ranked_here(monkeypatch):
     monkeypatch.setattr(background, "start", lambda *a, **k: parts.append(k) or start(*a, **k))
     build_report(simulate_spot_the_bot(builders.small_spot_the_bot_model(), seed=5), builders.FAST)
     assert parts == [{"worth_a_process": False}]
+
+
+def test_each_stability_point_has_a_wilson_interval_and_enough_subsamples():
+    data = simulate_spot_the_bot(builders.small_spot_the_bot_model(), seed=5)
+    params = {**builders.FAST, "stability_subsamples": 400, "stability_precision": 0.1}
+    result = build_report(data, params)
+    stability = result["stability"]
+    assert (stability["precision"], stability["subsamples"]) == (0.1, 400)
+    for share, low, high, drawn in zip(
+        stability["share_reproduced"],
+        stability["reproduced_low"],
+        stability["reproduced_high"],
+        stability["subsamples_drawn"],
+        strict=True,
+    ):
+        reproduced = round(share * drawn)
+        expected = proportion_confint(reproduced, drawn, method="wilson")
+        assert (low, high) == pytest.approx(expected, abs=1e-12)
+        # Drawn 50 at a time until the interval is within ±0.1 of the share.
+        assert drawn % 50 == 0 and max(share - low, high - share) <= 0.1
+    assert not any("pin the share down" in warning for warning in result["warnings"])
+
+
+def test_a_cap_too_low_for_the_precision_is_said():
+    data = simulate_spot_the_bot(builders.small_spot_the_bot_model(), seed=5)
+    result = build_report(data, builders.FAST)  # at most 2 subsamples per point
+    assert result["stability"]["subsamples_drawn"] == [2, 2]
+    assert any("do not pin the share down to ±0.05" in w for w in result["warnings"])

@@ -1,0 +1,204 @@
+"""REST API of arenas: `GET /api/arenas/<slug>/leaderboard/` (whoever sees the arena),
+`POST /api/arenas/<slug>/battles/import/` and `GET /api/arenas/<slug>/battles/export/`
+(the arena's owner and staff), in Chatbot Arena's clean-battle format.
+
+The leaderboard is the one the last computation stored (arenas/tasks.py, after votes,
+debounced): never computed in the request. `pending` says a newer one is on its way.
+"""
+
+from django.conf import settings
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from evalhub.errors import Problem
+from evalhub.importers.problems import InvalidUpload
+from evalhub.permissions import IsManager, IsViewer, by_method
+
+from ..interchange.export import export_lines
+from ..interchange.writing import import_battles
+from ..leaderboard import stored_result
+from ..models import Arena
+
+LEADERBOARD_EXAMPLE = {
+    "systems": [
+        {
+            "system": "gpt-4-0613",
+            "name": "gpt-4-0613",
+            "rating": 1093.2,
+            "lower": 1071.5,
+            "upper": 1117.0,
+            "rank": 1,
+            "battles": 412,
+            "provisional": False,
+        },
+        {
+            "system": "vicuna-13b",
+            "name": "vicuna-13b",
+            "rating": 906.8,
+            "lower": 882.6,
+            "upper": 929.1,
+            "rank": 2,
+            "battles": 412,
+            "provisional": False,
+        },
+    ],
+    "win_rate": {
+        "systems": ["gpt-4-0613", "vicuna-13b"],
+        "matrix": [[None, 0.7312], [0.2688, None]],
+    },
+    "pair_battles": {"systems": ["gpt-4-0613", "vicuna-13b"], "matrix": [[0, 412], [412, 0]]},
+    "battles": 412,
+    "flagged_left_out": 3,
+    "confidence": 0.95,
+    "bootstrap_rounds": 200,
+    "scale": "Bradley-Terry, Elo-like: mean 1000, 400 points for 10:1 odds",
+    "warnings": [],
+    "computed_at": "2026-11-27T10:00:00+00:00",
+    "pending": False,
+}
+
+
+class LeaderboardSerializer(serializers.Serializer):
+    systems = serializers.ListField(child=serializers.DictField())
+    win_rate = serializers.DictField()
+    pair_battles = serializers.DictField()
+    battles = serializers.IntegerField()
+    flagged_left_out = serializers.IntegerField()
+    confidence = serializers.FloatField()
+    bootstrap_rounds = serializers.IntegerField()
+    scale = serializers.CharField()
+    warnings = serializers.ListField(child=serializers.CharField())
+    computed_at = serializers.CharField(allow_null=True)
+    pending = serializers.BooleanField()
+
+
+class ArenaLeaderboard(APIView):
+    permission_classes = [by_method(GET=IsViewer)]
+
+    @extend_schema(
+        summary="An arena's leaderboard",
+        responses={200: LeaderboardSerializer},
+        examples=[OpenApiExample("Two systems", value=LEADERBOARD_EXAMPLE, response_only=True)],
+    )
+    def get(self, request, slug):
+        arena = get_object_or_404(Arena, slug=slug)
+        self.check_object_permissions(request, arena)
+        return Response(stored_result(arena))
+
+
+class BattleUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(
+        help_text="Battles in Chatbot Arena's clean-battle format (.jsonl)."
+    )
+    create = serializers.BooleanField(
+        default=False, help_text="Create the systems the file names that do not exist yet."
+    )
+
+
+class BattleImportResultSerializer(serializers.Serializer):
+    created = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    systems_created = serializers.ListField(child=serializers.CharField())
+    systems_entered = serializers.ListField(child=serializers.CharField())
+
+
+class BattleImport(APIView):
+    """The arena's owner imports battles; every problem comes back with its line, and
+    nothing is stored when there is one."""
+
+    permission_classes = [by_method(POST=IsManager)]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        summary="Import battles (clean-battle JSON lines)",
+        request=BattleUploadSerializer,
+        responses={201: BattleImportResultSerializer},
+        examples=[
+            OpenApiExample(
+                "Imported",
+                value={
+                    "created": 1000,
+                    "unchanged": 0,
+                    "systems_created": ["gpt-4-0613"],
+                    "systems_entered": ["gpt-4-0613", "vicuna-13b"],
+                },
+                response_only=True,
+                status_codes=["201"],
+            ),
+            OpenApiExample(
+                "A line refused",
+                value={
+                    "errors": [
+                        {
+                            "line": 7,
+                            "message": '"winner" must be one of "model_a", "model_b", "tie", '
+                            '"tie (bothbad)", not "draw".',
+                        }
+                    ],
+                    "error_count": 1,
+                },
+                response_only=True,
+                status_codes=["400"],
+            ),
+        ],
+    )
+    def post(self, request, slug):
+        arena = get_object_or_404(Arena, slug=slug)
+        self.check_object_permissions(request, arena)
+        serializer = BattleUploadSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        limit = settings.EVALHUB_MAX_UPLOAD_BYTES
+        if upload.size is not None and upload.size > limit:
+            raise InvalidUpload(
+                [Problem(None, f"The file is {upload.size:,} bytes; the limit is {limit:,} bytes.")]
+            )
+        result = import_battles(arena, upload, create=serializer.validated_data["create"])
+        return Response(BattleImportResultSerializer(result).data, status=status.HTTP_201_CREATED)
+
+
+class JSONLinesRenderer(JSONRenderer):
+    """Lets `Accept: application/x-ndjson` reach the export (which streams its own response)."""
+
+    media_type = "application/x-ndjson"
+    format = "jsonl"
+
+
+class BattleExport(APIView):
+    permission_classes = [by_method(GET=IsManager)]
+    renderer_classes = [JSONRenderer, JSONLinesRenderer]
+
+    @extend_schema(
+        summary="Voted battles as clean-battle JSON lines (streamed)",
+        responses={
+            (200, "application/x-ndjson"): OpenApiResponse(
+                OpenApiTypes.STR,
+                examples=[
+                    OpenApiExample(
+                        "One battle",
+                        value='{"question_id": "5f0c...", "model_a": "gpt-4-0613", '
+                        '"model_b": "vicuna-13b", "winner": "model_a", "judge": '
+                        '"arena_user_3f9a", "turn": 1, "anony": true, "language": "en", '
+                        '"tstamp": 1764237600.0, "conv_metadata": {...}, '
+                        '"conversation_a": [...], "conversation_b": [...], '
+                        '"evalhub": {"vote": "a_better", ...}}\n',
+                    )
+                ],
+            )
+        },
+    )
+    def get(self, request, slug):
+        arena = get_object_or_404(Arena, slug=slug)
+        self.check_object_permissions(request, arena)
+        response = StreamingHttpResponse(
+            export_lines(arena), content_type="application/x-ndjson; charset=utf-8"
+        )
+        response["Content-Disposition"] = f'attachment; filename="{arena.slug}-battles.jsonl"'
+        return response

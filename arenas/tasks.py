@@ -1,0 +1,90 @@
+"""Background work of arenas: computing a leaderboard (asked for by votes, debounced:
+arenas/leaderboard_queue.py) and queueing again the computations whose message was lost."""
+
+import logging
+from datetime import timedelta
+
+from celery import shared_task
+from django.conf import settings
+from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerUnreachable
+
+from .language import detect_language
+from .models import Arena, Battle, BattleTurn, Leaderboard
+
+logger = logging.getLogger(__name__)
+
+# A mark this much older than the delay is a lost message.
+LOST_AFTER_SECONDS = 120
+
+
+@shared_task(name="arenas.tasks.compute_leaderboard")
+def compute_leaderboard(arena_id: int) -> int | None:
+    """Compute and store the arena's leaderboard; the number of battles counted. Idempotent:
+    a computation that started earlier never overwrites one that started later."""
+    started = timezone.now()
+    # Cleared first: a vote from now on queues the next computation.
+    Arena.objects.filter(pk=arena_id).update(leaderboard_queued_at=None)
+    arena = Arena.objects.filter(pk=arena_id).first()
+    if arena is None:
+        return None
+    # Here, not at the top: the computation needs numpy, which a web or worker process should
+    # not load at start-up (tests/evalhub/test_startup.py) for a task most never run.
+    from . import leaderboard
+
+    result = leaderboard.compute(arena)
+    values = {"result": result, "battles": result["battles"], "computed_at": started}
+    stored = Leaderboard.objects.filter(arena=arena, computed_at__lte=started).update(**values)
+    if not stored:
+        Leaderboard.objects.get_or_create(arena=arena, defaults=values)
+    return result["battles"]
+
+
+def send(arena_id: int, countdown: float | None = None) -> bool:
+    """Queue the computation; False, logged, when the broker cannot be reached (the mark
+    stays, and the sweep queues it again)."""
+    if countdown is None:
+        countdown = settings.EVALHUB_ARENA_LEADERBOARD_DELAY_SECONDS
+    try:
+        compute_leaderboard.apply_async((arena_id,), countdown=countdown)
+    except BrokerUnreachable as error:
+        logger.warning("Could not queue arena %s's leaderboard: %s", arena_id, error)
+        return False
+    return True
+
+
+def lost() -> list[int]:
+    """Arenas whose leaderboard was asked for and not computed in time."""
+    delay = settings.EVALHUB_ARENA_LEADERBOARD_DELAY_SECONDS + LOST_AFTER_SECONDS
+    before = timezone.now() - timedelta(seconds=delay)
+    return list(Arena.objects.filter(leaderboard_queued_at__lt=before).values_list("pk", flat=True))
+
+
+@shared_task(name="arenas.tasks.requeue_lost_leaderboards")
+def requeue_lost_leaderboards() -> int:
+    arenas = lost()
+    for arena_id in arenas:
+        send(arena_id, countdown=0)
+    return len(arenas)
+
+
+@shared_task(name="arenas.tasks.detect_battle_language")
+def detect_battle_language(battle_id: int) -> str:
+    """The language of a battle's first prompt. Off the request: the detector's model
+    takes seconds to load in a new process."""
+    prompt = (
+        BattleTurn.objects.filter(battle_id=battle_id, number=1)
+        .values_list("prompt", flat=True)
+        .first()
+    )
+    language = detect_language(prompt or "")
+    Battle.objects.filter(pk=battle_id, language="").update(language=language)
+    return language
+
+
+def send_language(battle_id: int) -> None:
+    try:
+        detect_battle_language.delay(battle_id)
+    except BrokerUnreachable as error:
+        # The battle keeps no language; everything else about it is right.
+        logger.warning("Could not queue battle %s's language: %s", battle_id, error)

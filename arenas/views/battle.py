@@ -1,0 +1,276 @@
+"""The battle pages: a voter writes a prompt, two anonymous models answer side by side
+(streamed), the voter goes on for more turns, votes, and only then sees who was who.
+
+With JavaScript (static/arenas/battle.js) the page posts each prompt with `fetch` and is
+answered with the battle as JSON; it then opens one server-sent event stream per side
+(`answer_stream`), each with its own stop button (`answer_stop`). Without JavaScript the
+same forms post plainly: the server asks both models, waits for both whole answers and
+shows the page again (the degraded, non-streaming form).
+
+The views that wait on models are async: under ASGI (the production ``arena`` service)
+they hold no thread while a model writes. Who may vote is arenas/voters.py's rule; a
+battle is its voter's alone: anybody else gets 404, before and after the vote.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import aclosing
+
+from asgiref.sync import sync_to_async
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from evalhub.errors import UserInputError, show_on_page
+
+from .. import battles, voters
+from ..answering import answer_events
+from ..forms import PromptForm, VoteForm
+from ..models import Arena, Battle, BattleAnswer
+from ..patience import patiently
+from ..presenting import battle_view
+from ..relay import event_stream_response
+
+# Seconds the stop button waits for its stream to store the answer.
+STOP_WAIT_SECONDS = 5.0
+SIDES = {"a", "b"}
+
+
+class NotAVoter(Exception):
+    """The visitor may not vote here: `response` says why (login, 403)."""
+
+    def __init__(self, response):
+        self.response = response
+
+
+def wants_json(request) -> bool:
+    return request.headers.get("Accept", "").startswith("application/json")
+
+
+def admitted_arena(request, user, slug) -> Arena:
+    """The arena, when `user` (with this session) may vote in it; else 404, 403 or login."""
+    arena = get_object_or_404(Arena, slug=slug)
+    if voters.may_vote(user, request.session, arena):
+        return arena
+    if arena.voters == Arena.Voters.SIGNED_IN and not user.is_authenticated:
+        raise NotAVoter(redirect_to_login(request.get_full_path()))
+    if not arena.is_visible_to(user):
+        raise Http404("Not found.")
+    raise PermissionDenied("This arena takes votes from people it invited only.")
+
+
+def own_battle(request, user, slug, public_id) -> Battle:
+    """The voter's own battle in an arena they may vote in; 404 for anybody else's."""
+    arena = admitted_arena(request, user, slug)
+    battle = (
+        Battle.objects.select_related("arena", "system_a", "system_b")
+        .filter(arena=arena, public_id=public_id)
+        .first()
+    )
+    if battle is None or not voters.owns(user, request.session, battle):
+        raise Http404("Not found.")
+    return battle
+
+
+def _refused(request, error: UserInputError, fallback: str):
+    if wants_json(request):
+        return JsonResponse(error.as_dict(), status=400)
+    show_on_page(request, error)
+    return redirect(fallback)
+
+
+async def _answer_whole(answer_id: int) -> None:
+    async with aclosing(answer_events(answer_id)) as events:
+        async for _ in events:
+            pass
+
+
+async def answer_both(battle: Battle, number: int) -> None:
+    """Both sides' whole answers to turn `number` (the page without JavaScript)."""
+    ids = await sync_to_async(list)(
+        BattleAnswer.objects.filter(turn__battle=battle, turn__number=number).values_list(
+            "pk", flat=True
+        )
+    )
+    await asyncio.gather(*(_answer_whole(pk) for pk in ids))
+
+
+async def _answered(request, battle: Battle, number: int):
+    if wants_json(request):
+        return JsonResponse(await sync_to_async(battle_view)(battle))
+    await answer_both(battle, number)
+    return redirect(battle.get_absolute_url())
+
+
+# Pages ----------------------------------------------------------------------------------------
+
+
+def _page(request, arena: Arena) -> dict:
+    return {
+        "sides": [("a", "A"), ("b", "B")],
+        "sees_arena": arena.is_visible_to(request.user),
+    }
+
+
+@require_GET
+def battle_new(request, slug):
+    try:
+        arena = admitted_arena(request, request.user, slug)
+    except NotAVoter as refused:
+        return refused.response
+    context = {"arena": arena, "view": None, **_page(request, arena)}
+    return render(request, "arenas/battle.html", context)
+
+
+@require_GET
+def battle_page(request, slug, public_id):
+    try:
+        battle = own_battle(request, request.user, slug, public_id)
+    except NotAVoter as refused:
+        return refused.response
+    view = battle_view(battle)
+    if wants_json(request):
+        return JsonResponse(view)
+    context = {
+        "arena": battle.arena,
+        "battle": battle,
+        "view": view,
+        **_page(request, battle.arena),
+    }
+    return render(request, "arenas/battle.html", context)
+
+
+@require_POST
+def battle_vote(request, slug, public_id):
+    try:
+        battle = own_battle(request, request.user, slug, public_id)
+    except NotAVoter as refused:
+        return refused.response
+    form = VoteForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise battles.BattleRefused("Choose A is better, B is better, tie or both are bad.")
+        battle = battles.cast_vote(battle, form.cleaned_data["vote"])
+    except UserInputError as refused:
+        return _refused(request, refused, battle.get_absolute_url())
+    if wants_json(request):
+        return JsonResponse(battle_view(battle))
+    return redirect(battle.get_absolute_url())
+
+
+# Async: they wait on the models --------------------------------------------------------------
+
+
+def _start(request, user, slug):
+    try:
+        arena = admitted_arena(request, user, slug)
+    except NotAVoter as refused:
+        return None, refused.response
+    form = PromptForm(request.POST)
+    prompt = form.data.get("prompt", "")
+    try:
+        battle = battles.start_battle(arena, voters.identify(user, request.session), prompt)
+    except UserInputError as refused:
+        return None, _refused(request, refused, arena.get_absolute_url())
+    return battle, None
+
+
+@require_POST
+async def battle_start(request, slug):
+    user = await request.auser()
+    battle, refusal = await sync_to_async(_start)(request, user, slug)
+    if refusal is not None:
+        return refusal
+    return await _answered(request, battle, 1)
+
+
+def _turn(request, user, slug, public_id):
+    try:
+        battle = own_battle(request, user, slug, public_id)
+    except NotAVoter as refused:
+        return None, None, refused.response
+    try:
+        turn = battles.add_turn(battle, request.POST.get("prompt", ""))
+    except UserInputError as refused:
+        return None, None, _refused(request, refused, battle.get_absolute_url())
+    return battle, turn.number, None
+
+
+@require_POST
+async def battle_turn(request, slug, public_id):
+    user = await request.auser()
+    battle, number, refusal = await sync_to_async(_turn)(request, user, slug, public_id)
+    if refusal is not None:
+        return refusal
+    return await _answered(request, battle, number)
+
+
+def _regenerate(request, user, slug, public_id):
+    try:
+        battle = own_battle(request, user, slug, public_id)
+    except NotAVoter as refused:
+        return None, None, refused.response
+    try:
+        turn = battles.regenerate(battle)
+    except UserInputError as refused:
+        return None, None, _refused(request, refused, battle.get_absolute_url())
+    return battle, turn.number, None
+
+
+@require_POST
+async def battle_regenerate(request, slug, public_id):
+    """Both models asked the last turn again."""
+    user = await request.auser()
+    battle, number, refusal = await sync_to_async(_regenerate)(request, user, slug, public_id)
+    if refusal is not None:
+        return refusal
+    return await _answered(request, battle, number)
+
+
+def _answer(request, user, slug, public_id, number, side) -> BattleAnswer:
+    if side not in SIDES:
+        raise Http404("Not found.")
+    battle = own_battle(request, user, slug, public_id)
+    answer = battles.answer_of(battle, number, side)
+    if answer is None:
+        raise Http404("Not found.")
+    return answer
+
+
+@require_GET
+async def answer_stream(request, slug, public_id, number, side):
+    user = await request.auser()
+    try:
+        answer = await sync_to_async(_answer)(request, user, slug, public_id, number, side)
+    except NotAVoter as refused:
+        return refused.response
+    return event_stream_response(request, answer.pk)
+
+
+@require_POST
+async def answer_stop(request, slug, public_id, number, side):
+    """Stop one side: answered with the answer as stored once its stream has settled it
+    (or as it is after `STOP_WAIT_SECONDS`, still streaming, when its stream is elsewhere
+    and slow to notice)."""
+    user = await request.auser()
+    try:
+        answer = await sync_to_async(_answer)(request, user, slug, public_id, number, side)
+    except NotAVoter as refused:
+        return refused.response
+    await sync_to_async(patiently)(battles.request_stop, answer)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + STOP_WAIT_SECONDS
+    while True:
+        await sync_to_async(patiently)(answer.refresh_from_db)
+        if answer.settled or loop.time() >= deadline:
+            break
+        await asyncio.sleep(0.1)
+    body = {"status": answer.status, "text": answer.text, "error": answer.error}
+    if wants_json(request):
+        return JsonResponse(body, status=200 if answer.settled else 202)
+    await sync_to_async(messages.info)(request, "Stopped.")
+    return redirect("arenas:battle", slug=slug, public_id=public_id)
