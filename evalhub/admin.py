@@ -25,7 +25,7 @@ from .services import create_prompt_set, import_conversations, queue_metrics, re
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(ModelAdmin):
     """Researchers' API tokens: staff see them and may revoke one (delete it), for instance
     one that leaked. Only a digest is stored, so no token can be read or made here: owners
     make them on their account page (evalhub/api_tokens.py)."""
