@@ -2,24 +2,21 @@
 queries whatever the size, and battles are records."""
 
 import pytest
-from django.apps import apps
-from django.contrib import admin
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
-from django.urls import reverse
 
 from arenas.models import Arena, ArenaSystem, Battle, BattleAnswer, BattleTurn, Leaderboard
 from tests import factories
+from tests.admin_pages import (
+    admin_url,
+    assert_every_model_has_an_admin,
+    assert_pages_answer,
+    change_list_rows_with_flat_queries,
+)
 from tests.arenas.builders import arena, bot_system
 
 pytestmark = pytest.mark.django_db
 
 MODELS = [Arena, ArenaSystem, Battle, BattleTurn, BattleAnswer, Leaderboard]
 RECORDS = [Battle, BattleTurn, BattleAnswer, Leaderboard]
-
-
-def url(model, action="changelist", *args):
-    return reverse(f"admin:arenas_{model._meta.model_name}_{action}", args=args)
 
 
 def populate(n=1, prefix="t"):
@@ -42,19 +39,13 @@ def superuser(client):
 
 
 def test_every_arenas_model_has_an_admin():
-    models = set(apps.get_app_config("arenas").get_models())
-    assert models == set(MODELS)
-    assert all(model in admin.site._registry for model in models)
+    assert_every_model_has_an_admin("arenas", MODELS)
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
 def test_change_list_search_and_change_page_answer(client, superuser, model):
     populate()
-    changelist = client.get(url(model))
-    search = client.get(url(model) + "?q=t-")
-    change = client.get(url(model, "change", model.objects.first().pk))
-    assert (changelist.status_code, search.status_code, change.status_code) == (200, 200, 200)
-    assert changelist.context["cl"].result_count == model.objects.count()
+    assert_pages_answer(client, model, search="t-")
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
@@ -62,11 +53,9 @@ def test_change_lists_cost_the_same_queries_with_more_rows(
     client, superuser, model, django_assert_max_num_queries
 ):
     populate(1, prefix="a")
-    with CaptureQueriesContext(connection) as small:
-        rows = client.get(url(model)).context["cl"].result_count
-    populate(5, prefix="b")
-    with django_assert_max_num_queries(len(small.captured_queries)):
-        bigger = client.get(url(model)).context["cl"].result_count
+    rows, bigger = change_list_rows_with_flat_queries(
+        client, model, lambda: populate(5, prefix="b"), django_assert_max_num_queries
+    )
     assert bigger > rows
 
 
@@ -74,6 +63,6 @@ def test_change_lists_cost_the_same_queries_with_more_rows(
 def test_records_are_never_added_changed_or_deleted_here(client, superuser, model):
     populate()
     obj = model.objects.first()
-    assert client.get(url(model, "add")).status_code == 403
-    assert client.post(url(model, "delete", obj.pk), {"post": "yes"}).status_code == 403
+    assert client.get(admin_url(model, "add")).status_code == 403
+    assert client.post(admin_url(model, "delete", obj.pk), {"post": "yes"}).status_code == 403
     assert model.objects.filter(pk=obj.pk).exists()

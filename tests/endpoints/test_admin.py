@@ -4,23 +4,20 @@ queries whatever the size, usage and calls are records, and the token never reac
 from datetime import date
 
 import pytest
-from django.apps import apps
-from django.contrib import admin
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
-from django.urls import reverse
 
 from endpoints.models import BotEndpoint, EndpointCall, EndpointUsage
 from tests import factories
+from tests.admin_pages import (
+    admin_url,
+    assert_every_model_has_an_admin,
+    assert_pages_answer,
+    change_list_rows_with_flat_queries,
+)
 
 pytestmark = pytest.mark.django_db
 
 MODELS = [BotEndpoint, EndpointUsage, EndpointCall]
 TOKEN = "sk-very-secret-token-4711"
-
-
-def url(model, action="changelist", *args):
-    return reverse(f"admin:endpoints_{model._meta.model_name}_{action}", args=args)
 
 
 def populate(n=2, prefix="t"):
@@ -43,19 +40,13 @@ def superuser(client):
 
 
 def test_every_endpoints_model_has_an_admin():
-    models = set(apps.get_app_config("endpoints").get_models())
-    assert models == set(MODELS)
-    assert all(model in admin.site._registry for model in models)
+    assert_every_model_has_an_admin("endpoints", MODELS)
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
 def test_change_list_search_and_change_page_answer(client, superuser, model):
     populate()
-    changelist = client.get(url(model))
-    search = client.get(url(model) + "?q=t-")
-    change = client.get(url(model, "change", model.objects.first().pk))
-    assert (changelist.status_code, search.status_code, change.status_code) == (200, 200, 200)
-    assert changelist.context["cl"].result_count == model.objects.count()
+    assert_pages_answer(client, model, search="t-")
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
@@ -63,11 +54,9 @@ def test_change_lists_cost_the_same_queries_with_more_rows(
     client, superuser, model, django_assert_max_num_queries
 ):
     populate(1, prefix="a")
-    with CaptureQueriesContext(connection) as small:
-        rows = client.get(url(model)).context["cl"].result_count
-    populate(6, prefix="b")
-    with django_assert_max_num_queries(len(small.captured_queries)):
-        bigger = client.get(url(model)).context["cl"].result_count
+    rows, bigger = change_list_rows_with_flat_queries(
+        client, model, lambda: populate(6, prefix="b"), django_assert_max_num_queries
+    )
     assert bigger > rows
 
 
@@ -76,7 +65,7 @@ def test_the_bot_token_never_appears(client, superuser, page):
     populate(1)
     endpoint = BotEndpoint.objects.get()
     args = () if page == "changelist" else (endpoint.pk,)
-    response = client.get(url(BotEndpoint, page, *args))
+    response = client.get(admin_url(BotEndpoint, page, *args))
     assert response.status_code == 200
     assert TOKEN not in response.content.decode()
 
@@ -85,7 +74,7 @@ def test_saving_an_endpoint_without_typing_a_token_keeps_it(client, superuser):
     populate(1)
     endpoint = BotEndpoint.objects.get()
     response = client.post(
-        url(BotEndpoint, "change", endpoint.pk),
+        admin_url(BotEndpoint, "change", endpoint.pk),
         {
             "system": endpoint.system_id,
             "url": "http://127.0.0.1:9/new",
@@ -100,7 +89,7 @@ def test_saving_an_endpoint_without_typing_a_token_keeps_it(client, superuser):
     endpoint.refresh_from_db()
     assert response.status_code == 302
     assert (endpoint.url, endpoint.auth_token) == ("http://127.0.0.1:9/new", TOKEN)
-    assert TOKEN not in client.get(url(BotEndpoint, "history", endpoint.pk)).content.decode()
+    assert TOKEN not in client.get(admin_url(BotEndpoint, "history", endpoint.pk)).content.decode()
 
 
 def test_a_typed_token_replaces_the_stored_one_and_can_be_removed(client, superuser):
@@ -109,10 +98,12 @@ def test_a_typed_token_replaces_the_stored_one_and_can_be_removed(client, superu
     fields = {"system": endpoint.system_id, "url": endpoint.url, "timeout_seconds": 5}
     fields.update(max_concurrency=1, protocol=endpoint.protocol, daily_budget=endpoint.daily_budget)
     fields.update(chat_share=endpoint.chat_share)
-    client.post(url(BotEndpoint, "change", endpoint.pk), {**fields, "auth_token": "new-token"})
+    client.post(
+        admin_url(BotEndpoint, "change", endpoint.pk), {**fields, "auth_token": "new-token"}
+    )
     endpoint.refresh_from_db()
     assert endpoint.auth_token == "new-token"
-    client.post(url(BotEndpoint, "change", endpoint.pk), {**fields, "clear_token": "on"})
+    client.post(admin_url(BotEndpoint, "change", endpoint.pk), {**fields, "clear_token": "on"})
     endpoint.refresh_from_db()
     assert endpoint.auth_token == ""
 
@@ -121,7 +112,7 @@ def test_a_token_typed_on_a_failed_form_is_not_sent_back(client, superuser):
     populate(1)
     endpoint = BotEndpoint.objects.get()
     response = client.post(
-        url(BotEndpoint, "change", endpoint.pk),
+        admin_url(BotEndpoint, "change", endpoint.pk),
         {"system": endpoint.system_id, "url": "not a url", "auth_token": "typed-secret-99"},
     )
     assert response.status_code == 200

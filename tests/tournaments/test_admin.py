@@ -2,23 +2,20 @@
 queries whatever the size, plans are records, settings freeze once used."""
 
 import pytest
-from django.apps import apps
-from django.contrib import admin
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
-from django.urls import reverse
 
 from tests import factories
+from tests.admin_pages import (
+    admin_url,
+    assert_every_model_has_an_admin,
+    assert_pages_answer,
+    change_list_rows_with_flat_queries,
+)
 from tests.annotation.builders import ab_campaign
 from tournaments.models import PartnerSet, PlannedDialogue, Tournament
 
 pytestmark = pytest.mark.django_db
 
 MODELS = [Tournament, PartnerSet, PlannedDialogue]
-
-
-def url(model, action="changelist", *args):
-    return reverse(f"admin:tournaments_{model._meta.model_name}_{action}", args=args)
 
 
 def populate(n=2, prefix="t"):
@@ -52,19 +49,13 @@ def superuser(client):
 
 
 def test_every_tournaments_model_has_an_admin():
-    models = set(apps.get_app_config("tournaments").get_models())
-    assert models == set(MODELS)
-    assert all(model in admin.site._registry for model in models)
+    assert_every_model_has_an_admin("tournaments", MODELS)
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
 def test_change_list_search_and_change_page_answer(client, superuser, model):
     populate()
-    changelist = client.get(url(model))
-    search = client.get(url(model) + "?q=t-")
-    change = client.get(url(model, "change", model.objects.first().pk))
-    assert (changelist.status_code, search.status_code, change.status_code) == (200, 200, 200)
-    assert changelist.context["cl"].result_count == model.objects.count()
+    assert_pages_answer(client, model, search="t-")
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
@@ -72,33 +63,31 @@ def test_change_lists_cost_the_same_queries_with_more_rows(
     client, superuser, model, django_assert_max_num_queries
 ):
     populate(1, prefix="a")
-    with CaptureQueriesContext(connection) as small:
-        rows = client.get(url(model)).context["cl"].result_count
-    populate(6, prefix="b")
-    with django_assert_max_num_queries(len(small.captured_queries)):
-        bigger = client.get(url(model)).context["cl"].result_count
+    rows, bigger = change_list_rows_with_flat_queries(
+        client, model, lambda: populate(6, prefix="b"), django_assert_max_num_queries
+    )
     assert bigger > rows
 
 
 def test_the_plan_is_a_record(client, superuser):
     populate()
     planned = PlannedDialogue.objects.first()
-    assert client.get(url(PlannedDialogue, "add")).status_code == 403
+    assert client.get(admin_url(PlannedDialogue, "add")).status_code == 403
     response = client.post(
-        url(PlannedDialogue, "change", planned.pk), {"status": "complete", "attempts": 0}
+        admin_url(PlannedDialogue, "change", planned.pk), {"status": "complete", "attempts": 0}
     )
     planned.refresh_from_db()
     assert response.status_code == 403 and planned.status == PlannedDialogue.Status.PENDING
     collecting = Tournament.objects.filter(pk=planned.tournament_id)
     collecting.update(status=Tournament.Status.COLLECTING)
-    delete = client.post(url(PlannedDialogue, "delete", planned.pk), {"post": "yes"})
+    delete = client.post(admin_url(PlannedDialogue, "delete", planned.pk), {"post": "yes"})
     assert delete.status_code == 403 and PlannedDialogue.objects.filter(pk=planned.pk).exists()
 
 
 def test_a_tournament_being_planned_is_deleted_with_its_plan(client, superuser):
     populate(1)
     tournament = Tournament.objects.get()
-    response = client.post(url(Tournament, "delete", tournament.pk), {"post": "yes"})
+    response = client.post(admin_url(Tournament, "delete", tournament.pk), {"post": "yes"})
     assert response.status_code == 302
     assert not Tournament.objects.exists() and not PlannedDialogue.objects.exists()
 
@@ -108,11 +97,14 @@ def test_a_tournament_past_planning_is_not_deleted_nor_its_schedule_edited(clien
     tournament = Tournament.objects.get()
     tournament.status = Tournament.Status.COLLECTING
     tournament.save()
-    page = client.get(url(Tournament, "change", tournament.pk)).content.decode()
+    page = client.get(admin_url(Tournament, "change", tournament.pk)).content.decode()
     assert 'name="name"' in page and 'name="published"' in page
     for frozen in ("kind", "schedule", "seed", "conversations_per_pair", "status"):
         assert f'name="{frozen}"' not in page
-    assert client.post(url(Tournament, "delete", tournament.pk), {"post": "yes"}).status_code == 403
+    assert (
+        client.post(admin_url(Tournament, "delete", tournament.pk), {"post": "yes"}).status_code
+        == 403
+    )
     assert Tournament.objects.filter(pk=tournament.pk).exists()
 
 
@@ -122,7 +114,7 @@ def test_a_tournament_with_a_campaign_keeps_the_settings_it_was_built_with(clien
     tournament.campaign = ab_campaign(2)
     tournament.status = Tournament.Status.ANNOTATING
     tournament.save()
-    page = client.get(url(Tournament, "change", tournament.pk)).content.decode()
+    page = client.get(admin_url(Tournament, "change", tournament.pk)).content.decode()
     for frozen in ("segment_lengths", "human_share", "batch_size", "systems", "campaign"):
         assert f'name="{frozen}"' not in page
 
@@ -131,8 +123,8 @@ def test_a_partner_set_in_use_is_fixed(client, superuser):
     populate(1)
     used = PartnerSet.objects.get()
     unused = PartnerSet.objects.create(slug="spare", name="Spare")
-    used_page = client.get(url(PartnerSet, "change", used.pk)).content.decode()
-    unused_page = client.get(url(PartnerSet, "change", unused.pk)).content.decode()
+    used_page = client.get(admin_url(PartnerSet, "change", used.pk)).content.decode()
+    unused_page = client.get(admin_url(PartnerSet, "change", unused.pk)).content.decode()
     assert 'name="slug"' not in used_page and 'name="version"' not in used_page
     assert 'name="systems"' in unused_page and 'name="slug"' in unused_page
 
@@ -142,7 +134,7 @@ def test_editing_a_used_partner_set_saves_a_new_version(client, superuser):
     used = PartnerSet.objects.get()
     extra = factories.system(None, slug="t-extra")
     response = client.post(
-        url(PartnerSet, "change", used.pk),
+        admin_url(PartnerSet, "change", used.pk),
         {"name": "Partners", "description": "", "systems": [systems[0].pk, extra.pk]},
         follow=True,
     )
@@ -159,7 +151,7 @@ def test_editing_an_unused_partner_set_changes_it_in_place(client, superuser):
     spare = PartnerSet.objects.create(slug="spare", name="Spare")
     bot = factories.system(None, slug="spare-bot")
     client.post(
-        url(PartnerSet, "change", spare.pk),
+        admin_url(PartnerSet, "change", spare.pk),
         {"slug": "spare", "version": 1, "name": "Spare", "description": "", "systems": [bot.pk]},
     )
     assert PartnerSet.objects.get().systems.get() == bot
