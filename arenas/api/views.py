@@ -12,11 +12,11 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from evalhub.api.parsers import FormParser, MultiPartParser
 from evalhub.errors import Problem
 from evalhub.importers.problems import InvalidUpload
 from evalhub.permissions import IsManager, IsViewer, by_method
