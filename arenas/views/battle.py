@@ -188,47 +188,40 @@ async def battle_start(request, slug):
     return await _answered(request, battle, 1)
 
 
-def _turn(request, user, slug, public_id):
+def _act(request, user, slug, public_id, action):
+    """`action(battle)` on the voter's own battle: (battle, the turn's number, None), or
+    (None, None, the refusal to answer)."""
     try:
         battle = own_battle(request, user, slug, public_id)
     except NotAVoter as refused:
         return None, None, refused.response
     try:
-        turn = battles.add_turn(battle, request.POST.get("prompt", ""))
+        turn = action(battle)
     except UserInputError as refused:
         return None, None, _refused(request, refused, battle.get_absolute_url())
     return battle, turn.number, None
 
 
-@require_POST
-async def battle_turn(request, slug, public_id):
+async def _acted_and_answered(request, slug, public_id, action):
     user = await request.auser()
-    battle, number, refusal = await sync_to_async(_turn)(request, user, slug, public_id)
+    battle, number, refusal = await sync_to_async(_act)(request, user, slug, public_id, action)
     if refusal is not None:
         return refusal
     return await _answered(request, battle, number)
 
 
-def _regenerate(request, user, slug, public_id):
-    try:
-        battle = own_battle(request, user, slug, public_id)
-    except NotAVoter as refused:
-        return None, None, refused.response
-    try:
-        turn = battles.regenerate(battle)
-    except UserInputError as refused:
-        return None, None, _refused(request, refused, battle.get_absolute_url())
-    return battle, turn.number, None
+@require_POST
+async def battle_turn(request, slug, public_id):
+    prompt = request.POST.get("prompt", "")
+    return await _acted_and_answered(
+        request, slug, public_id, lambda battle: battles.add_turn(battle, prompt)
+    )
 
 
 @require_POST
 async def battle_regenerate(request, slug, public_id):
     """Both models asked the last turn again."""
-    user = await request.auser()
-    battle, number, refusal = await sync_to_async(_regenerate)(request, user, slug, public_id)
-    if refusal is not None:
-        return refusal
-    return await _answered(request, battle, number)
+    return await _acted_and_answered(request, slug, public_id, battles.regenerate)
 
 
 def _answer(request, user, slug, public_id, number, side) -> BattleAnswer:
