@@ -275,6 +275,11 @@ class Item(models.Model):
         return f"{self.campaign.slug} item {self.position}"
 
 
+# Workers whose answers come from a known model, not a person (the demo's simulated crowd):
+# results pages say how many of their judgments are simulated.
+SIMULATED_WORKER_PREFIX = "simulated-"
+
+
 class Worker(models.Model):
     """One person as a crowd provider knows them; never addressed by a sequential id."""
 

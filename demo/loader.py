@@ -8,6 +8,7 @@ from django.db import transaction
 
 from annotation.demo import load_annotation_demo
 from arenas.demo import load_arena_demo
+from demo.judgments import load_judgments_demo
 from demo.leaderboards import load_analysis_demo
 from demo.versus import load_versus_demo
 from evalhub.demo import demo_accounts, load_catalog_demo
@@ -27,6 +28,10 @@ def load_demo() -> list[tuple[str, str | None]]:
     # A finished Spot The Bot tournament and an A/B experiment, simulated from a known model
     # and analysed now, so that the leaderboards have something to show on the first run.
     load_analysis_demo(accounts["admin"])
+    # Simulated workers in the ABC-Eval, Likert and comparative campaigns, so that every
+    # kind has results on the first run (the results pages say they are simulated).
+    with transaction.atomic():
+        load_judgments_demo()
     # A simulated automatic judge on the Spot The Bot tournament, compared with the crowd.
     load_versus_demo(accounts["admin"])
     # An arena with simulated battles imported, and its leaderboard.

@@ -9,7 +9,6 @@
 - ``/leaderboards/manage/runs/`` (staff): every tournament with its latest run.
 """
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models.fields.json import KeyTextTransform
 from django.http import Http404, HttpResponse
@@ -26,6 +25,7 @@ from analysis.pages.leaderboards import (
     results_context,
 )
 from analysis.pages.results import result_links
+from analysis.pages.run_messages import flash_run
 from analysis.pages.settings_form import AnalysisSettingsForm
 from analysis.runs.drawing import plots_pending
 from analysis.runs.tasks import analyze_tournament
@@ -37,7 +37,6 @@ from evalhub.permissions import (
     staff_required,
     visible_or_404,
 )
-from evalhub.queueing import QUEUE_UNREACHABLE
 from tournaments.models import Tournament
 from tournaments.sorting import TOURNAMENT_SORTS
 
@@ -135,7 +134,7 @@ def request_analysis(request, slug):
         except UserInputError as refused:
             show_on_page(request, refused, about=tournament.name)
         else:
-            _report_run(request, tournament, run)
+            flash_run(request, tournament.name, run)
     target = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
@@ -143,22 +142,6 @@ def request_analysis(request, slug):
         target = "analysis:detail"
         return redirect(target, slug=tournament.slug)
     return redirect(target)
-
-
-def _report_run(request, tournament, run) -> None:
-    """What became of a requested analysis: up to date, failed, or under way."""
-    if run.status == AnalysisRun.Status.SUCCEEDED:
-        messages.success(
-            request, f"{tournament.name}: the results are up to date (analysis {run.pk})."
-        )
-    elif run.status == AnalysisRun.Status.FAILED:
-        show_on_page(request, f"the analysis failed: {run.error}", about=tournament.name)
-    else:
-        run.refresh_from_db(fields=["progress"])
-        if run.progress == QUEUE_UNREACHABLE:
-            messages.warning(request, f"{tournament.name}: analysis {run.pk} {run.progress}.")
-        else:
-            messages.info(request, f"{tournament.name}: analysis {run.pk} is under way.")
 
 
 @require_GET

@@ -564,7 +564,10 @@ def agreement_plot(result: dict) -> str | None:
         ax.axhline(0, color="#888", linewidth=0.6)
         ax.set_xticks(list(xs), names, rotation=90)
         ax.set_ylabel("Krippendorff's alpha")
-        ax.set_ylim(min(-0.1, *(_number(r["low"]) for r in rows if r["low"] is not None)), 1)
+        # A pilot may have alphas without intervals (too few units): the axis still has to
+        # hold every point and every bound there is.
+        lows = [_number(r[key]) for r in rows for key in ("alpha", "low") if r[key] is not None]
+        ax.set_ylim(min([-0.1, *(v for v in lows if not math.isnan(v))]), 1)
 
     return _render("agreement", draw, figsize)
 

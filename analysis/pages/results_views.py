@@ -6,7 +6,6 @@
 - ``/results/runs/<run>/plots/<name>.svg``: a stored plot of any run the viewer may see.
 """
 
-from django.contrib import messages
 from django.db.models.fields.json import KeyTextTransform
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -16,13 +15,13 @@ from django.views.decorators.http import require_GET, require_POST
 from analysis.models import AnalysisRun
 from analysis.pages.comparisons import campaign_comparisons
 from analysis.pages.results import RESULT_KINDS, dimensional_context, latest_run, may_see_run
+from analysis.pages.run_messages import flash_run
 from analysis.reports import NothingToAnalyse
 from analysis.runs.drawing import plots_pending
 from analysis.runs.tasks import analyze_campaign, analyze_study
-from annotation.models import Campaign, Study
+from annotation.models import SIMULATED_WORKER_PREFIX, Campaign, Study
 from evalhub.errors import show_on_page
 from evalhub.permissions import is_managed_by, is_staff, staff_required
-from evalhub.queueing import QUEUE_UNREACHABLE
 
 REFRESH_SECONDS = 3
 
@@ -70,7 +69,14 @@ def study_detail(request, slug):
 @require_GET
 def campaign_results(request, slug):
     campaign = _managed_or_404(request, Campaign, slug, task_kind__in=RESULT_KINDS)
-    extra = {"campaign": campaign, "comparisons": campaign_comparisons(campaign)}
+    simulated = campaign.judgments.filter(
+        worker__external_id__startswith=SIMULATED_WORKER_PREFIX
+    ).count()
+    extra = {
+        "campaign": campaign,
+        "comparisons": campaign_comparisons(campaign),
+        "simulated_judgments": simulated,
+    }
     return _page(request, "analysis/campaign_results.html", campaign, extra)
 
 
@@ -82,16 +88,7 @@ def _request(request, subject, analyze, target: str):
     except NothingToAnalyse as reason:
         show_on_page(request, reason, about=name)
     else:
-        if run.status == AnalysisRun.Status.SUCCEEDED:
-            messages.success(request, f"{name}: the results are up to date (analysis {run.pk}).")
-        elif run.status == AnalysisRun.Status.FAILED:
-            show_on_page(request, f"the analysis failed: {run.error}", about=name)
-        else:
-            run.refresh_from_db(fields=["progress"])
-            if run.progress == QUEUE_UNREACHABLE:
-                messages.warning(request, f"{name}: analysis {run.pk} {run.progress}.")
-            else:
-                messages.info(request, f"{name}: analysis {run.pk} is under way.")
+        flash_run(request, name, run)
     return redirect(target, slug=subject.slug)
 
 

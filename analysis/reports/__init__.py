@@ -143,7 +143,19 @@ def build_report(
     # (signals, views, the ``analyze`` command) by every process, most of which never build
     # a report; a Spot The Bot report needs no scipy.stats at all.
     report = getattr(import_module(f"{__name__}.{module}"), function)
-    return json_safe(report(data, params, progress))
+    result = report(data, params, progress)
+    if result.get("judgments", 0) < MIN_JUDGMENTS_FOR_INTERVALS:
+        # Every interval of every kind resamples (or divides by) more than one judgment:
+        # from a single one it is missing or of zero width, which is no evidence at all.
+        result["warnings"] = [TOO_FEW_FOR_INTERVALS, *result.get("warnings", [])]
+    return json_safe(result)
+
+
+MIN_JUDGMENTS_FOR_INTERVALS = 2
+TOO_FEW_FOR_INTERVALS = (
+    "Too few judgments for intervals: one judgment says nothing of its own uncertainty, so "
+    "the intervals below are missing or of zero width. Collect more before reading them."
+)
 
 
 # Each kind of input: the module of this package that reports on it, and its function.

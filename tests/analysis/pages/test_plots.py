@@ -216,6 +216,17 @@ def test_agreement_metrics_are_named_by_method_as_in_the_paper():
     assert names == ["ignore_b", "quality_t", "quality_d", "quality_c"]
 
 
+def test_the_agreement_plot_draws_alphas_that_have_no_interval():
+    # A pilot: two annotators of three items give alphas whose resamples never vary.
+    from analysis.pages.plots import agreement_plot
+
+    rows = [{"dimension": "quality", "alpha": -0.4, "low": None, "high": None, "units": 3}]
+
+    svg = agreement_plot({"comparative": {"agreement": rows}})
+
+    assert svg is not None and 'id="alpha' in svg
+
+
 # --- Human versus automatic ---------------------------------------------------------------------
 
 

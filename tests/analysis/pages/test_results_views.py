@@ -151,3 +151,24 @@ def test_an_ab_leaderboard_says_when_the_outliers_were_removed(client):
     page = client.get(reverse("analysis:detail", args=[tournament.slug])).content.decode()
     removed = run.result["chateval"]["removed_judgments"]
     assert f"their {removed} judgments are left out of these results and of the ranking" in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_analysis_that_failed_as_it_was_queued_is_flashed_as_failed(staff_client, monkeypatch):
+    # Without a broker the task runs as it is queued: the page must not say "under way"
+    # above "failed".
+    def broken(*args, **kwargs):
+        raise TypeError("a broken report")
+
+    monkeypatch.setattr("analysis.runs.tasks.build_report", broken)
+    study = imported_study()
+    campaign = Campaign.objects.get(study=study, task_kind="comparative")
+
+    response = staff_client.post(
+        reverse("results:analyze-campaign", args=[campaign.slug]), follow=True
+    )
+
+    page = response.content.decode()
+    assert AnalysisRun.objects.get(campaign=campaign).status == AnalysisRun.Status.FAILED
+    assert "the analysis failed: TypeError: a broken report" in page
+    assert "under way" not in page
