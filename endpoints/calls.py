@@ -21,7 +21,7 @@ from datetime import timedelta
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import DatabaseError
-from django.db.models import Count
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from .models import EndpointCall
@@ -124,3 +124,31 @@ def prune(*, keep: int | None = None, max_age_days: float | None = None) -> int:
         n, _ = extra.delete()
         deleted += n
     return deleted
+
+
+def failure_summary(endpoint_ids, *, days: int = 7, limit: int = 10) -> list[dict]:
+    """The endpoints' failures of the last `days`, one row per endpoint and kind of failure
+    (status and EvalHub's message): what failed, how often, when last, for the pages that
+    start work on those endpoints (a tournament, a judge run, a chat campaign). Never the
+    staff detail: these rows are read by owners."""
+    since = timezone.now() - timedelta(days=days)
+    rows = (
+        EndpointCall.objects.filter(endpoint_id__in=list(endpoint_ids), at__gte=since)
+        .exclude(status=EndpointCall.Status.OK)
+        .values("endpoint__system__name", "endpoint__system__slug", "status", "message")
+        .annotate(count=Count("pk"), last=Max("at"))
+        .order_by("-last")[:limit]
+    )
+    labels = dict(EndpointCall.Status.choices)
+    return [
+        {
+            "system": row["endpoint__system__slug"],
+            "system_name": row["endpoint__system__name"],
+            "status": row["status"],
+            "outcome": labels.get(row["status"], row["status"]),
+            "message": row["message"],
+            "count": row["count"],
+            "last": row["last"],
+        }
+        for row in rows
+    ]

@@ -275,6 +275,7 @@ class EndpointCall(models.Model):
         CHAT = "chat", "chat campaign"
         JUDGE = "judge", "automatic judge"
         ARENA = "arena", "arena battle"
+        TEST = "test", "connection test"
         OTHER = "other", "other"
 
     MESSAGE_CHARS = 200

@@ -8,4 +8,5 @@ from . import views
 urlpatterns = [
     path("", views.endpoint_edit, name="system-endpoint"),
     path("delete/", views.endpoint_delete, name="system-endpoint-delete"),
+    path("test/", views.endpoint_probe, name="system-endpoint-test"),
 ]

@@ -5,6 +5,7 @@ Only the system's owner and staff (`BotEndpoint.is_managed_by`, i.e. System.is_m
 see and change an endpoint; others who can see the system get 403, those who cannot see
 it 404, and anonymous visitors the login page."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -14,12 +15,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from evalhub.errors import UserInputError, show_on_page
 from evalhub.quotas import QuotaExceeded, check_quota
+from evalhub.ratelimit import Outage, allow_key
 from evalhub.views.systems import visible_system_or_404
 
 from . import calls
 from .budget import chat_limit, chat_used_today, used_today
 from .forms import BotEndpointForm
 from .models import BotEndpoint
+from .probe import probe, url_warning
 
 
 def managed_system(request, slug):
@@ -43,8 +46,10 @@ def endpoint_edit(request, slug):
             show_on_page(request, refused, form)
         else:
             with transaction.atomic():
-                form.save()
+                saved = form.save()
             messages.success(request, f"Saved the bot endpoint of {system.name}.")
+            if warning := url_warning(saved.url):
+                messages.warning(request, warning)
             return redirect("system-endpoint", slug=system.slug)
     context = {
         "system": system,
@@ -54,6 +59,7 @@ def endpoint_edit(request, slug):
         "chat_used_today": chat_used_today(endpoint.pk) if endpoint else 0,
         "chat_limit": chat_limit(endpoint.daily_budget, endpoint.chat_share) if endpoint else 0,
         "calls": list(calls.recent(endpoint)) if endpoint else [],
+        "url_warning": url_warning(endpoint.url) if endpoint else "",
     }
     status = 400 if request.method == "POST" else 200
     return render(request, "endpoints/endpoint_form.html", context, status=status)
@@ -72,3 +78,41 @@ def endpoint_delete(request, slug):
             return redirect(system)
         messages.success(request, f"Removed the bot endpoint of {system.name}.")
     return redirect(system)
+
+
+def allow_probe(user, endpoint: BotEndpoint) -> bool:
+    # A connection test is a real request on the owner's budget and the bot's time.
+    limit = settings.EVALHUB_ENDPOINT_PROBES_PER_MINUTE
+    key = f"endpoint-probe:{user.pk}:{endpoint.pk}"
+    return allow_key(key, limit, 60, on_outage=Outage.FAIL_OPEN)
+
+
+@login_required
+@require_POST
+def endpoint_probe(request, slug):
+    system = managed_system(request, slug)
+    endpoint = BotEndpoint.objects.filter(system=system).first()
+    if endpoint is None:
+        show_on_page(request, UserInputError("Register the bot endpoint first, then test it."))
+    elif not allow_probe(request.user, endpoint):
+        show_on_page(
+            request,
+            UserInputError(
+                f"At most {settings.EVALHUB_ENDPOINT_PROBES_PER_MINUTE} connection tests a "
+                "minute: try again shortly."
+            ),
+        )
+    else:
+        result = probe(endpoint)
+        if result.ok:
+            messages.success(
+                request, f"Connected in {result.latency_ms} ms. The bot answered: {result.reply}"
+            )
+        else:
+            show_on_page(
+                request,
+                UserInputError(
+                    f"The connection test failed after {result.latency_ms} ms: {result.message}"
+                ),
+            )
+    return redirect("system-endpoint", slug=system.slug)

@@ -355,6 +355,14 @@ class Settings(BaseSettings):
     EVALHUB_API_ANON_PER_MINUTE: int = setting(
         60, "API requests one address may make a minute signed out.", "quotas", ge=1, le=1_000_000
     )
+    EVALHUB_ENDPOINT_PROBES_PER_MINUTE: int = setting(
+        6,
+        "Connection tests of one endpoint a minute, per account, on its page and the API: each "
+        "is a real request on the endpoint's daily budget.",
+        "quotas",
+        ge=1,
+        le=1_000,
+    )
     EVALHUB_API_CREATIONS_PER_MINUTE: int = setting(
         10,
         "API requests a minute that create something (systems, endpoints, tournaments and their "

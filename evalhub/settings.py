@@ -328,6 +328,7 @@ REST_FRAMEWORK = {
         "creations": f"{env.EVALHUB_API_CREATIONS_PER_MINUTE}/minute",
         "uploads": f"{env.EVALHUB_API_UPLOADS_PER_HOUR}/hour",
         "token": f"{env.EVALHUB_API_TOKEN_PER_MINUTE}/minute",
+        "probes": f"{env.EVALHUB_ENDPOINT_PROBES_PER_MINUTE}/minute",
     },
     # DRF's, refusing a body that holds a NUL, JSON nested too deep answered 400 rather than
     # 500, and bodies over EVALHUB_MAX_JSON_BODY_BYTES 413 (evalhub/api/parsers.py).
@@ -421,6 +422,7 @@ EVALHUB_BOT_RETRY_MAX_DELAY = env.EVALHUB_BOT_RETRY_MAX_DELAY
 EVALHUB_BOT_RETRY_AFTER_MAX_SECONDS = env.EVALHUB_BOT_RETRY_AFTER_MAX_SECONDS
 EVALHUB_BOT_MAX_REPLY_CHARS = env.EVALHUB_BOT_MAX_REPLY_CHARS
 EVALHUB_BOT_SLOT_WAIT_SECONDS = env.EVALHUB_BOT_SLOT_WAIT_SECONDS
+EVALHUB_ENDPOINT_PROBES_PER_MINUTE = env.EVALHUB_ENDPOINT_PROBES_PER_MINUTE
 # A concurrency slot's lease outlives the request's total deadline by this much.
 EVALHUB_BOT_LEASE_MARGIN_SECONDS = env.EVALHUB_BOT_LEASE_MARGIN_SECONDS
 # Outbound requests reach public addresses, and internal ones only where an entry of this

@@ -52,6 +52,16 @@ def _members(tournament: Tournament) -> tuple[list[str], list[str] | None]:
     return targets, partners
 
 
+def speaking_systems(tournament: Tournament) -> list[str]:
+    """The slugs of every system that speaks in the tournament's collected conversations
+    (its pool and partners); none for a tournament whose conversations are imported."""
+    try:
+        targets, partners = _members(tournament)
+    except PlanInvalid:
+        return []
+    return sorted({*targets, *(partners or ())})
+
+
 def _size(tournament: Tournament, targets, partners) -> PlanSize:
     kind = tournament.schedule
     try:

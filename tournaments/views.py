@@ -14,6 +14,8 @@ from annotation import progress
 from annotation.campaigns import TransitionRefused
 from annotation.items import TooMuchWork
 from annotation.models import Campaign
+from endpoints.calls import failure_summary
+from endpoints.models import BotEndpoint
 from evalhub.errors import UserInputError, show_on_page
 from evalhub.listing import list_page
 from evalhub.permissions import is_managed_by, manageable_or_403
@@ -24,7 +26,7 @@ from . import ab_experiment, spot_the_bot_campaign
 from .collection import CollectionError
 from .forms import ABForm, PartnerSetForm, SpotTheBotForm
 from .models import Tournament
-from .plan import PlanInvalid, plan_size
+from .plan import PlanInvalid, plan_size, speaking_systems
 from .researcher_flow import create_partner_set, request_tournament_launch, seed_domains
 from .sorting import TOURNAMENT_SORTS
 
@@ -150,6 +152,12 @@ def tournament_detail(request, slug):
         context["plan"] = _plan_summary(tournament)
         context["collection"] = spot_the_bot_campaign.collection_progress(tournament)
         context["retryable"] = spot_the_bot_campaign.retryable(tournament)
+        if context["can_manage"]:
+            context["endpoint_failures"] = failure_summary(
+                BotEndpoint.objects.filter(
+                    system__slug__in=speaking_systems(tournament)
+                ).values_list("pk", flat=True)
+            )
         if campaign is None:
             context["available"] = spot_the_bot_campaign.available(tournament)
     else:
@@ -169,8 +177,31 @@ def collect(request, slug):
     except (PlanInvalid, CollectionError) as problem:
         show_on_page(request, problem)
     else:
-        messages.success(request, "Collection started: conversations appear as bots finish them.")
+        _flash_collection(
+            request, tournament, "Collection started: conversations appear as bots finish them."
+        )
     return redirect(tournament)
+
+
+def _flash_collection(request, tournament, started: str) -> None:
+    """What became of a collection just queued. Without a broker it ran inside this request,
+    so it may already be over: say how it ended (and where the reasons are) rather than
+    "started" above "90 failed"."""
+    progress = spot_the_bot_campaign.collection_progress(tournament)
+    if not progress["total"] or progress["pending"] or progress["running"]:
+        messages.success(request, started)
+    elif progress["failed"]:
+        show_on_page(
+            request,
+            f"{progress['failed']} of {progress['total']} conversations failed "
+            f"({progress['complete']} collected). The reasons are under "
+            '"Latest endpoint errors" below; fix the endpoint, then retry the failed ones.',
+            about=tournament.name,
+        )
+    else:
+        messages.success(
+            request, f"Collection finished: {progress['complete']} conversations collected."
+        )
 
 
 @login_required
@@ -183,7 +214,9 @@ def retry(request, slug):
     except (PlanInvalid, CollectionError) as problem:
         show_on_page(request, problem)
     else:
-        messages.success(request, "Failed and stalled dialogues are being collected again.")
+        _flash_collection(
+            request, tournament, "Failed and stalled dialogues are being collected again."
+        )
     return redirect(tournament)
 
 

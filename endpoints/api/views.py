@@ -25,6 +25,7 @@ from evalhub.quotas import check_quota
 
 from ..budget import chat_used_today, used_today
 from ..models import BotEndpoint, EndpointCall
+from ..probe import probe, url_warning
 
 
 class BotEndpointSerializer(serializers.ModelSerializer):
@@ -40,6 +41,10 @@ class BotEndpointSerializer(serializers.ModelSerializer):
     )
     used_today = serializers.SerializerMethodField()
     chat_used_today = serializers.SerializerMethodField()
+    url_warning = serializers.SerializerMethodField(
+        help_text="Why this deployment will refuse to call the URL (a loopback or private "
+        'address it does not allow), or "".'
+    )
     stop = serializers.ListField(
         child=serializers.CharField(max_length=BotEndpoint.MAX_STOP_CHARS, trim_whitespace=False),
         max_length=BotEndpoint.MAX_STOP_SEQUENCES,
@@ -68,6 +73,7 @@ class BotEndpointSerializer(serializers.ModelSerializer):
             "allow_other_owners",
             "used_today",
             "chat_used_today",
+            "url_warning",
             "updated",
         ]
         read_only_fields = ["system", "updated"]
@@ -80,6 +86,9 @@ class BotEndpointSerializer(serializers.ModelSerializer):
 
     def get_chat_used_today(self, endpoint) -> int:
         return chat_used_today(endpoint.pk)
+
+    def get_url_warning(self, endpoint) -> str:
+        return url_warning(endpoint.url)
 
     def save(self, **kwargs):
         # A token sent (even "") replaces the stored one and settles one an import left out,
@@ -253,3 +262,57 @@ class EndpointCallList(ManagedSystemMixin, generics.ListAPIView):
     def get_queryset(self):
         endpoint = self.managed_endpoint()
         return EndpointCall.objects.filter(endpoint=endpoint).order_by("-at", "-id")
+
+
+class ProbeSerializer(serializers.Serializer):
+    ok = serializers.BooleanField(help_text="The bot gave a usable answer.")
+    latency_ms = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=EndpointCall.Status.choices)
+    http_status = serializers.IntegerField(allow_null=True)
+    reply = serializers.CharField(help_text="The start of the bot's answer.")
+    message = serializers.CharField(help_text="Why it failed, in EvalHub's words.")
+
+
+PROBE_FAILED = {
+    "ok": False,
+    "latency_ms": 3,
+    "status": "refused",
+    "http_status": None,
+    "reply": "",
+    "message": "the endpoint's address is not allowed (a loopback address)",
+}
+
+
+@extend_schema_view(
+    post=extend_schema(
+        request=None,
+        responses={200: ProbeSerializer},
+        examples=[
+            _out(
+                "Answered",
+                {
+                    **PROBE_FAILED,
+                    "ok": True,
+                    "status": "ok",
+                    "http_status": 200,
+                    "reply": "Hello! Connection works.",
+                    "message": "",
+                    "latency_ms": 412,
+                },
+            ),
+            _out("Failed", PROBE_FAILED),
+        ],
+    )
+)
+class EndpointProbe(ManagedSystemMixin, generics.GenericAPIView):
+    """Test connection: one real request to the endpoint (on its daily budget, recorded
+    among its calls with the purpose "test"): its latency, and the bot's answer or why it
+    failed. 200 whatever the bot did; the body says."""
+
+    serializer_class = ProbeSerializer
+    permission_classes = [by_method(POST=IsManager)]
+    throttle_scopes = {"post": "probes"}  # evalhub/api/throttles.py
+    queryset = BotEndpoint.objects.none()
+
+    def post(self, request, slug):
+        return Response(probe(self.managed_endpoint()).as_dict())

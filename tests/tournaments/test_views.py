@@ -231,6 +231,61 @@ def test_collect_queues_the_task(client, owner, monkeypatch):
     assert "Collection started" in page
 
 
+def _refused_endpoints(t):
+    from endpoints.models import BotEndpoint
+
+    load([conversation("seed-0", ["human", "human"])])
+    for system in t.systems.all():
+        BotEndpoint.objects.create(
+            system=system, url="http://127.0.0.1:9/", allow_other_owners=True
+        )
+
+
+def test_a_collection_that_failed_at_once_is_flashed_as_failed_with_its_reasons(
+    client, owner, settings
+):
+    # Without a broker the collection runs inside the click: every dialogue fails on an
+    # address this deployment refuses, and the page says so rather than "started".
+    settings.EVALHUB_OUTBOUND_ALLOW = []
+    t = spot(owner, schedule="all-play-all", conversations_per_pair=2)
+    _refused_endpoints(t)
+    client.force_login(owner)
+
+    page = client.post(url("collect", t), follow=True).content.decode()
+
+    assert "Collection started" not in page
+    assert "4 of 4 conversations failed (0 collected)" in page
+    assert 'id="endpoint-errors"' in page and "address refused" in page
+    assert t.plan.filter(status="failed").count() == 4
+
+
+def test_endpoint_errors_are_not_shown_to_visitors(client, owner, settings):
+    from endpoints.calls import record
+    from endpoints.models import BotEndpoint
+
+    t = spot(owner, schedule="all-play-all", published=True)
+    _refused_endpoints(t)
+    for endpoint in BotEndpoint.objects.all():
+        record(endpoint.pk, purpose="collection", status="refused", latency_ms=1)
+    client.force_login(factories.user("visitor"))
+
+    page = client.get(url("detail", t)).content.decode()
+
+    assert 'id="endpoint-errors"' not in page
+
+
+def test_collect_is_not_offered_when_every_conversation_is_in(client, owner):
+    t = spot(owner, schedule="all-play-all", conversations_per_pair=1)
+    PlannedDialogue.objects.create(
+        tournament=t, key="k0", speakers=["a", "b"], index=0, seed=0, status="complete"
+    )
+    client.force_login(owner)
+
+    page = client.get(url("detail", t)).content.decode()
+
+    assert "Collect the missing conversations" not in page
+
+
 def test_collect_says_what_to_fix(client, owner, monkeypatch):
     from tournaments import tasks
 
