@@ -59,6 +59,11 @@ class ArenaForm(forms.ModelForm):
             "system_prompt",
             "block_list",
             "exclude_flagged",
+            # Moderation (arenas/voter_limits.py, arenas/fast_votes.py)
+            "battles_per_day",
+            "repeat_window_hours",
+            "max_prompt_repeats",
+            "fast_vote_fraction",
         ]
         widgets = {
             "description": forms.Textarea(attrs={"rows": 3}),
@@ -140,3 +145,13 @@ class PromptForm(forms.Form):
 
 class VoteForm(forms.Form):
     vote = forms.ChoiceField(choices=Battle.Vote.choices)
+
+
+# Moderation (arenas/flags.py) ----------------------------------------------------------------
+
+
+class FlagReviewForm(forms.Form):
+    decision = forms.ChoiceField(
+        choices=[("confirmed", "Confirm"), ("cleared", "Clear")],
+        error_messages={"invalid_choice": "Confirm the flag or clear it."},
+    )
