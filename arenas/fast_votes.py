@@ -44,19 +44,22 @@ def threshold_seconds(reading: float, fraction: float) -> float:
 
 def fast_vote_note(battle: Battle, voted_at: datetime) -> str | None:
     """Why the vote at `voted_at` on `battle` is fast, or None when it is not."""
+    fraction = battle.arena.fast_vote_fraction
+    if fraction <= 0:
+        return None
     answers = list(
         BattleAnswer.objects.filter(turn__battle=battle).values_list(
             "text", "started_at", "first_token_ms"
         )
     )
     reading = reading_seconds(text for text, _, _ in answers)
-    needed = threshold_seconds(reading, battle.arena.fast_vote_fraction)
+    needed = threshold_seconds(reading, fraction)
     shown = [
         started + timedelta(milliseconds=first or 0)
         for _, started, first in answers
         if started is not None
     ]
-    took = (voted_at - min(shown, default=battle.started_at)).total_seconds()
+    took = max(0.0, (voted_at - min(shown, default=battle.started_at)).total_seconds())
     if took >= needed:
         return None
     return (

@@ -6,7 +6,12 @@ from django.db.models import Q
 from endpoints.models import BotEndpoint
 from evalhub.models import System
 
-from .arena_settings import MAX_BLOCKED_PHRASE_CHARS, MAX_BLOCKED_PHRASES, MAX_PROMPT_CHARS
+from .arena_settings import (
+    MAX_BLOCKED_PHRASE_CHARS,
+    MAX_BLOCKED_PHRASES,
+    MAX_PROMPT_CHARS,
+    ArenaSettings,
+)
 from .models import Arena, ArenaSystem, Battle, entry_problem
 
 
@@ -70,12 +75,24 @@ class ArenaForm(forms.ModelForm):
             "system_prompt": forms.Textarea(attrs={"rows": 3}),
         }
 
+    # Moderation settings left empty take their defaults (arena_settings.py).
+    OPTIONAL = ("battles_per_day", "repeat_window_hours", "max_prompt_repeats", "fast_vote_fraction")
+
     def __init__(self, *args, owner=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.owner = owner
         if self.instance.pk:
             # The slug names the arena in links already handed out.
             self.fields["slug"].disabled = True
+        for name in self.OPTIONAL:
+            self.fields[name].required = False
+
+    def clean(self):
+        data = super().clean()
+        for name in self.OPTIONAL:
+            if name in data and data[name] is None:
+                data[name] = ArenaSettings.model_fields[name].default
+        return data
 
     def save(self, commit=True):
         arena = super().save(commit=False)
