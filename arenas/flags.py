@@ -53,9 +53,7 @@ def raise_flag(battle: Battle, code: str, note: str) -> bool:
     battle.flags = [*battle.flags, code]
     battle.flag_notes = {**battle.flag_notes, code: note}
     if battle.pk is not None:
-        Battle.objects.filter(pk=battle.pk).update(
-            flags=battle.flags, flag_notes=battle.flag_notes
-        )
+        Battle.objects.filter(pk=battle.pk).update(flags=battle.flags, flag_notes=battle.flag_notes)
     return True
 
 

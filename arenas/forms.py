@@ -76,7 +76,12 @@ class ArenaForm(forms.ModelForm):
         }
 
     # Moderation settings left empty take their defaults (arena_settings.py).
-    OPTIONAL = ("battles_per_day", "repeat_window_hours", "max_prompt_repeats", "fast_vote_fraction")
+    OPTIONAL = (
+        "battles_per_day",
+        "repeat_window_hours",
+        "max_prompt_repeats",
+        "fast_vote_fraction",
+    )
 
     def __init__(self, *args, owner=None, **kwargs):
         super().__init__(*args, **kwargs)
