@@ -121,9 +121,7 @@ def test_the_form_sets_the_moderation_settings(client, flagged):
     ("field", "value"),
     [("battles_per_day", "0"), ("repeat_window_hours", "721"), ("fast_vote_fraction", "1.5")],
 )
-def test_a_setting_out_of_its_range_is_refused_and_nothing_is_stored(
-    client, flagged, field, value
-):
+def test_a_setting_out_of_its_range_is_refused_and_nothing_is_stored(client, flagged, field, value):
     owner, made, _ = flagged
     client.force_login(owner)
     data = {"name": "Renamed", "visibility": "public", "voters": "signed_in", "max_turns": "3"}

@@ -188,8 +188,9 @@ def test_the_same_prompt_again_flags_the_repeat_not_the_first(owner, made):
     first.refresh_from_db()
     again.refresh_from_db()
     assert first.flags == [] and again.flags == ["repeated_prompt"]
-    assert "battle number 2 with this first prompt within 24 hours" in (
-        again.flag_notes["repeated_prompt"]
+    assert (
+        "battle number 2 with this first prompt within 24 hours"
+        in (again.flag_notes["repeated_prompt"])
     )
 
 
