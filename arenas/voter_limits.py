@@ -15,6 +15,9 @@ prompt.
   `Arena.repeat_window_hours` is flagged `repeated_prompt`; past
   `Arena.max_prompt_repeats` repeats (when not 0) it is refused.
 
+Two starts at the same instant may both pass the day's count and overshoot the cap by
+one; the minute's limit keeps such bursts small (the cap bounds abuse, it is no invoice).
+
 A refusal is a `LimitReached` (a user error, nothing written): the page shows it and the
 JSON answer is the API's one error shape, with 429 and Retry-After for the rate and the day.
 """

@@ -69,3 +69,12 @@ def test_an_arena_with_the_check_off_never_flags_a_vote(answered):
     answered.arena.save()
     battles.cast_vote(answered, "tie")
     assert Battle.objects.get().flags == []
+
+
+def test_the_voter_is_not_told_their_vote_was_flagged_as_fast(answered):
+    from arenas.presenting import battle_view
+
+    battles.cast_vote(answered, "a_better")
+    battle = Battle.objects.select_related("arena", "system_a", "system_b").get()
+    assert battle.flags == ["fast_vote"]
+    assert battle_view(battle)["flags"] == []
