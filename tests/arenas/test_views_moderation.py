@@ -94,6 +94,7 @@ def test_the_form_sets_the_moderation_settings(client, flagged):
     owner, made, _ = flagged
     client.force_login(owner)
     form = client.get(reverse("arenas:edit", args=[made.slug])).content.decode()
+    assert reverse("arenas:flags", args=[made.slug]) in form
     for name in ("exclude_flagged", "battles_per_day", "max_prompt_repeats", "fast_vote_fraction"):
         assert f'name="{name}"' in form
     data = {
