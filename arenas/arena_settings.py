@@ -23,6 +23,37 @@ class ArenaSettings(Declared):
         3, ge=1, le=20, description="User turns a voter may write in one battle before voting."
     )
 
+    # Moderation (arenas/voter_limits.py, arenas/fast_votes.py) ------------------------------
+    battles_per_day: int = Field(
+        200,
+        ge=1,
+        le=10_000,
+        description="Battles one voter may start in this arena a day (UTC); the next is "
+        "refused until midnight UTC.",
+    )
+    repeat_window_hours: int = Field(
+        24,
+        ge=1,
+        le=720,
+        description="Hours over which a voter's new prompt is compared with the prompts of "
+        "their earlier battles: the same prompt again (case, spacing and punctuation "
+        "ignored) flags the battle.",
+    )
+    max_prompt_repeats: int = Field(
+        0,
+        ge=0,
+        le=1000,
+        description="Repeats of one prompt a voter may start within that window; the next "
+        "is refused. 0: repeats are flagged, never refused.",
+    )
+    fast_vote_fraction: float = Field(
+        0.25,
+        ge=0.0,
+        le=1.0,
+        description="A vote cast in less than this share of the time it takes to read both "
+        "answers (238 words a minute) flags the battle. 0: votes are never flagged as fast.",
+    )
+
 
 class EntrySettings(Declared):
     noun: ClassVar[str] = "arena system setting"

@@ -19,8 +19,9 @@ from django.utils import timezone
 
 from evalhub.errors import UserInputError
 
-from . import leaderboard_queue
+from . import flags, leaderboard_queue, voter_limits
 from .arena_settings import MAX_PROMPT_CHARS
+from .fast_votes import fast_vote_note
 from .models import Arena, ArenaSystem, Battle, BattleAnswer, BattleTurn
 from .pairing import NoPair, draw_pair
 from .style import count_tokens, name_mentioned, style_features, summed_features
@@ -59,8 +60,12 @@ def drawable_entries(arena: Arena) -> list[ArenaSystem]:
 def start_battle(
     arena: Arena, voter: Voter, prompt: str, rng: random.Random | None = None
 ) -> Battle:
-    """A new battle: two systems drawn by the arena's rule, the first turn asked of both."""
+    """A new battle: two systems drawn by the arena's rule, the first turn asked of both
+    (within the voter's limits: arenas/voter_limits.py)."""
+    voter_limits.count_action(voter.ref, voter.platform)
     prompt = check_prompt(arena, prompt)
+    now = timezone.now()
+    checked = voter_limits.check_new_battle(arena, voter.ref, prompt, now)
     entries = drawable_entries(arena)
     try:
         draw = draw_pair(
@@ -69,7 +74,6 @@ def start_battle(
     except NoPair:
         raise BattleRefused("This arena has fewer than two systems to draw from.") from None
     systems = {e.system.slug: e.system for e in entries}
-    now = timezone.now()
     with transaction.atomic():
         battle = Battle.objects.create(
             arena=arena,
@@ -82,7 +86,11 @@ def start_battle(
             voter_ref=voter.ref,
             turns=1,
             pairing=draw.state,
+            prompt_digest=checked.digest,
         )
+        if checked.earlier:
+            note = voter_limits.repeat_note(arena, checked.earlier)
+            flags.raise_flag(battle, flags.REPEATED_PROMPT, note)
         _ask(battle, 1, prompt, now)
         transaction.on_commit(lambda: send_language(battle.pk))
     return battle
@@ -110,6 +118,7 @@ def _unfinished_reason(battle: Battle) -> str | None:
 
 def add_turn(battle: Battle, prompt: str) -> BattleTurn:
     """The voter's next turn, asked of both sides."""
+    voter_limits.count_action(battle.voter_ref, battle.voter_platform)
     with transaction.atomic():
         battle = _locked(battle)
         prompt = check_prompt(battle.arena, prompt)
@@ -131,6 +140,7 @@ def regenerate(battle: Battle) -> BattleTurn:
     """Ask both models the last turn again (after a failure, or answers the voter wants
     anew): the answers so far are kept in the turn's `regenerated` record, and both sides
     stream again. Not once the battle is voted, nor while an answer is still coming."""
+    voter_limits.count_action(battle.voter_ref, battle.voter_platform)
     with transaction.atomic():
         battle = _locked(battle)
         if battle.is_voted:
@@ -168,7 +178,9 @@ def regenerate(battle: Battle) -> BattleTurn:
 
 def cast_vote(battle: Battle, vote: str) -> Battle:
     """Store the vote (once: the same vote again changes nothing, another is refused) and
-    ask for the leaderboard to be computed again."""
+    ask for the leaderboard to be computed again. A vote sooner than the answers could be
+    read flags the battle (arenas/fast_votes.py)."""
+    voter_limits.count_action(battle.voter_ref, battle.voter_platform)
     if vote not in Battle.Vote.values:
         raise BattleRefused("Choose A is better, B is better, tie or both are bad.", field="vote")
     with transaction.atomic():
@@ -183,6 +195,9 @@ def cast_vote(battle: Battle, vote: str) -> Battle:
         battle.vote = vote
         battle.voted_at = timezone.now()
         battle.save(update_fields=["vote", "voted_at"])
+        note = fast_vote_note(battle, battle.voted_at)
+        if note:
+            flags.raise_flag(battle, flags.FAST_VOTE, note)
         leaderboard_queue.vote_arrived(battle.arena)
     return battle
 
@@ -290,11 +305,8 @@ def summarize_side(battle: Battle, side: str) -> None:
     if model_name:
         names.append(model_name)
     if any(name_mentioned(text, names) for text in texts):
-        flags = list(battle.flags)
-        if Battle.FLAG_NAME_IN_ANSWER not in flags:
-            flags.append(Battle.FLAG_NAME_IN_ANSWER)
-            Battle.objects.filter(pk=battle.pk).update(flags=flags)
-            battle.flags = flags
+        note = f"Model {side.upper()} named itself."
+        flags.raise_flag(battle, flags.NAME_IN_ANSWER, note)
 
 
 _RANDOM = random.SystemRandom()

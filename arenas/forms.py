@@ -6,7 +6,12 @@ from django.db.models import Q
 from endpoints.models import BotEndpoint
 from evalhub.models import System
 
-from .arena_settings import MAX_BLOCKED_PHRASE_CHARS, MAX_BLOCKED_PHRASES, MAX_PROMPT_CHARS
+from .arena_settings import (
+    MAX_BLOCKED_PHRASE_CHARS,
+    MAX_BLOCKED_PHRASES,
+    MAX_PROMPT_CHARS,
+    ArenaSettings,
+)
 from .models import Arena, ArenaSystem, Battle, entry_problem
 
 
@@ -59,11 +64,24 @@ class ArenaForm(forms.ModelForm):
             "system_prompt",
             "block_list",
             "exclude_flagged",
+            # Moderation (arenas/voter_limits.py, arenas/fast_votes.py)
+            "battles_per_day",
+            "repeat_window_hours",
+            "max_prompt_repeats",
+            "fast_vote_fraction",
         ]
         widgets = {
             "description": forms.Textarea(attrs={"rows": 3}),
             "system_prompt": forms.Textarea(attrs={"rows": 3}),
         }
+
+    # Moderation settings left empty take their defaults (arena_settings.py).
+    OPTIONAL = (
+        "battles_per_day",
+        "repeat_window_hours",
+        "max_prompt_repeats",
+        "fast_vote_fraction",
+    )
 
     def __init__(self, *args, owner=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -71,6 +89,15 @@ class ArenaForm(forms.ModelForm):
         if self.instance.pk:
             # The slug names the arena in links already handed out.
             self.fields["slug"].disabled = True
+        for name in self.OPTIONAL:
+            self.fields[name].required = False
+
+    def clean(self):
+        data = super().clean()
+        for name in self.OPTIONAL:
+            if name in data and data[name] is None:
+                data[name] = ArenaSettings.model_fields[name].default
+        return data
 
     def save(self, commit=True):
         arena = super().save(commit=False)
@@ -140,3 +167,13 @@ class PromptForm(forms.Form):
 
 class VoteForm(forms.Form):
     vote = forms.ChoiceField(choices=Battle.Vote.choices)
+
+
+# Moderation (arenas/flags.py) ----------------------------------------------------------------
+
+
+class FlagReviewForm(forms.Form):
+    decision = forms.ChoiceField(
+        choices=[("confirmed", "Confirm"), ("cleared", "Clear")],
+        error_messages={"invalid_choice": "Confirm the flag or clear it."},
+    )

@@ -118,6 +118,32 @@ class Arena(models.Model):
         default=True,
         help_text="A flagged battle (e.g. a model named itself) is kept but not counted.",
     )
+    # Moderation: per-voter caps and what flags a battle (arenas/voter_limits.py,
+    # arenas/fast_votes.py; the flags themselves: arenas/flags.py).
+    battles_per_day = models.PositiveIntegerField(
+        "battles a voter may start a day",
+        default=ArenaSettings.model_fields["battles_per_day"].default,
+        validators=range_validators(ArenaSettings, "battles_per_day"),
+        help_text=ArenaSettings.model_fields["battles_per_day"].description,
+    )
+    repeat_window_hours = models.PositiveSmallIntegerField(
+        "repeated prompts: window (hours)",
+        default=ArenaSettings.model_fields["repeat_window_hours"].default,
+        validators=range_validators(ArenaSettings, "repeat_window_hours"),
+        help_text=ArenaSettings.model_fields["repeat_window_hours"].description,
+    )
+    max_prompt_repeats = models.PositiveSmallIntegerField(
+        "repeats of a prompt allowed",
+        default=ArenaSettings.model_fields["max_prompt_repeats"].default,
+        validators=range_validators(ArenaSettings, "max_prompt_repeats"),
+        help_text=ArenaSettings.model_fields["max_prompt_repeats"].description,
+    )
+    fast_vote_fraction = models.FloatField(
+        "fast votes: share of the reading time",
+        default=ArenaSettings.model_fields["fast_vote_fraction"].default,
+        validators=range_validators(ArenaSettings, "fast_vote_fraction"),
+        help_text=ArenaSettings.model_fields["fast_vote_fraction"].description,
+    )
     pairing_rule = models.CharField(max_length=20, choices=Pairing.choices, default=Pairing.UNIFORM)
     # Set when a vote asks for the leaderboard and the debounced task is queued; cleared
     # by the task when it starts, so that votes arriving during a computation queue again.
@@ -129,7 +155,16 @@ class Arena(models.Model):
 
     class Meta:
         ordering = ["name"]
-        constraints = [range_constraint(ArenaSettings, "max_turns", prefix="arena")]
+        constraints = [
+            range_constraint(ArenaSettings, name, prefix="arena")
+            for name in (
+                "max_turns",
+                "battles_per_day",
+                "repeat_window_hours",
+                "max_prompt_repeats",
+                "fast_vote_fraction",
+            )
+        ]
 
     def __str__(self):
         return self.name
@@ -239,7 +274,8 @@ class Battle(models.Model):
         LINK = "link", "A visitor with the invitation link"
         IMPORTED = "imported", "Imported"
 
-    # Flags: why a battle is left out of the leaderboard when the arena says so.
+    # Flags: why a battle is left out of the leaderboard when the arena says so (every
+    # code, and what raises it: arenas/flags.py).
     FLAG_NAME_IN_ANSWER = "name_in_answer"
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
@@ -269,6 +305,12 @@ class Battle(models.Model):
     vote = models.CharField(max_length=10, choices=Vote.choices, blank=True)  # "": not yet
     voted_at = models.DateTimeField(null=True, blank=True)
     flags = models.JSONField(default=list, blank=True)
+    # Moderation (arenas/flags.py): per flag code, what raised it ({code: text}), and the
+    # owner's review ({code: {"decision": "confirmed" or "cleared", "by", "at"}}); the
+    # normalised first prompt's digest, to find a voter's repeats (arenas/voter_limits.py).
+    flag_notes = models.JSONField(default=dict, blank=True)
+    flag_reviews = models.JSONField(default=dict, blank=True)
+    prompt_digest = models.CharField(max_length=64, blank=True)
     # The pairing rule and its state when the pair was drawn (rule, weights, probability).
     pairing = models.JSONField(default=dict, blank=True)
     # Per side, summed over the turns: tokens of the answers and their style features.
@@ -293,7 +335,11 @@ class Battle(models.Model):
                 name="battle_vote_has_time",
             ),
         ]
-        indexes = [models.Index(fields=["arena", "vote"], name="battle_arena_vote")]
+        indexes = [
+            models.Index(fields=["arena", "vote"], name="battle_arena_vote"),
+            # A voter's battles of the day, and their repeats (arenas/voter_limits.py).
+            models.Index(fields=["arena", "voter_ref", "started_at"], name="battle_arena_voter"),
+        ]
 
     def __str__(self):
         return f"{self.arena.slug}: {self.system_a.slug} vs {self.system_b.slug}"

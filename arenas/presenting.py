@@ -8,6 +8,8 @@ from django.urls import reverse
 
 from .models import Battle, BattleAnswer
 
+VOTER_SEES = {Battle.FLAG_NAME_IN_ANSWER}
+
 
 def stream_url(battle: Battle, number: int, side: str) -> str:
     return reverse("arenas:stream", args=[battle.arena.slug, battle.public_id, number, side])
@@ -62,5 +64,7 @@ def battle_view(battle: Battle) -> dict:
     }
     if voted:
         view["reveal"] = {"a": battle.system_a.name, "b": battle.system_b.name}
-        view["flags"] = list(battle.flags)
+        # Only what the reveal explains: a voter told their vote looked fast, or their
+        # prompt repeated, would learn how to pass the checks (arenas/flags.py).
+        view["flags"] = [flag for flag in battle.flags if flag in VOTER_SEES]
     return view

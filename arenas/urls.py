@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from .views import battle, manage, pages
+from .views import battle, manage, moderation, pages
 
 app_name = "arenas"
 
@@ -33,6 +33,12 @@ urlpatterns = [
         "<slug:slug>/battles/<uuid:public_id>/turns/<int:number>/<str:side>/stop/",
         battle.answer_stop,
         name="stop",
+    ),
+    path("<slug:slug>/flags/", moderation.arena_flags, name="flags"),
+    path(
+        "<slug:slug>/flags/<uuid:public_id>/<slug:code>/",
+        moderation.flag_review,
+        name="flag-review",
     ),
     path("<slug:slug>/systems/", manage.arena_systems, name="systems"),
     path(

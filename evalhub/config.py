@@ -496,6 +496,15 @@ class Settings(BaseSettings):
         le=1_000_000,
     )
 
+    EVALHUB_ARENA_ACTIONS_PER_MINUTE: int = setting(
+        30,
+        "Battle actions (start, turn, regenerate, vote) one arena voter may take a minute, "
+        "over all arenas; the next is refused with 429 until the minute is over.",
+        "endpoints",
+        ge=1,
+        le=10_000,
+    )
+
     # Crowd platforms ---------------------------------------------------------------------
     EVALHUB_PUBLIC_URL: str = setting(
         "",

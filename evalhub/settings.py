@@ -454,6 +454,9 @@ EVALHUB_JUDGE_MAX_REPLY_CHARS = env.EVALHUB_JUDGE_MAX_REPLY_CHARS
 EVALHUB_ARENA_LEADERBOARD_DELAY_SECONDS = env.EVALHUB_ARENA_LEADERBOARD_DELAY_SECONDS
 EVALHUB_ARENA_BOOTSTRAP_ROUNDS = env.EVALHUB_ARENA_BOOTSTRAP_ROUNDS
 EVALHUB_ARENA_PROVISIONAL_BATTLES = env.EVALHUB_ARENA_PROVISIONAL_BATTLES
+# Each arena voter (account, invited visitor, crowd participant) takes at most this many
+# battle actions a minute (arenas/voter_limits.py).
+EVALHUB_ARENA_ACTIONS_PER_MINUTE = env.EVALHUB_ARENA_ACTIONS_PER_MINUTE
 
 # Crowd platforms (annotation/crowd/). Task URLs given to platforms are built from
 # EVALHUB_PUBLIC_URL, the HTTPS address workers reach. AWS credentials come the usual boto3

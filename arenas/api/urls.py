@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from .moderation import ArenaModeration, FlaggedBattles, FlagReview
 from .views import ArenaLeaderboard, BattleExport, BattleImport
 
 urlpatterns = [
@@ -10,4 +11,11 @@ urlpatterns = [
     ),
     path("arenas/<slug:slug>/battles/import/", BattleImport.as_view(), name="api-arena-import"),
     path("arenas/<slug:slug>/battles/export/", BattleExport.as_view(), name="api-arena-export"),
+    path("arenas/<slug:slug>/moderation/", ArenaModeration.as_view(), name="api-arena-moderation"),
+    path("arenas/<slug:slug>/flags/", FlaggedBattles.as_view(), name="api-arena-flags"),
+    path(
+        "arenas/<slug:slug>/flags/<uuid:public_id>/",
+        FlagReview.as_view(),
+        name="api-arena-flag-review",
+    ),
 ]

@@ -77,8 +77,13 @@ def own_battle(request, user, slug, public_id) -> Battle:
 
 
 def _refused(request, error: UserInputError, fallback: str):
+    """A refusal as the page's message, or in the API's one error shape (400, or 429 with
+    Retry-After for a voter's limits: arenas/voter_limits.py)."""
     if wants_json(request):
-        return JsonResponse(error.as_dict(), status=400)
+        response = JsonResponse(error.as_dict(), status=error.status_code)
+        if error.retry_after is not None:
+            response["Retry-After"] = str(error.retry_after)
+        return response
     show_on_page(request, error)
     return redirect(fallback)
 

@@ -30,6 +30,9 @@ def arena(owner=None, *, systems=(), slug=None, **fields) -> Arena:
     """An arena of `owner` with `systems` entered (weight 1, through their endpoints)."""
     fields.setdefault("visibility", Arena.Visibility.PUBLIC)
     fields.setdefault("name", "Test arena")
+    # Tests vote as soon as the fake models have answered: only the moderation tests
+    # (tests/arenas/test_moderation.py) ask for fast votes to be flagged.
+    fields.setdefault("fast_vote_fraction", 0.0)
     made = Arena.objects.create(owner=owner, slug=slug or f"arena-{next(_n)}", **fields)
     for system in systems:
         ArenaSystem.objects.create(
