@@ -28,6 +28,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from endpoints import chat as endpoint_chat
+from endpoints.calls import failure_summary
+from endpoints.models import BotEndpoint
 from evalhub.errors import UserInputError
 from evalhub.models import MAX_LATENCY_MS, Conversation, Speaker, System, Turn
 
@@ -398,6 +400,17 @@ def comparison_partner(assignment, item, config, state: ChatState) -> ChatState 
 def chat_budgets(campaign) -> list[endpoint_chat.ChatBudget]:
     """Today's chat share of each chatbot a chat campaign talks with, so that its page can
     say when one is spent (its chats then tell the worker so, and end incomplete)."""
+    return endpoint_chat.chat_budgets(_chatbots(campaign))
+
+
+def chat_endpoint_failures(campaign) -> list[dict]:
+    """The recent failures of the endpoints a chat campaign's chatbots answer through."""
+    endpoints = BotEndpoint.objects.filter(system__slug__in=_chatbots(campaign))
+    return failure_summary(endpoints.values_list("pk", flat=True))
+
+
+def _chatbots(campaign) -> list[str]:
+    """The slugs of the chatbots a chat campaign talks with (none for other kinds)."""
     if not campaign.kind.live:
         return []
     systems = (
@@ -405,7 +418,7 @@ def chat_budgets(campaign) -> list[endpoint_chat.ChatBudget]:
         .values_list("content__meta__system", flat=True)
         .distinct()
     )
-    return endpoint_chat.chat_budgets(slug for slug in systems if slug)
+    return [slug for slug in systems if slug]
 
 
 def usable_chats(queryset=None, *, include_incomplete: bool = False):

@@ -15,6 +15,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from endpoints.calls import failure_summary
 from evalhub.errors import UserInputError, show_on_page
 
 from . import rubric_versions, runs
@@ -163,6 +164,7 @@ def run_detail(request, pk):
         "page": page,
         "shown": shown,
         "query": f"status={shown}" if shown in AutomaticJudgment.Status.values else "",
+        "endpoint_failures": failure_summary([run.judge.endpoint_id]),
     }
     return render(request, "judging/run_detail.html", context)
 

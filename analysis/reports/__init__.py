@@ -144,7 +144,7 @@ def build_report(
     # a report; a Spot The Bot report needs no scipy.stats at all.
     report = getattr(import_module(f"{__name__}.{module}"), function)
     result = report(data, params, progress)
-    if result.get("judgments", 0) < MIN_JUDGMENTS_FOR_INTERVALS:
+    if 0 < result.get("judgments", 0) < MIN_JUDGMENTS_FOR_INTERVALS:
         # Every interval of every kind resamples (or divides by) more than one judgment:
         # from a single one it is missing or of zero width, which is no evidence at all.
         result["warnings"] = [TOO_FEW_FOR_INTERVALS, *result.get("warnings", [])]

@@ -31,7 +31,7 @@ from ..campaigns import (
     pays_crowdworkers,
     request_launch,
 )
-from ..chat import chat_budgets
+from ..chat import chat_budgets, chat_endpoint_failures
 from ..costs import amount_paid, campaign_costs, campaign_figures
 from ..crowd import PROVIDERS, get_provider
 from ..crowd.base import CrowdError
@@ -202,6 +202,7 @@ def campaign_detail(request, campaign):
             ).first(),
             "public": is_public(campaign),
             "chat_budgets": chat_budgets(campaign),
+            "endpoint_failures": chat_endpoint_failures(campaign),
         },
     )
 

@@ -674,3 +674,23 @@ def test_a_campaign_that_does_not_chat_shows_no_chat_budgets(staff):
     c = ab_campaign()
     page = staff.get(url("manage-campaign", c.slug)).content.decode()
     assert "chat-budgets" not in page
+
+
+def test_the_chat_campaign_page_shows_its_chatbots_latest_endpoint_errors(client):
+    from endpoints.calls import record
+    from tests.annotation.chat_setup import bot_system, chat_campaign
+
+    class Offline:
+        base_url = "http://127.0.0.1:9/v1"
+
+    owner = factories.user()
+    bot = bot_system(Offline, slug="failing-bot", owner=owner)
+    campaign = chat_campaign([bot], owner=owner)
+    for _ in range(3):
+        record(bot.endpoint.pk, purpose="chat", status="timeout", latency_ms=20_000)
+    client.force_login(owner)
+
+    page = client.get(url("manage-campaign", campaign.slug)).content.decode()
+
+    [section] = page.split('id="endpoint-errors">')[1:]
+    assert "<code>failing-bot</code>" in section and "timed out" in section and "3×" in section

@@ -152,6 +152,20 @@ def test_the_run_page_shows_progress_and_failed_answers_with_their_raw_text(clie
     assert "I cannot decide" in failed_only and "&quot;choice&quot;" not in failed_only
 
 
+def test_the_run_page_shows_the_judges_latest_endpoint_errors(client):
+    from endpoints.calls import record
+
+    judge = builders.judge(None)
+    client.force_login(judge.owner)
+    run = make_run(judge, builders.ab(2), status="running", items_total=2)
+    record(judge.endpoint_id, purpose="judge", status="http_error", http_status=429, latency_ms=5)
+
+    page = client.get(run.get_absolute_url()).content.decode()
+
+    [section] = page.split('id="endpoint-errors">')[1:]
+    assert "HTTP error" in section and "1×" in section
+
+
 def test_the_progress_json_has_the_counters(client):
     judge = builders.judge(None)
     client.force_login(judge.owner)
