@@ -17,12 +17,16 @@ $(STAMP): requirements.txt requirements-dev.txt | $(BIN)/python
 
 install: $(STAMP)
 
-# The embedded mode is a local development server: DEBUG on.
+# The embedded mode is a local development server: DEBUG on, SQLite, and a real Celery
+# worker beside it on a broker made of files (.broker/), so no service has to run and
+# background work runs in the background. `make run PORT=8123` serves on another port.
+PORT ?= 8000
 run: export DEBUG := 1
+run: export CELERY_BROKER_URL := filesystem://
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	$(BIN)/python manage.py serve_embedded 127.0.0.1:$(PORT)
 
 # The docs site is built with --strict: a broken link or anchor fails the tests.
 test: $(STAMP)

@@ -227,8 +227,15 @@ class Settings(BaseSettings):
     # Background work -----------------------------------------------------------------------
     CELERY_BROKER_URL: str = setting(
         "",
-        "Celery's broker (redis://host:6379/0). Unset: tasks run eagerly inside the request "
-        "(embedded mode).",
+        "Celery's broker (redis://host:6379/0). `filesystem://`: messages are files in "
+        "EVALHUB_EMBEDDED_BROKER_DIR, for `make run`'s worker (no service needed). Unset: tasks "
+        "run eagerly inside the request (the tests, and a bare `manage.py runserver`).",
+        "celery",
+    )
+    EVALHUB_EMBEDDED_BROKER_DIR: str = setting(
+        "",
+        "Where the `filesystem://` broker keeps its messages (default: .broker/ in the "
+        "project). Only for one machine: the web process and its worker share the folder.",
         "celery",
     )
     CELERY_RESULT_BACKEND: str = setting(

@@ -10,7 +10,8 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.crypto import salted_hmac
 
-from .models import PromptSet, Submission, System
+from .models import NoticeKind, PromptSet, Submission, System
+from .notifications import set_preferences
 from .services import create_prompt_set, submit_responses
 
 # (prompt, reference response); tokens are separated by spaces, as in ChatEval's sets.
@@ -195,6 +196,10 @@ def _user(username: str, *, staff: bool) -> User:
         user.set_password(demo_password(username))
     user.is_staff = user.is_superuser = staff
     user.save()
+    if created:
+        # Made-up addresses: the demo's own events (its submissions scored, its analyses
+        # done) are told on the notices page, not as console emails.
+        set_preferences(user, dict.fromkeys(NoticeKind.values, (True, False)))
     return user
 
 

@@ -138,8 +138,15 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.EVALHUB_PG_PREPARE:
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 0
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Writers wait for each other instead of failing with "database is locked".
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # Writers wait for each other instead of failing with "database is locked": the web
+    # process and `make run`'s worker write at once. WAL lets readers go on while one
+    # writes; IMMEDIATE takes the write lock when a transaction starts, so two transactions
+    # that read then write never deadlock on upgrading their locks.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        timeout=20,
+        transaction_mode="IMMEDIATE",
+        init_command="PRAGMA journal_mode=WAL;",
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -214,6 +221,15 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A request must not hang when the broker is down: give up quickly and let beat re-queue.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
+EVALHUB_EMBEDDED_BROKER_DIR = env.EVALHUB_EMBEDDED_BROKER_DIR or str(BASE_DIR / ".broker")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    # `make run`: a real worker beside the server, its messages files in one folder that
+    # both read and write (kombu's filesystem transport), so no service has to run.
+    Path(EVALHUB_EMBEDDED_BROKER_DIR).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS |= {
+        "data_folder_in": EVALHUB_EMBEDDED_BROKER_DIR,
+        "data_folder_out": EVALHUB_EMBEDDED_BROKER_DIR,
+    }
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
