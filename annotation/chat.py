@@ -2,16 +2,23 @@
 catalog turn by turn (source "chat"; the worker is speaker 0, the system speaker 1).
 
 Every action of the page (send, retry, end, flag) is one function here; the form pages
-and the JSON endpoint both call them (annotation/views/chat.py). The rules:
+and the JSON endpoint both call them (annotation/views/chat.py). None of them asks the
+bot: sending (or retrying) stores the worker's turn and makes the bot's reply *due*; a
+stream (annotation/chat_replies.py, an async view served over ASGI) then claims the due
+reply, asks the bot and stores what it answered. The rules:
 
 - a message carries the position it will take; a replayed or double-clicked message
-  finds its turn stored and stores nothing more, and never asks the bot twice;
-- the bot is asked with no database transaction open (a reply may take many seconds);
-  the conversation row is locked only to check and store a turn;
-- a failed reply leaves the worker's turn unanswered with a message saying why: the
-  worker may retry that turn or end the conversation, which then ends *incomplete*; a
-  chatbot whose chat share of its endpoint's budget is spent for the day says so (the
-  campaign page tells the owner, `chat_budgets`);
+  finds its turn stored and stores nothing more;
+- a due reply is claimed once (`claim_reply`: `streaming_until`, a lease, under the
+  conversation's row lock), so a second stream of the same reply (two tabs, a reload)
+  asks nothing and waits for the first one's outcome, and the bot is asked once per
+  message or retry; the bot is asked with no database transaction open;
+- the reply is stored once, when the stream ends (`settle_reply`): the whole text, or,
+  when the bot failed (or the worker left mid-stream), nothing but a message saying why,
+  so that nothing half-written is kept; the worker may retry that turn or end the
+  conversation, which then ends *incomplete*; a chatbot whose chat share of its
+  endpoint's budget is spent for the day says so (the campaign page tells the owner,
+  `chat_budgets`);
 - the conversation ends complete after `max_turns` of the worker's messages answered, or
   when the worker ends it after at least `min_turns`;
 - `metadata["incomplete"]` is true until the conversation ended complete, so campaign
@@ -19,8 +26,7 @@ and the JSON endpoint both call them (annotation/views/chat.py). The rules:
 """
 
 import logging
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -29,6 +35,7 @@ from django.utils import timezone
 
 from endpoints import chat as endpoint_chat
 from endpoints.calls import failure_summary
+from endpoints.client import Endpoint
 from endpoints.models import BotEndpoint
 from evalhub.errors import UserInputError
 from evalhub.models import MAX_LATENCY_MS, Conversation, Speaker, System, Turn
@@ -42,6 +49,8 @@ OPEN, COMPLETE, INCOMPLETE = "open", "complete", "incomplete"
 
 
 STALE_MESSAGE = "The chatbot's reply never arrived."
+DUE_MESSAGE = "Your message is kept; the chatbot has not been asked for its reply yet."
+INTERRUPTED_MESSAGE = "The reply was interrupted before it was complete."
 
 
 class ChatRefused(UserInputError):
@@ -66,10 +75,25 @@ class ChatState:
         return self.status == COMPLETE
 
     @property
+    def claimed(self) -> bool:
+        """A stream took the due reply (it may have died since: see `error`)."""
+        return bool(self.chat.get("streaming_until"))
+
+    @property
+    def streaming(self) -> bool:
+        """A stream is asking the bot for the reply now."""
+        return self.status == OPEN and self.unanswered and not self.error and self.claimed
+
+    @property
+    def due(self) -> bool:
+        """The worker's message waits for a stream to ask the bot."""
+        return self.status == OPEN and self.unanswered and not self.error and not self.claimed
+
+    @property
     def error(self) -> str:
         if self.chat.get("error"):
             return self.chat["error"]
-        if self.status == OPEN and self.unanswered and _stale(self.chat):
+        if self.status == OPEN and self.unanswered and _lease_over(self.chat):
             return STALE_MESSAGE
         return ""
 
@@ -83,6 +107,7 @@ class ChatState:
 
     @property
     def waiting(self) -> bool:
+        """A reply is coming: due (the page's script opens its stream) or streaming."""
         return self.status == OPEN and self.unanswered and not self.error
 
     @property
@@ -95,7 +120,9 @@ class ChatState:
 
     @property
     def can_retry(self) -> bool:
-        return self.status == OPEN and self.unanswered and (bool(self.error) or _stale(self.chat))
+        """A failed reply, or one due that nobody asked for (a page without JavaScript
+        whose post was cut short): the worker may ask (again)."""
+        return self.status == OPEN and self.unanswered and not self.streaming
 
     @property
     def can_end(self) -> bool:
@@ -104,6 +131,11 @@ class ChatState:
         if self.unanswered:
             return self.can_retry
         return self.worker_turns >= self.config["min_turns"]
+
+    @property
+    def notice(self) -> str:
+        """What the page without JavaScript says about the last turn."""
+        return self.error or (DUE_MESSAGE if self.due else "")
 
     def shown_turns(self) -> list[dict]:
         return [
@@ -128,6 +160,7 @@ class ChatState:
             "max_turns": self.config["max_turns"],
             "error": self.error,
             "waiting": self.waiting,
+            "streaming": self.streaming,
             "can_send": self.can_send,
             "can_retry": self.can_retry,
             "can_end": self.can_end,
@@ -143,13 +176,17 @@ def _config(assignment: Assignment) -> dict:
     return campaign.kind.clean_config(campaign.task_config)
 
 
-def _stale(chat: dict) -> bool:
-    """A reply asked for so long ago that its request has surely died (a killed process)."""
-    since = chat.get("asking_since")
-    if not since:
-        return False
-    limit = timedelta(seconds=3 * settings.EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS)
-    return timezone.now() - datetime.fromisoformat(since) > limit
+def reply_lease_seconds() -> float:
+    """How long a claimed reply may take before it counts as lost: the longest stream
+    (the chat cap, a slot wait) and the lease margin of every bot call."""
+    cap = settings.EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS
+    return 1.1 * cap + settings.EVALHUB_BOT_LEASE_MARGIN_SECONDS
+
+
+def _lease_over(chat: dict) -> bool:
+    """A reply claimed so long ago that its stream has surely died (a killed process)."""
+    until = chat.get("streaming_until")
+    return bool(until) and timezone.now() > datetime.fromisoformat(until)
 
 
 def chat_state(assignment: Assignment, item: Item) -> ChatState:
@@ -203,6 +240,7 @@ def open_conversation(assignment: Assignment, item: Item) -> Conversation:
                         "status": OPEN,
                         "error": "",
                         "asking_since": None,
+                        "streaming_until": None,
                         "ended_at": None,
                     },
                 },
@@ -274,14 +312,21 @@ def send(assignment: Assignment, item: Item, text: str, position) -> ChatState:
                 text=text,
                 timestamp=timezone.now(),
             )
-            _save_chat(conversation, error="", asking_since=timezone.now().isoformat())
-    except IntegrityError:  # the same message raced in twice; the other one asks the bot
-        return chat_state(assignment, item)
-    return _ask(assignment, item, conversation.pk, position + 1)
+            _due(conversation)
+    except IntegrityError:  # the same message raced in twice: the other one is stored
+        pass
+    return chat_state(assignment, item)
+
+
+def _due(conversation: Conversation) -> None:
+    """The bot's reply to the last turn is due: the next stream asks for it."""
+    _save_chat(
+        conversation, error="", asking_since=timezone.now().isoformat(), streaming_until=None
+    )
 
 
 def retry(assignment: Assignment, item: Item) -> ChatState:
-    """Ask the bot again for the reply that failed."""
+    """Make the reply that failed (or was never asked for) due again."""
     state = chat_state(assignment, item)
     if not state.can_retry:
         raise ChatRefused(
@@ -289,57 +334,83 @@ def retry(assignment: Assignment, item: Item) -> ChatState:
         )
     with transaction.atomic():
         conversation, turns = _locked(state.conversation.pk)
-        chat = conversation.metadata["chat"]
-        if chat["status"] != OPEN or not turns or turns[-1].speaker != HUMAN:
-            raise ChatRefused("There is no reply to try again.")
-        if not chat["error"] and not _stale(chat):
-            raise ChatRefused("The reply is still coming.")
-        _save_chat(conversation, error="", asking_since=timezone.now().isoformat())
-    return _ask(assignment, item, conversation.pk, len(turns))
+        current = ChatState(conversation, turns, state.config, conversation.metadata["chat"])
+        if not current.can_retry:
+            raise ChatRefused(
+                "The reply is still coming."
+                if current.waiting
+                else "There is no reply to try again."
+            )
+        _due(conversation)
+    return chat_state(assignment, item)
 
 
-def _ask(assignment: Assignment, item: Item, pk: int, position: int) -> ChatState:
-    """Ask the bot for the turn at `position`, outside any transaction, and store it."""
-    conversation = Conversation.objects.get(pk=pk)
-    history = [
-        {"speaker": t.speaker, "text": t.text}
-        for t in Turn.objects.filter(conversation=conversation).order_by("position")
-    ]
-    system = Speaker.objects.select_related("system").get(conversation=conversation, index=BOT)
-    started = time.monotonic()
+@dataclass(frozen=True)
+class ReplyJob:
+    """A due reply claimed by one stream: what asking the bot needs, read beforehand."""
+
+    conversation_id: int
+    position: int  # where the reply goes
+    key: str  # the conversation's id for the bot
+    turns: tuple[dict, ...]  # {"speaker": 0 | 1, "text"}: the worker is 0, the bot 1
+    endpoint: Endpoint | None
+    refusal: str = ""  # why the bot cannot be asked (its endpoint is gone or closed)
+
+
+def claim_reply(assignment: Assignment, item: Item) -> ReplyJob | None:
+    """Claim the conversation's due reply for the calling stream; None when no reply is due
+    (answered, failed, ended) or another stream holds it."""
+    conversation = Conversation.objects.filter(external_id=external_id(assignment, item)).first()
+    if conversation is None:
+        return None
+    lease = timedelta(seconds=reply_lease_seconds())
+    with transaction.atomic():
+        conversation, turns = _locked(conversation.pk)
+        state = ChatState(conversation, turns, _config(assignment), conversation.metadata["chat"])
+        if not state.due:
+            return None
+        _save_chat(conversation, streaming_until=(timezone.now() + lease).isoformat())
+    history = tuple({"speaker": t.speaker, "text": t.text} for t in turns)
+    job = ReplyJob(conversation.pk, len(turns), conversation.external_id, history, None)
+    bot = Speaker.objects.select_related("system").get(conversation=conversation, index=BOT)
     try:
-        text = endpoint_chat.reply(
-            assignment.campaign.owner_id, system.system, conversation.external_id, history
-        )
+        endpoint = endpoint_chat.chat_endpoint(assignment.campaign.owner_id, bot.system)
     except endpoint_chat.ReplyFailed as failed:
-        logger.warning("Chat %s: no reply: %s", conversation.external_id, failed.detail)
-        with transaction.atomic():
-            conversation, turns = _locked(pk)
-            if len(turns) == position:
-                _save_chat(conversation, error=failed.message, asking_since=None)
-        return chat_state(assignment, item)
-    latency = min(MAX_LATENCY_MS, round((time.monotonic() - started) * 1000))
+        logger.warning("Chat %s: not asked: %s", conversation.external_id, failed.detail)
+        return replace(job, refusal=failed.message)
+    return replace(job, endpoint=endpoint)
+
+
+def settle_reply(
+    assignment: Assignment, item: Item, job: ReplyJob, text: str, latency_ms: int, error: str
+) -> ChatState:
+    """Store how the claimed reply ended: the bot's whole turn (`text`), or `error` for the
+    worker and no turn. Only the reply to the turn still unanswered is kept."""
     config = _config(assignment)
     with transaction.atomic():
-        conversation, turns = _locked(pk)
-        # Only the reply to the turn still unanswered is kept (a retry may have won).
-        if len(turns) == position and conversation.metadata["chat"]["status"] == OPEN:
-            Turn.objects.create(
-                conversation=conversation,
-                position=position,
-                speaker=BOT,
-                text=text,
-                timestamp=timezone.now(),
-                latency_ms=latency,
-            )
-            worker_turns = sum(t.speaker == HUMAN for t in turns)
-            done = {"status": COMPLETE, "ended_at": timezone.now().isoformat()}
-            _save_chat(
-                conversation,
-                error="",
-                asking_since=None,
-                **(done if worker_turns >= config["max_turns"] else {}),
-            )
+        conversation, turns = _locked(job.conversation_id)
+        chat = conversation.metadata["chat"]
+        if len(turns) == job.position and chat["status"] == OPEN:
+            if error:
+                _save_chat(conversation, error=error, asking_since=None, streaming_until=None)
+            else:
+                Turn.objects.create(
+                    conversation=conversation,
+                    position=job.position,
+                    speaker=BOT,
+                    text=text,
+                    timestamp=timezone.now(),
+                    latency_ms=min(MAX_LATENCY_MS, latency_ms),
+                )
+                worker_turns = sum(t.speaker == HUMAN for t in turns)
+                done = {"status": COMPLETE, "ended_at": timezone.now().isoformat()}
+                _save_chat(
+                    conversation,
+                    error="",
+                    asking_since=None,
+                    streaming_until=None,
+                    **(done if worker_turns >= config["max_turns"] else {}),
+                )
     return chat_state(assignment, item)
 
 

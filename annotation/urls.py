@@ -13,7 +13,14 @@ urlpatterns = [
         name="submit-item",
     ),
     path("work/assignment/<uuid:public_id>/done/", worker.done, name="done"),
-    # A chat item's actions: a form post per turn, and the same as JSON for the page script.
+    # A chat item's actions: a form post per turn, and the same as JSON for the page script;
+    # and the stream of the bot's reply. Everything under .../chat/ is served by the ASGI
+    # service in production (deploy/nginx.conf): these views may wait on a bot.
+    path(
+        "work/assignment/<uuid:public_id>/items/<int:item_id>/chat/stream/",
+        chat.chat_stream,
+        name="chat-stream",
+    ),
     *(
         path(
             f"work/assignment/<uuid:public_id>/items/<int:item_id>/chat/{action}{suffix}",

@@ -40,29 +40,18 @@ from endpoints.client import (
     Endpoint,
 )
 from endpoints.models import BotEndpoint
+from endpoints.patience import patiently
+from endpoints.relay import Piece, Settled
 from endpoints.streaming import AsyncBotClient, StreamResult
 
 from . import battles
 from .battles import Outcome
 from .models import BattleAnswer
-from .patience import patiently
 
 logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.5
 BOT_SPEAKER, VOTER_SPEAKER = 1, 0
-
-
-@dataclass(frozen=True)
-class Piece:
-    text: str
-
-
-@dataclass(frozen=True)
-class Settled:
-    status: str
-    text: str
-    error: str = ""
 
 
 @dataclass(frozen=True)

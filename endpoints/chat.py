@@ -1,9 +1,10 @@
-"""Chat campaigns' bots: annotation (annotation/chat.py) asks a system's BotEndpoint for the
-next turn of a live chat through this module, and lists the systems a campaign may chat with.
+"""Chat campaigns' bots: annotation (annotation/chat_replies.py) streams the next turn of a
+live chat from a system's BotEndpoint through this module, with the async client
+(endpoints/streaming.py), and lists the systems a campaign may chat with.
 
-A worker is waiting, so a live chat's request is shorter than a collection's: the
-endpoint's timeout capped at EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS, two attempts, a
-Retry-After honoured only when short, and no long wait for a concurrency slot. The
+A worker is watching, so a live chat's request is shorter than a collection's: the
+endpoint's timeout capped at EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS for the whole stream, one
+attempt (the worker may ask again), and no long wait for a concurrency slot. The
 endpoint's budget and address policy apply as everywhere, and chats spend only the
 endpoint's chat share of its budget (endpoints/budget.py), so a crowd cannot use up what
 the owner's tournaments and judges need. A campaign may use an endpoint its owner may
@@ -11,6 +12,8 @@ use: the system's owner's own, or any whose owner allows other owners (and gives
 share).
 """
 
+from collections.abc import AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass, replace
 
 from django.conf import settings
@@ -22,14 +25,13 @@ from evalhub.models import System
 from .budget import chat_limit, today
 from .client import (
     BotBusy,
-    BotClient,
     BotError,
     BotHTTPError,
     BotTimeout,
     BudgetExhausted,
     Endpoint,
-    RetryPolicy,
 )
+from .streaming import AsyncBotClient, StreamResult
 
 LIMIT_REACHED = (
     "This chatbot has answered all the messages it may answer today. End the conversation "
@@ -68,7 +70,8 @@ def _message(error: BotError) -> str:
     if isinstance(error, BotTimeout):
         return "The chatbot took too long to answer."
     if isinstance(error, BotHTTPError) and error.status == 429:
-        return "The chatbot is busy right now."
+        wait = f" (it asks to wait {error.retry_after:g} s)" if error.retry_after else ""
+        return f"The chatbot is busy right now{wait}."
     if isinstance(error, BudgetExhausted):
         return LIMIT_REACHED
     if isinstance(error, BotBusy):
@@ -76,10 +79,9 @@ def _message(error: BotError) -> str:
     return "The chatbot did not give a usable answer."
 
 
-def reply(owner_id, system: System, conversation_id: str, turns: list[dict]) -> str:
-    """The bot's next turn after `turns` ([{"speaker": 0 | 1, "text"}], the worker is
-    speaker 0, the bot 1) for a campaign of `owner_id`, or ReplyFailed with a message a
-    worker can read."""
+def chat_endpoint(owner_id, system: System) -> Endpoint:
+    """The call configuration of `system`'s endpoint for a chat campaign of `owner_id`, or
+    ReplyFailed when the campaign may not (or can no longer) call it."""
     endpoint = BotEndpoint.objects.select_related("system").filter(system=system).first()
     if endpoint is None:
         raise ReplyFailed("This chatbot can no longer be reached.", transient=False)
@@ -91,23 +93,33 @@ def reply(owner_id, system: System, conversation_id: str, turns: list[dict]) -> 
         )
     cap = settings.EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS
     target = Endpoint.from_model(endpoint)
-    # The worst case fits in `cap`, since a web process is held meanwhile: two attempts
-    # (0.35 each), a short Retry-After between them (0.1) and a slot wait before each (0.1).
-    target = replace(target, timeout=min(target.timeout or cap, 0.35 * cap))
-    client = BotClient(
-        target,
-        retry=RetryPolicy(
-            attempts=2, base_delay=0.2, max_delay=0.1 * cap, max_retry_after=0.1 * cap
-        ),
-        slot_wait=0.1 * cap,
-        purpose="chat",
+    # The whole stream, from connecting to its last event, fits in `cap`: a worker watches.
+    return replace(target, timeout=min(target.timeout or cap, cap))
+
+
+def failure(error: BotError) -> ReplyFailed:
+    return ReplyFailed(
+        _message(error), detail=f"{type(error).__name__}: {error}", transient=error.transient
     )
+
+
+async def stream_reply(
+    endpoint: Endpoint, conversation_id: str, turns: list[dict]
+) -> AsyncIterator[str | StreamResult]:
+    """The bot's next turn after `turns` ([{"speaker": 0 | 1, "text"}], the worker is
+    speaker 0, the bot 1), piece by piece as it is written (OpenAI-compatible endpoints
+    stream; EvalHub's protocol answers whole), then the StreamResult; or ReplyFailed with
+    a message a worker can read. One attempt: what was shown cannot be taken back, and
+    the worker may ask again. Chats spend the endpoint's chat share; a short wait for a
+    concurrency slot, since a worker is watching."""
+    cap = settings.EVALHUB_CHAT_REPLY_TIMEOUT_SECONDS
     try:
-        return client.reply(conversation_id, turns, BOT_SPEAKER)
+        client = AsyncBotClient(endpoint, slot_wait=0.1 * cap, purpose="chat")
+        async with aclosing(client.stream_reply(conversation_id, turns, BOT_SPEAKER)) as chunks:
+            async for chunk in chunks:
+                yield chunk
     except BotError as error:
-        raise ReplyFailed(
-            _message(error), detail=f"{type(error).__name__}: {error}", transient=error.transient
-        ) from error
+        raise failure(error) from error
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ def test_app_services_share_the_image_and_point_at_the_real_services():
 def test_commands_run_gunicorn_and_celery_on_the_project():
     services = compose()["services"]
     assert "gunicorn evalhub.wsgi:application" in services["web"]["command"]
-    assert "--threads" in services["web"]["command"]  # chats wait on bots inside a request
+    assert "--threads" in services["web"]["command"]
     assert "migrate" not in services["web"]["command"]
     assert services["migrate"]["command"] == "python manage.py migrate --noinput"
     assert services["worker-collection"]["command"].startswith("celery -A evalhub worker")
@@ -153,11 +153,18 @@ def test_the_proxy_is_the_one_port_and_mounts_its_configuration():
         assert services["proxy"]["depends_on"][name]["condition"] == "service_healthy"
 
 
+CHAT_LOCATION = "^/work/assignment/[^/]+/items/[0-9]+/chat/"
+
+
 def test_the_arenas_battle_paths_go_to_the_asgi_service_unbuffered(settings):
     from django.urls import reverse
 
     locations = proxied_locations()
-    assert locations == {"^/arenas/[^/]+/battles/": "arena", "/": "web"}
+    assert locations == {
+        "^/arenas/[^/]+/battles/": "arena",
+        CHAT_LOCATION: "arena",
+        "/": "web",
+    }
     battle_paths = [
         reverse("arenas:battle-start", args=["my-arena"]),
         reverse("arenas:turn", args=["my-arena", "7c9e6679-7425-40de-944b-e07fc1f90ae7"]),
@@ -171,3 +178,24 @@ def test_the_arenas_battle_paths_go_to_the_asgi_service_unbuffered(settings):
     arena_block = nginx_conf().split("location ~ ^/arenas/[^/]+/battles/", 1)[1].split("}")[0]
     assert "proxy_buffering off;" in arena_block
     assert "proxy_pass http://arena;" in arena_block
+
+
+def test_a_chats_turns_and_streamed_replies_go_to_the_asgi_service_unbuffered():
+    from django.urls import reverse
+
+    assert proxied_locations()[CHAT_LOCATION] == "arena"
+    ids = ["7c9e6679-7425-40de-944b-e07fc1f90ae7", 12]
+    waiting_on_bots = [reverse("annotation:chat-stream", args=ids)] + [
+        reverse(f"annotation:chat-{action}{suffix}", args=ids)
+        for action in ("send", "retry", "end", "flag")
+        for suffix in ("", "-json")
+    ]
+    pages = [
+        reverse("annotation:assignment", args=ids[:1]),
+        reverse("annotation:submit-item", args=ids),
+    ]
+    pattern = re.compile(CHAT_LOCATION)
+    assert all(pattern.match(path) for path in waiting_on_bots)
+    assert not any(pattern.match(path) for path in pages)
+    block = nginx_conf().split(f"location ~ {CHAT_LOCATION}", 1)[1].split("}")[0]
+    assert "proxy_buffering off;" in block and "proxy_pass http://arena;" in block

@@ -3,6 +3,7 @@ whether the assignment still takes answers. The item pages (worker.py), the chat
 (chat.py) and training share these."""
 
 from functools import wraps
+from inspect import iscoroutinefunction
 
 from django.http import Http404
 from django.utils import timezone
@@ -17,15 +18,25 @@ from ..models import Assignment
 def framed_by_provider(view):
     """Task pages may be framed by the campaign's crowd platform, and by nobody else."""
 
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        response = view(request, *args, **kwargs)
+    def framed(request, response):
         campaign = getattr(request, "annotation_campaign", None)
         provider = get_provider(campaign.provider if campaign else "local")
         # Replace only frame-ancestors: the site's whole policy (django-csp's middleware)
         # still applies to the task page.
         response._csp_replace = {"frame-ancestors": list(provider.frame_ancestors)}
         return response
+
+    if iscoroutinefunction(view):  # the chat's actions, which may wait on a bot
+
+        @wraps(view)
+        async def wrapper(request, *args, **kwargs):
+            return framed(request, await view(request, *args, **kwargs))
+
+    else:
+
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            return framed(request, view(request, *args, **kwargs))
 
     return xframe_options_exempt(wrapper)
 

@@ -1,23 +1,39 @@
-"""The chat stage of a chat campaign's item: the conversation page, and its four actions
-(send, retry, end, flag) as plain form posts (`fmt="html"`: the page again, one post per
-turn) and as JSON for the page's script (`fmt="json"`). Both call one function of
-annotation/chat.py; only the answer's shape differs.
+"""The chat stage of a chat campaign's item: the conversation page, its four actions (send,
+retry, end, flag) as plain form posts (`fmt="html"`: the page again, one post per turn)
+and as JSON for the page's script (`fmt="json"`), and the stream of the bot's reply. The
+actions call one function of annotation/chat.py each; only the answer's shape differs.
+
+No action asks the bot: sending or retrying makes the bot's reply due. With JavaScript
+the page then opens `chat_stream` (server-sent events: the reply's pieces as the bot
+writes them, then the conversation's state). Without JavaScript the post itself waits
+for the whole reply (the same stream, read to its end here) and redirects to the page:
+the degraded, non-streaming form, as the arena's. The views that may wait on a bot are
+async and, like everything under `.../chat/`, served by the ASGI service in production
+(deploy/nginx.conf): they hold no thread while the bot writes. The page itself
+(views/worker.py) is a WSGI page that never waits on a bot.
 
 Each action is for the worker holding the assignment (own_assignment: a 404 for anyone
-else), CSRF-protected like every POST, and sending or retrying is limited per worker to
-EVALHUB_CHAT_MESSAGES_PER_MINUTE (every message costs a request to somebody's bot).
+else, the stream too), CSRF-protected like every POST, and sending or retrying is limited
+per worker to EVALHUB_CHAT_MESSAGES_PER_MINUTE (every message costs a request to
+somebody's bot). The stream needs no limit of its own: it asks the bot only for a reply
+a limited post made due, once (annotation/chat.py's claim).
 """
 
-from django.conf import settings
-from django.http import JsonResponse
-from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from functools import partial
 
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.http import Http404, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from endpoints.relay import drain, event_stream_response
 from evalhub.errors import UserInputError
 from evalhub.ratelimit import Outage, allow_key
 
 from .. import chat
 from ..chat import ChatRefused, chat_ended, chat_state
+from ..chat_replies import reply_events
 from ..models import Item
 from .access import framed_by_provider, own_assignment, why_unusable
 
@@ -73,9 +89,8 @@ def _chat_item(assignment, item_id):
     return None
 
 
-@framed_by_provider
-@require_POST
-def chat_action(request, public_id, item_id, action, fmt):
+def _act(request, public_id, item_id, action, fmt):
+    """(the response, the (assignment, item) whose due reply a form post waits for)."""
     assignment = own_assignment(request, public_id)
     as_json = fmt == "json"
 
@@ -85,16 +100,17 @@ def chat_action(request, public_id, item_id, action, fmt):
             body = UserInputError(message).as_dict()
             if item is not None:
                 body["state"] = chat_state(assignment, item).as_json()
-            return JsonResponse(body, status=status)
+            return JsonResponse(body, status=status), None
         if item is None:
             context = {"campaign": assignment.campaign, "reason": message}
-            return render(request, "annotation/no_work.html", context, status=status)
+            return render(request, "annotation/no_work.html", context, status=status), None
         if chat_ended(assignment, item):  # a late post from the chat page: the rating is next
-            return redirect(assignment)
+            return redirect(assignment), None
         text = request.POST.get("text", "") if action == "send" else ""
-        return chat_page(
+        page = chat_page(
             request, assignment, item, position, total, error=message, text=text, status=status
         )
+        return page, None
 
     problem = why_unusable(assignment)
     if problem:
@@ -116,5 +132,30 @@ def chat_action(request, public_id, item_id, action, fmt):
     except ChatRefused as refused:
         return refuse(refused.problems[0].message, 409, position, item, total)
     if as_json:
-        return JsonResponse(state.as_json())
-    return redirect(assignment)
+        return JsonResponse(state.as_json()), None
+    return redirect(assignment), ((assignment, item) if state.due else None)
+
+
+@framed_by_provider
+@require_POST
+async def chat_action(request, public_id, item_id, action, fmt):
+    response, due = await sync_to_async(_act)(request, public_id, item_id, action, fmt)
+    if due is not None:
+        await drain(partial(reply_events, *due))
+    return response
+
+
+def _streamed(request, public_id, item_id):
+    assignment = own_assignment(request, public_id)
+    found = _chat_item(assignment, item_id) if not why_unusable(assignment) else None
+    if found is None:
+        raise Http404("That conversation is not open in your batch.")
+    return assignment, found[1]
+
+
+@require_GET
+async def chat_stream(request, public_id, item_id):
+    """The bot's reply due in the worker's conversation, as server-sent events
+    (endpoints/relay.py): `piece`s, then `end` with the conversation's state."""
+    assignment, item = await sync_to_async(_streamed)(request, public_id, item_id)
+    return event_stream_response(request, partial(reply_events, assignment, item))

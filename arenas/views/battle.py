@@ -15,7 +15,7 @@ battle is its voter's alone: anybody else gets 404, before and after the vote.
 from __future__ import annotations
 
 import asyncio
-from contextlib import aclosing
+from functools import partial
 
 from asgiref.sync import sync_to_async
 from django.contrib import messages
@@ -25,13 +25,14 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from endpoints.patience import patiently
+from endpoints.relay import drain
 from evalhub.errors import UserInputError, show_on_page
 
 from .. import battles, voters
 from ..answering import answer_events
 from ..forms import PromptForm, VoteForm
 from ..models import Arena, Battle, BattleAnswer
-from ..patience import patiently
 from ..presenting import battle_view
 from ..relay import event_stream_response
 
@@ -88,12 +89,6 @@ def _refused(request, error: UserInputError, fallback: str):
     return redirect(fallback)
 
 
-async def _answer_whole(answer_id: int) -> None:
-    async with aclosing(answer_events(answer_id)) as events:
-        async for _ in events:
-            pass
-
-
 async def answer_both(battle: Battle, number: int) -> None:
     """Both sides' whole answers to turn `number` (the page without JavaScript)."""
     ids = await sync_to_async(list)(
@@ -101,7 +96,7 @@ async def answer_both(battle: Battle, number: int) -> None:
             "pk", flat=True
         )
     )
-    await asyncio.gather(*(_answer_whole(pk) for pk in ids))
+    await asyncio.gather(*(drain(partial(answer_events, pk)) for pk in ids))
 
 
 async def _answered(request, battle: Battle, number: int):

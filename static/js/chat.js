@@ -1,10 +1,12 @@
-// The chat page without reloads: a message is sent with fetch to the JSON twin of its form,
-// shown at once with a "typing" state, the send button disabled until the reply arrives.
-// Without this script every form still posts and the page comes back (one post per turn).
+// The chat page without reloads: a message is sent with fetch to the JSON twin of its form
+// and shown at once; the bot's reply then streams in over server-sent events (the "piece"
+// events, then "end" with the conversation's state), the send button disabled until it
+// ends. Without this script every form still posts, waits for the whole reply and the
+// page comes back (one post per turn).
 (function () {
   "use strict";
   var chat = document.getElementById("chat");
-  if (!chat || !window.fetch) return;
+  if (!chat || !window.fetch || !window.EventSource) return;
   var sendForm = document.getElementById("chat-send");
   var retryForm = document.getElementById("chat-retry");
   var endForm = document.getElementById("chat-end");
@@ -49,11 +51,46 @@
     sendForm.querySelector('input[name="position"]').value = state.next_position;
     count.textContent = "You sent " + state.worker_turns + " of " + state.max_turns +
       " messages (at least " + state.min_turns + ").";
+    // While a reply is coming (due: this page asks for it now), only the stream acts.
     typing.hidden = !state.waiting;
     sendForm.hidden = !state.can_send;
-    endForm.hidden = !state.can_end;
-    retryForm.hidden = !state.can_retry;
+    endForm.hidden = !state.can_end || state.waiting;
+    retryForm.hidden = !state.can_retry || state.waiting;
     showError(state.error);
+  }
+
+  // The bot's reply as it is written; `done` runs once the stream has ended.
+  function stream(done) {
+    var reply = null;
+    var source = new EventSource(chat.dataset.streamUrl);
+    waiting(true);
+    showError("");
+    retryForm.hidden = true;
+    endForm.hidden = true;
+    source.addEventListener("piece", function (event) {
+      if (!reply) {
+        reply = turnItem({ position: list.children.length, bot: true, who: "Chatbot", text: "" });
+        reply.classList.add("is-streaming");
+        list.appendChild(reply);
+        typing.hidden = true;
+      }
+      reply.querySelector(".text").textContent += JSON.parse(event.data).text;
+    });
+    source.addEventListener("end", function (event) {
+      source.close();
+      var end = JSON.parse(event.data);
+      waiting(false);
+      if (end.state) draw(end.state);
+      if (done) done();
+    });
+    source.onerror = function () {
+      // The stream broke before its end (the server went away): the page as stored says
+      // what became of the reply.
+      source.close();
+      waiting(false);
+      showError("The connection to the chatbot broke; reload the page.");
+      if (done) done();
+    };
   }
 
   function showError(message) {
@@ -88,6 +125,10 @@
     chat.classList.toggle("is-waiting", on);
   }
 
+  function afterReply() {
+    if (!sendForm.hidden) text.focus();
+  }
+
   sendForm.addEventListener("submit", function (event) {
     event.preventDefault();
     if (button.disabled || !text.value.trim()) return;
@@ -97,12 +138,13 @@
     showError("");
     waiting(true);
     post(chat.dataset.sendUrl, sendForm).then(function (state) {
-      if (state) text.value = "";
+      if (!state) return waiting(false);
+      text.value = "";
+      if (state.waiting) stream(afterReply);
+      else waiting(false);
     }).catch(function () {
-      showError("The connection failed; send your message again.");
-    }).then(function () {
       waiting(false);
-      if (!sendForm.hidden) text.focus();
+      showError("The connection failed; send your message again.");
     });
   });
 
@@ -118,8 +160,15 @@
     showError("");
     retryForm.hidden = true;
     waiting(true);
-    post(chat.dataset.retryUrl, retryForm).catch(function () {
+    post(chat.dataset.retryUrl, retryForm).then(function (state) {
+      if (state && state.waiting) stream(afterReply);
+      else waiting(false);
+    }).catch(function () {
+      waiting(false);
       showError("The connection failed; try again.");
-    }).then(function () { waiting(false); });
+    });
   });
+
+  // A reply due or streaming when the page was drawn (a reload, a second tab): ask for it.
+  if (chat.dataset.waiting) stream(afterReply);
 })();

@@ -1,6 +1,9 @@
 """Chat campaigns for the tests: systems whose endpoints are OpenAI-compatible fake servers
-on 127.0.0.1 (tests/endpoints/openai_fake.py), and a worker's way through the pages."""
+on 127.0.0.1 (tests/endpoints/openai_fake.py answers whole, tests/endpoints/sse_fake.py
+streams), and a worker's way through the pages: the form posts (which wait for the whole
+reply) and the page script's way (a JSON post, then the reply's event stream)."""
 
+import json
 import random
 
 from django.urls import reverse
@@ -58,3 +61,30 @@ def url(action, assignment, item, json=False):
 
 def say(client, assignment, item, text, position, json=False):
     return client.post(url("send", assignment, item, json), {"text": text, "position": position})
+
+
+def events(response) -> list[tuple[str, dict]]:
+    """(name, data) of each server-sent event of a streamed response, keep-alives left out."""
+    body = b"".join(response.streaming_content).decode()
+    found = []
+    for block in body.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines() if not line.startswith(":"))
+        if lines:
+            found.append((lines["event"], json.loads(lines["data"])))
+    return found
+
+
+def stream(client, assignment, item) -> list[tuple[str, dict]]:
+    """The events of the bot's reply due in the conversation, read to their end."""
+    response = client.get(reverse("annotation:chat-stream", args=[assignment.public_id, item.pk]))
+    assert response.status_code == 200, response
+    assert response["Content-Type"] == "text/event-stream"
+    return events(response)
+
+
+def say_and_stream(client, assignment, item, text, position) -> dict:
+    """As the page's script: post the message as JSON, then read the reply's stream; the
+    `end` event's data (status, text, error, and the conversation's state)."""
+    sent = say(client, assignment, item, text, position, json=True)
+    assert sent.status_code == 200, sent.content
+    return stream(client, assignment, item)[-1][1]

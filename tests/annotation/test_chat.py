@@ -1,6 +1,7 @@
-"""A worker's live chat: turns stored in the catalog, bot failures, retries, ending, flags,
-idempotency, ownership, CSRF and the rate limit. The bots are OpenAI-compatible fake
-servers on 127.0.0.1."""
+"""A worker's live chat through its form posts (which wait for the whole reply, as a page
+without JavaScript does): turns stored in the catalog, bot failures, retries, ending,
+flags, idempotency, ownership, CSRF and the rate limit. The bots are OpenAI-compatible fake
+servers on 127.0.0.1. The streamed path (the page's script) is test_chat_replies.py's."""
 
 import threading
 import time
@@ -71,16 +72,17 @@ def test_the_page_shows_the_conversation_and_the_form_for_the_next_turn(client, 
     assert Turn.objects.count() == 2
 
 
-def test_the_json_path_answers_the_state_the_script_draws(client, one_bot):
-    _, _, campaign = one_bot
+def test_the_json_path_stores_the_message_and_leaves_the_reply_due(client, one_bot):
+    server, _, campaign = one_bot
     assignment = start(client, campaign)
     item = items(assignment)[0]
     response = say(client, assignment, item, "Hi", 0, json=True)
     state = response.json()
     assert response.status_code == 200
-    assert [t["text"] for t in state["turns"]] == ["Hi", "counter: heard 1, 0 mine"]
-    assert state["next_position"] == 2 and state["can_send"] and not state["can_end"]
-    assert Turn.objects.filter(speaker=1).count() == 1
+    assert [t["text"] for t in state["turns"]] == ["Hi"]
+    assert state["waiting"] and not state["streaming"] and not state["can_send"]
+    # The script opens the reply's stream next; the post itself asked nothing.
+    assert server.requests == [] and Turn.objects.count() == 1
 
 
 def test_a_double_submitted_message_stores_one_turn_and_asks_the_bot_once(client, one_bot):
@@ -132,8 +134,12 @@ def test_a_message_holding_a_nul_is_refused_and_nothing_is_stored(client, one_bo
     assert script.json()["errors"][0]["field"] == "text"
     assert not Turn.objects.exists() and server.requests == []
     # The worker sends it again without the NUL, and the chat goes on.
-    assert say(client, assignment, item, "Hello", 0, json=True).status_code == 200
+    assert say(client, assignment, item, "Hello", 0).status_code == 302
     assert Turn.objects.count() == 2
+
+
+def state_of(assignment, item) -> dict:
+    return chat.chat_state(assignment, item).as_json()
 
 
 def test_a_bot_replying_with_nul_characters_has_its_reply_stored_without_them(client, fakes):
@@ -141,10 +147,11 @@ def test_a_bot_replying_with_nul_characters_has_its_reply_stored_without_them(cl
     campaign = chat_campaign([bot_system(server, slug="nul")], batch_size=1)
     assignment = start(client, campaign)
     item = items(assignment)[0]
-    state = say(client, assignment, item, "Hello", 0, json=True).json()
+    say(client, assignment, item, "Hello", 0)
+    state = state_of(assignment, item)
     assert state["error"] == "" and state["turns"][-1]["text"] == "hi there"
     assert not state["waiting"] and state["can_send"]
-    assert say(client, assignment, item, "Again", 2, json=True).status_code == 200
+    assert say(client, assignment, item, "Again", 2).status_code == 302
     assert list(Turn.objects.order_by("position").values_list("text", flat=True)) == [
         "Hello",
         "hi there",
@@ -158,33 +165,37 @@ def test_a_bot_replying_nothing_but_nul_is_a_failed_reply_that_can_be_retried(cl
     campaign = chat_campaign([bot_system(server, slug="mute")], batch_size=1)
     assignment = start(client, campaign)
     item = items(assignment)[0]
-    state = say(client, assignment, item, "Hello", 0, json=True).json()
+    say(client, assignment, item, "Hello", 0)
+    state = state_of(assignment, item)
     assert "did not give a usable answer" in state["error"] and not state["waiting"]
     assert state["can_retry"] and Turn.objects.count() == 1
-    retried = client.post(url("retry", assignment, item, json=True)).json()
+    assert client.post(url("retry", assignment, item)).status_code == 302
+    retried = state_of(assignment, item)
     assert retried["error"] == "" and retried["turns"][-1]["text"] == "mute: heard 1, 0 mine"
 
 
 @pytest.mark.parametrize(
-    ("failure", "times", "message"),
+    ("failure", "message"),
     [
-        # Broken JSON may be a proxy's page: the client tries twice before giving up.
-        (openai_fake.MALFORMED, 2, "did not give a usable answer"),
-        (openai_fake.EMPTY_CHOICES, 1, "did not give a usable answer"),
-        (openai_fake.Reply(403, b'{"error": "refused"}'), 1, "did not give a usable answer"),
-        (openai_fake.rate_limited("30"), 1, "busy right now"),
+        # One attempt: the worker may ask again (what was shown cannot be taken back).
+        (openai_fake.MALFORMED, "did not give a usable answer"),
+        (openai_fake.EMPTY_CHOICES, "did not give a usable answer"),
+        (openai_fake.Reply(403, b'{"error": "refused"}'), "did not give a usable answer"),
+        (openai_fake.rate_limited("30"), "busy right now (it asks to wait 30 s)"),
     ],
 )
-def test_a_failed_reply_is_explained_and_can_be_retried(client, fakes, failure, times, message):
-    server = fakes.start(openai_fake.then(failure, openai_fake.counting, times=times))
+def test_a_failed_reply_is_explained_and_can_be_retried(client, fakes, failure, message):
+    server = fakes.start(openai_fake.then(failure, openai_fake.counting))
     campaign = chat_campaign([bot_system(server, slug="flaky")], batch_size=1)
     assignment = start(client, campaign)
     item = items(assignment)[0]
-    state = say(client, assignment, item, "Hello", 0, json=True).json()
+    say(client, assignment, item, "Hello", 0)
+    state = state_of(assignment, item)
     assert message in state["error"] and state["can_retry"] and state["can_end"]
-    assert Turn.objects.count() == 1
+    assert Turn.objects.count() == 1 and len(server.requests) == 1
     assert message in client.get(assignment.get_absolute_url()).content.decode()
-    retried = client.post(url("retry", assignment, item, json=True)).json()
+    client.post(url("retry", assignment, item))
+    retried = state_of(assignment, item)
     assert retried["error"] == "" and retried["turns"][-1]["text"] == "flaky: heard 1, 0 mine"
     assert Turn.objects.filter(speaker=1).count() == 1
 
@@ -196,10 +207,11 @@ def test_a_slow_bot_times_out_with_a_clear_message(client, fakes, settings):
     assignment = start(client, campaign)
     item = items(assignment)[0]
     started = time.monotonic()
-    state = say(client, assignment, item, "Hello", 0, json=True).json()
-    # Both attempts fit in the worker's wait (a loaded machine gets a second more).
+    say(client, assignment, item, "Hello", 0)
+    # The whole reply fits in the worker's wait (a loaded machine gets a second more).
     assert time.monotonic() - started < 2.0
-    assert "took too long" in state["error"]
+    state = state_of(assignment, item)
+    assert "took too long" in state["error"] and Turn.objects.count() == 1
     assert conversation_of(assignment, item).metadata["chat"]["error"] == state["error"]
 
 
@@ -326,22 +338,6 @@ def test_the_item_form_cannot_be_submitted_before_the_conversation_ends(client, 
     assert not assignment.judgments.exists()
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_bot_is_asked_with_no_transaction_open(client, one_bot, monkeypatch):
-    _, _, campaign = one_bot
-    seen = []
-
-    def reply(owner_id, system, conversation_id, turns):
-        seen.append(connection.in_atomic_block)
-        return "fine"
-
-    monkeypatch.setattr(endpoint_chat, "reply", reply)
-    assignment = start(client, campaign)
-    say(client, assignment, items(assignment)[0], "Hello", 0)
-    assert seen == [False]
-    assert Turn.objects.get(position=1).text == "fine"
-
-
 def test_a_reply_that_never_arrived_can_be_retried(client, one_bot):
     server, _, campaign = one_bot
     assignment = start(client, campaign)
@@ -349,34 +345,52 @@ def test_a_reply_that_never_arrived_can_be_retried(client, one_bot):
     say(client, assignment, item, "Hello", 0)
     Turn.objects.filter(position=1).delete()
     conversation = conversation_of(assignment, item)
-    # As if the process asking the bot had died ten minutes ago.
-    conversation.metadata["chat"]["asking_since"] = "2000-01-01T00:00:00+00:00"
+    # As if the process streaming the reply had died ten minutes ago.
+    conversation.metadata["chat"]["streaming_until"] = "2000-01-01T00:00:00+00:00"
     conversation.save()
     page = client.get(assignment.get_absolute_url()).content.decode()
     assert "reply never arrived" in page and "Try that turn again" in page
-    state = client.post(url("retry", assignment, item, json=True)).json()
+    assert client.post(url("retry", assignment, item)).status_code == 302
+    state = state_of(assignment, item)
     assert state["turns"][-1]["text"] == "counter: heard 1, 0 mine" and state["error"] == ""
     assert len(server.requests) == 2 and Turn.objects.count() == 2
 
 
-def test_a_reply_still_coming_cannot_be_retried(client, one_bot):
+def test_a_reply_being_streamed_cannot_be_retried(client, one_bot):
     _, _, campaign = one_bot
     assignment = start(client, campaign)
     item = items(assignment)[0]
     say(client, assignment, item, "Hello", 0)
     Turn.objects.filter(position=1).delete()
     conversation = conversation_of(assignment, item)
-    conversation.metadata["chat"]["asking_since"] = timezone.now().isoformat()
+    later = timezone.now() + timedelta(minutes=1)
+    conversation.metadata["chat"]["streaming_until"] = later.isoformat()
     conversation.save()
     refused = client.post(url("retry", assignment, item, json=True))
     assert refused.status_code == 409 and "still coming" in refused.json()["errors"][0]["message"]
-    assert refused.json()["state"]["waiting"] is True and Turn.objects.count() == 1
+    assert refused.json()["state"]["streaming"] is True and Turn.objects.count() == 1
+    # Without JavaScript the page says the bot is typing and looks again in a moment.
+    page = client.get(assignment.get_absolute_url()).content.decode()
+    assert 'http-equiv="refresh"' in page and 'id="chat-typing" hidden' not in page
+
+
+def test_a_message_whose_reply_nobody_asked_for_offers_to_ask(client, one_bot):
+    """A page without JavaScript whose post was cut short before the bot was asked."""
+    server, _, campaign = one_bot
+    assignment = start(client, campaign)
+    item = items(assignment)[0]
+    say(client, assignment, item, "Hello", 0, json=True)  # the reply is due, never streamed
+    page = client.get(assignment.get_absolute_url()).content.decode()
+    assert "has not been asked for its reply yet" in page
+    assert 'id="chat-retry" hidden' not in page and server.requests == []
+    client.post(url("retry", assignment, item))
+    assert state_of(assignment, item)["turns"][-1]["text"] == "counter: heard 1, 0 mine"
 
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_two_racing_copies_of_a_message_store_one_turn_and_ask_once(client, fakes):
-    server = fakes.start(lambda payload: openai_fake.trickle(openai_fake.counting, 0.002)(payload))
+def test_two_racing_copies_of_a_message_store_one_turn(client, fakes):
+    server = fakes.start(openai_fake.counting)
     campaign = chat_campaign([bot_system(server, slug="racer")], batch_size=1)
     assignment = start(client, campaign)
     item = items(assignment)[0]
@@ -398,11 +412,8 @@ def test_two_racing_copies_of_a_message_store_one_turn_and_ask_once(client, fake
     for thread in threads:
         thread.join()
     assert errors == []
-    assert list(Turn.objects.order_by("position").values_list("speaker", "text")) == [
-        (0, "Hello"),
-        (1, "racer: heard 1, 0 mine"),
-    ]
-    assert len(server.requests) == 1
+    assert list(Turn.objects.values_list("speaker", "text")) == [(0, "Hello")]
+    assert chat.chat_state(assignment, item).due and server.requests == []
 
 
 def test_a_batch_past_its_time_takes_no_more_messages(client, one_bot):
@@ -482,9 +493,9 @@ def test_a_spent_chat_share_tells_the_worker_keeps_the_turn_and_lets_them_end(cl
     assignment = start(client, campaign)
     item = items(assignment)[0]
     say(client, assignment, item, "Hello", 0)
-    response = say(client, assignment, item, "And how are you?", 2, json=True)
-    state = response.json()
-    assert response.status_code == 200 and state["error"] == endpoint_chat.LIMIT_REACHED
+    response = say(client, assignment, item, "And how are you?", 2)
+    state = state_of(assignment, item)
+    assert response.status_code == 302 and state["error"] == endpoint_chat.LIMIT_REACHED
     assert state["can_end"] and [t["text"] for t in state["turns"]][-1] == "And how are you?"
     assert len(server.requests) == 1
     page = client.get(assignment.get_absolute_url())

@@ -4,53 +4,19 @@ server classes pytest-django's live server uses). Either way each event reaches 
 browser while the model is still writing, and a browser that closes the connection closes
 the model's request."""
 
-import asyncio
-import socket
-import threading
 import time
 
 import httpx
 import pytest
-import uvicorn
 
 from arenas.models import BattleAnswer
 from tests.arenas.streaming_setup import answer, battle_between
 from tests.endpoints import sse_fake
+from tests.local_server import UvicornThread
 
 pytestmark = pytest.mark.django_db(transaction=True)
 PIECES = [f"word{i} " for i in range(6)]
 PAUSE = 0.4  # between the model's pieces: about 2.4 s for the whole answer
-
-
-class UvicornThread:
-    """uvicorn serving the project's ASGI application on 127.0.0.1, from a thread."""
-
-    def __init__(self):
-        from evalhub.asgi import application
-
-        self.socket = socket.socket()
-        self.socket.bind(("127.0.0.1", 0))
-        config = uvicorn.Config(application, lifespan="off", log_level="warning")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(
-            target=lambda: asyncio.run(self.server.serve(sockets=[self.socket])), daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.socket.getsockname()[1]}"
-
-    def __enter__(self):
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started and time.monotonic() < deadline:
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc):
-        self.server.should_exit = True
-        self.thread.join(10)
-        self.socket.close()
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""A worker holds two chats with fake OpenAI-compatible bots on 127.0.0.1, one of which fails
-mid-way and is retried, then rates both conversations and compares them side by side."""
+"""A worker holds two chats with fake streaming OpenAI-compatible bots on 127.0.0.1, sees the
+replies' tokens arrive, meets a failure mid-way and retries it, then rates both
+conversations and compares them side by side; and the same without JavaScript."""
 
 import threading
 
@@ -9,16 +10,19 @@ from playwright.sync_api import expect
 from annotation.models import Assignment, Judgment
 from evalhub.models import Conversation, Turn
 from tests.annotation.chat_setup import bot_system, chat_campaign
-from tests.endpoints import openai_fake
+from tests.endpoints import openai_fake, sse_fake
 from tests.endpoints.openai_fake import FakePool
 
 pytestmark = pytest.mark.django_db(transaction=True)
 DIMENSIONS = ["engagingness", "quality"]
 
 
+REPLY = ("Nice ", "to ", "meet ", "you ", "again.")
+
+
 def failing_second_request():
-    """Answers slowly enough to see the typing state; the second request of the run fails
-    (both of the client's attempts), every other one is answered."""
+    """Streams its reply slowly enough to see the tokens arrive; the second request of the
+    run fails, every other one is answered."""
     calls = 0
     lock = threading.Lock()
 
@@ -27,9 +31,9 @@ def failing_second_request():
         with lock:
             calls += 1
             n = calls
-        if n in (2, 3):
-            return openai_fake.Reply(500, b'{"error": "overloaded"}')
-        return openai_fake.trickle(openai_fake.counting, 0.002)(payload)
+        if n == 2:
+            return sse_fake.Stream(status=500, body=b'{"error": "overloaded"}')
+        return sse_fake.words(*REPLY, pause=0.3)(payload)
 
     return run
 
@@ -40,7 +44,7 @@ def rate(page, value):
 
 
 def test_worker_chats_twice_retries_a_failure_rates_and_compares(page, screenshot):
-    with FakePool() as fakes:
+    with sse_fake.StreamingPool() as fakes:
         server = fakes.start(failing_second_request())
         systems = [bot_system(server, slug=slug) for slug in ("alpha-bot", "beta-bot")]
         campaign = chat_campaign(
@@ -53,11 +57,16 @@ def test_worker_chats_twice_retries_a_failure_rates_and_compares(page, screensho
         expect(page.locator(".progress")).to_have_text("Conversation 1 of 2")
         page.locator("#chat-text").fill("Hello, who are you?")
         page.locator("#chat-send-button").click()
-        # While the reply comes, the page says so and the button waits.
-        expect(page.locator("#chat-typing")).to_be_visible()
+        # The reply's tokens arrive one by one while the button waits.
+        # (A reply still streaming is drawn "is-streaming": its first tokens are shown
+        # before the bot has written the rest.)
+        streaming = page.locator(".chat-turn.bot.is-streaming .text")
+        expect(streaming).to_contain_text("Nice")
         expect(page.locator("#chat-send-button")).to_be_disabled()
-        expect(page.locator(".chat-turn.bot")).to_have_count(1)
+        expect(page.locator(".chat-turn.bot .text")).to_have_text("Nice to meet you again.")
+        expect(page.locator(".chat-turn.bot.is-streaming")).to_have_count(0)
         expect(page.locator("#chat-typing")).to_be_hidden()
+        expect(page.locator("#chat-send-button")).to_be_enabled()
         # The bot fails on the second message: the worker is told and tries that turn again.
         page.locator("#chat-text").fill("What do you like?")
         page.locator("#chat-send-button").click()

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 from django.db import OperationalError
 
-from arenas import patience
+from endpoints import patience
 
 
 @pytest.fixture(autouse=True)

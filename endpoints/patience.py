@@ -1,10 +1,12 @@
-"""Database calls of a stream that SQLite may refuse for a moment.
+"""Database calls of a stream that SQLite may refuse for a moment (the arena's answers and the
+chat campaigns' replies).
 
 A stream writes from its own thread (its claim, its stored answer) while the page's other
 requests read and write the same rows. PostgreSQL waits for row locks; SQLite (the embedded
 mode, and the tests' in-memory database, where another connection's write locks the whole
 table and the refusal comes at once) may answer "database table is locked" or "database is
-locked". Such a call is tried again, briefly, instead of failing the voter's answer.
+locked". Such a call is tried again, briefly, instead of failing the answer the
+person is waiting for.
 """
 
 import time

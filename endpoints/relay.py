@@ -1,0 +1,167 @@
+"""Relaying a model's answer to the browser as server-sent events, under ASGI or WSGI: the
+arena's battles (arenas/relay.py) and the chat campaigns' replies (annotation/chat_replies.py)
+both stream through here.
+
+A caller hands over a factory of an async iterator of `Piece`s (text as the model wrote
+it) ending with one `Settled` (how the answer ended, as stored). Events
+(``text/event-stream``), one JSON object each:
+
+- ``piece``: ``{"text": "..."}``, a piece of the answer as the model wrote it;
+- ``end``: ``{"status": "...", "text": "...", "error": "...", **extra}``, how the answer
+  ended, as stored (the whole text, so the page shows what was kept), with whatever else
+  the page needs to redraw (`Settled.extra`);
+- a comment line (``: keep-alive``) every `KEEPALIVE_SECONDS` while the model is silent,
+  so that proxies keep the connection and a browser that left is noticed.
+
+Under ASGI (uvicorn: the production ``arena`` service) the view returns the async
+iterator itself: one event loop relays every stream, no thread is held, and Django cancels
+it when the browser disconnects. Under WSGI (``manage.py runserver``: ``make run``, and the
+test server) a response must be a plain iterator: `ThreadedEvents` runs the same async
+iterator on an event loop in a thread of its own and hands each event over through a
+queue; when the browser goes away the WSGI server closes the response, which cancels the
+loop's task. Either way the upstream request is closed as soon as the browser leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from dataclasses import dataclass, field
+
+from django.core.handlers.asgi import ASGIRequest
+from django.http import StreamingHttpResponse
+
+KEEPALIVE_SECONDS = 15.0
+KEEPALIVE = b": keep-alive\n\n"
+
+
+@dataclass(frozen=True)
+class Piece:
+    text: str
+
+
+@dataclass(frozen=True)
+class Settled:
+    status: str
+    text: str
+    error: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+Events = Callable[[], AsyncIterator[Piece | Settled]]
+
+
+def event(name: str, data: dict) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+def end_event(settled: Settled) -> bytes:
+    body = {**settled.extra, "status": settled.status, "text": settled.text}
+    return event("end", {**body, "error": settled.error})
+
+
+async def event_stream(make: Events) -> AsyncIterator[bytes]:
+    """The answer's server-sent events, with keep-alives while the model is silent."""
+    async with aclosing(make()) as events:
+        pending = asyncio.ensure_future(anext(events))
+        try:
+            while True:
+                done, _ = await asyncio.wait({pending}, timeout=KEEPALIVE_SECONDS)
+                if not done:
+                    yield KEEPALIVE
+                    continue
+                try:
+                    item = pending.result()
+                except StopAsyncIteration:
+                    return
+                if isinstance(item, Piece):
+                    yield event("piece", {"text": item.text})
+                elif isinstance(item, Settled):
+                    yield end_event(item)
+                pending = asyncio.ensure_future(anext(events))
+        finally:
+            if not pending.done():
+                pending.cancel()
+                await asyncio.gather(pending, return_exceptions=True)
+
+
+async def drain(make: Events) -> Settled | None:
+    """Read an answer to its end without relaying it (a page without JavaScript waits for
+    the whole answer): how it ended."""
+    settled = None
+    async with aclosing(make()) as events:
+        async for item in events:
+            if isinstance(item, Settled):
+                settled = item
+    return settled
+
+
+_END = object()
+
+
+class ThreadedEvents:
+    """A plain iterator over an async iterator that runs on its own event loop thread."""
+
+    def __init__(self, make: Callable[[], AsyncIterator[bytes]]):
+        self._make = make
+        self._items: queue.Queue = queue.Queue()
+        self._loop = asyncio.new_event_loop()
+        self._task: asyncio.Task | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="event stream", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._task = self._loop.create_task(self._pump())
+        self._ready.set()
+        try:
+            self._loop.run_until_complete(self._task)
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+            self._loop.close()
+
+    async def _pump(self) -> None:
+        # The database calls of every stream relayed this way run on asgiref's one shared
+        # thread (thread-sensitive calls outside any request): under a development server
+        # with SQLite, streams never write at the same moment from two connections.
+        try:
+            async with aclosing(self._make()) as items:
+                async for item in items:
+                    self._items.put(item)
+        finally:
+            self._items.put(_END)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> bytes:
+        item = self._items.get()
+        if item is _END:
+            raise StopIteration
+        return item
+
+    def close(self) -> None:
+        """The WSGI server is done with the response (finished, or the browser left)."""
+        if self._task is not None and not self._task.done():
+            self._loop.call_soon_threadsafe(self._task.cancel)
+        self._thread.join(timeout=30)
+
+
+def event_stream_response(request, make: Events) -> StreamingHttpResponse:
+    """The events of `make()` as the response to `request`, under either server."""
+    if isinstance(request, ASGIRequest):
+        content = event_stream(make)
+    else:
+        content = ThreadedEvents(lambda: event_stream(make))
+    response = StreamingHttpResponse(content, content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
+    return response
