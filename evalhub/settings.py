@@ -395,6 +395,7 @@ SPECTACULAR_SETTINGS = {
         "AnalysisRunStatusEnum": "analysis.models.AnalysisRun.Status",
         "JudgeRunStatusEnum": "judging.models.JudgeRun.Status",
         "AutomaticJudgmentStatusEnum": "judging.models.AutomaticJudgment.Status",
+        "EndpointCallStatusEnum": "endpoints.models.EndpointCall.Status",
         "TaskKindEnum": "annotation.kinds.KIND_CHOICES",
         "RubricTaskKindEnum": "judging.rubrics.RUBRIC_KIND_CHOICES",
         "ReportKindEnum": ["spot_the_bot", "ab"],

@@ -31,6 +31,23 @@ def test_load_demo_is_idempotent_and_prints_the_staff_password(
     assert Submission.objects.filter(status="scored").count() == 8
 
 
+def test_load_demo_prints_the_accounts_and_where_to_start_and_sends_no_email(
+    capsys, mailoutbox, django_capture_on_commit_callbacks
+):
+    from evalhub.models import Notice
+
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("load_demo")
+
+    out = capsys.readouterr().out
+    assert "Researcher account: researcher / " in out and "Where to start" in out
+    assert "/work/demo-ab/?worker=you" in out
+    assert len(out.splitlines()) < 15
+    # The demo's own events are told on the notices page, not by (console) email.
+    assert mailoutbox == []
+    assert Notice.objects.filter(user__username="admin").exists()
+
+
 def test_demo_leaderboards_are_populated(client):
     from analysis.models import AnalysisRun
     from tournaments.models import Tournament
