@@ -242,8 +242,10 @@ def _judge(run_id: int, lease: int, held: leases.Held, client_factory) -> str:
     last_beat = time.monotonic()
 
     def next_question():
-        """The next unit's question; battles that cannot be judged are recorded skipped."""
-        nonlocal outcome
+        """The next unit's question; battles that cannot be judged are recorded skipped.
+        An arena of imported battles may have many in a row: the lease is kept alive
+        meanwhile, and the slice's deadline stops the skipping too (the rest is continued)."""
+        nonlocal outcome, last_beat
         for unit in items:
             if not run.arena_id:
                 task = kind.item_context(unit, config)
@@ -253,8 +255,13 @@ def _judge(run_id: int, lease: int, held: leases.Held, client_factory) -> str:
             except battles.Unjudgeable as reason:
                 try:
                     record(run, lease, unit.pk, _skipped(str(reason)), skipped=True)
-                except LostLease:
+                    if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
+                        last_beat = time.monotonic()
+                        held.beat()
+                except (LostLease, leases.LeaseLost):
                     outcome = "lost"
+                    return None, None
+                if time.monotonic() > deadline:
                     return None, None
         return None, None
 

@@ -21,7 +21,7 @@ from evalhub import leases, permissions
 from evalhub.declared import bounds
 from evalhub.errors import UserInputError
 
-from . import sending
+from . import battles, sending
 from .execution import LEASE_PREFIX
 from .items import judgeable, judgeable_items, pending, pending_items
 from .models import Judge, JudgeRun, Rubric
@@ -82,7 +82,7 @@ def check_arena_startable(user, judge: Judge, rubric: Rubric, arena: Arena) -> N
             "need an arena rubric.",
             field="rubric",
         )
-    if not judgeable(JudgeRun(arena=arena)).exists():
+    if not battles.judgeable_battles(arena).exists():
         raise RunInvalid("The arena has no voted battle to judge.", field="arena")
 
 

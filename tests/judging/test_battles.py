@@ -84,6 +84,24 @@ def test_a_battle_without_text_is_skipped_with_the_reason_and_no_request(fake, o
     assert runs.progress(run)["items_skipped"] == 1
 
 
+def test_a_slice_spent_skipping_battles_queues_the_rest(fake, owner, settings):
+    settings.EVALHUB_JUDGE_SLICE_SECONDS = 0
+    server = fake(ab.marked_judge())
+    arena = ab.arena(owner)
+    x, y, _ = ab.systems_of(arena)
+    for _ in range(3):
+        ab.battle(arena, x, y, turns=0)
+    run = ab.arena_run(server, arena)
+    assert execution.execute(run.pk, client_factory=fast_client()) == "continued"
+    run.refresh_from_db()
+    assert (run.status, run.items_skipped) == ("queued", 1)
+    while execution.execute(run.pk, client_factory=fast_client()) == "continued":
+        pass
+    run.refresh_from_db()
+    assert (run.status, run.items_skipped, run.judgments.count()) == ("done", 3, 3)
+    assert server.requests == []
+
+
 def test_a_battle_with_a_side_missing_a_turn_is_skipped(fake, owner):
     server = fake(ab.marked_judge())
     arena = ab.arena(owner)
@@ -290,6 +308,7 @@ def test_the_judges_page_starts_an_arena_run_and_shows_it(client, owner, fake):
     page = client.get(run.get_absolute_url()).content.decode()
     assert "on the arena Battle ground" in page
     assert "Skipped (nothing to judge)" in page
+    assert f"/results/arenas/{arena.slug}/human-vs-automatic/?judge_run={run.pk}" in page
     assert (
         "imported without it"
         in client.get(run.get_absolute_url() + "?status=skipped").content.decode()
