@@ -272,6 +272,11 @@ STATUS_FILTER = OpenApiParameter(
                 },
                 request_only=True,
             ),
+            OpenApiExample(
+                "Judge an arena's voted battles",
+                value={"judge": "qwen-judge", "rubric": 9, "arena": "lab-arena"},
+                request_only=True,
+            ),
             _out(
                 "Queued",
                 {
