@@ -35,7 +35,8 @@ class AnalysisRunAdmin(RecordAdmin):
         "inputs_digest",
         "error",
     ]
-    list_select_related = ["tournament", "campaign", "study", "requested_by"]
+    # judge_run__arena: an arena's comparison is named by its arena (subject_slug).
+    list_select_related = ["tournament", "campaign", "study", "requested_by", "judge_run__arena"]
     exclude = ["result", "plots", "parameters", "versions"]
     readonly_fields = ["parameters_json", "versions_json", "plot_names", "result_json"]
 

@@ -7,7 +7,9 @@ data (``inputs_digest``, the sha256 of the canonical input rows) and with which 
 digests is unique per subject, and ``analysis.runs.tasks.analyze_tournament`` looks it up
 before creating a new one. A run with a ``judge_run`` compares that automatic judge run with its
 campaign's human judgments (``analysis.reports.human_vs_automatic``): its subject is the
-campaign, never the tournament, so that no leaderboard or human result page reads it.
+campaign, never the tournament, so that no leaderboard or human result page reads it; a
+judge run over an arena (``JudgeRun.arena``) compares it with the arena's votes, and its
+run has no campaign, tournament or study: the judge run is its subject.
 Once a run has succeeded it is never changed again; a failed run keeps
 its message and can be run again (a retry reuses the row).
 """
@@ -69,7 +71,8 @@ class AnalysisRun(models.Model):
         on_delete=models.CASCADE,
         related_name="analysis_runs",
         help_text="Set for a comparison of this automatic judge run with the campaign's "
-        "human judgments (human versus automatic); empty for every human analysis.",
+        "human judgments, or with an arena's votes (human versus automatic); empty for every "
+        "human analysis.",
     )
     parameters = models.JSONField(
         help_text="Every parameter, defaults filled in (analysis.parameters.DEFAULT_PARAMETERS)."
@@ -98,12 +101,14 @@ class AnalysisRun(models.Model):
             models.CheckConstraint(
                 condition=Q(tournament__isnull=False)
                 | Q(campaign__isnull=False)
-                | Q(study__isnull=False),
+                | Q(study__isnull=False)
+                | Q(judge_run__isnull=False),
                 name="analysis_run_has_a_subject",
             ),
+            # A campaign's judge run: of its campaign alone; an arena's: of nothing else.
             models.CheckConstraint(
                 condition=Q(judge_run__isnull=True)
-                | Q(campaign__isnull=False, tournament__isnull=True, study__isnull=True),
+                | Q(tournament__isnull=True, study__isnull=True),
                 name="analysis_run_of_a_judge_run_is_of_its_campaign",
             ),
             models.UniqueConstraint(
@@ -120,6 +125,11 @@ class AnalysisRun(models.Model):
                 fields=["study", "inputs_digest", "parameters_digest"],
                 condition=Q(study__isnull=False),
                 name="one_run_per_study_inputs_and_parameters",
+            ),
+            models.UniqueConstraint(
+                fields=["judge_run", "inputs_digest", "parameters_digest"],
+                condition=Q(campaign__isnull=True, judge_run__isnull=False),
+                name="one_run_per_arena_judge_run_inputs_and_parameters",
             ),
         ]
         indexes = [
@@ -147,6 +157,8 @@ class AnalysisRun(models.Model):
             return self.tournament.slug
         if self.campaign_id:
             return self.campaign.slug
+        if self.judge_run_id:
+            return self.judge_run.arena.slug
         return self.study.slug if self.study_id else "?"
 
     @property

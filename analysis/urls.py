@@ -52,6 +52,16 @@ results_patterns = [
         versus_views.compare_view,
         name="versus-compare",
     ),
+    path(
+        "results/arenas/<slug:slug>/human-vs-automatic/",
+        versus_views.arena_versus,
+        name="arena-versus",
+    ),
+    path(
+        "results/arenas/<slug:slug>/human-vs-automatic/compare/",
+        versus_views.arena_compare_view,
+        name="arena-versus-compare",
+    ),
     path("results/runs/<int:run_id>/plots/<slug:name>.svg", results_views.run_plot, name="plot"),
 ]
 

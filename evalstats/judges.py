@@ -11,7 +11,10 @@ For items judged both by humans and by an automatic judge (an LLM with a rubric)
   bootstrap intervals that resample conversations within each system;
 * :func:`convergence`: the correlation of a ranking built from n dialogues per system with a
   target ranking, as n grows (bipartite-play, Sato et al., 2022, section 5: how many
-  dialogues the ranking needs to converge).
+  dialogues the ranking needs to converge);
+* :func:`bradley_terry_comparison`: for pairwise battles (an arena), the Bradley-Terry
+  ratings from the human verdicts and from the judge's on the same battles, and the rank
+  correlation of the two.
 """
 
 from __future__ import annotations
@@ -31,13 +34,17 @@ from evalstats.agreement import (
     cohen_kappa,
     krippendorff_alpha,
 )
+from evalstats.bradley_terry import fit_bradley_terry
+from evalstats.pairwise import win_count_matrices
 
 __all__ = [
+    "BradleyTerryComparison",
     "ConvergencePoint",
     "JudgeAlpha",
     "JudgeKappa",
     "RankingCorrelation",
     "alpha_with_judge",
+    "bradley_terry_comparison",
     "convergence",
     "kappa_with_majority",
     "ranking_correlation",
@@ -51,11 +58,13 @@ Level = Literal["nominal", "ordinal", "interval"]
 class JudgeKappa:
     """Kappa of the judge against the human majority over ``kappa.n_items`` items;
     ``n_tied_majority`` items had no single majority label and were left out, ``n_missing``
-    items lacked a human or a judge label."""
+    items lacked a human or a judge label. ``observed`` is the raw agreement on the same
+    items: the share where the judge's label is the majority's (NaN without items)."""
 
     kappa: CohenKappaResult
     n_tied_majority: int
     n_missing: int
+    observed: float = math.nan
 
 
 def kappa_with_majority(
@@ -84,7 +93,14 @@ def kappa_with_majority(
             continue
         majority.append(top)
         judge.append(judge_labels[item])
-    return JudgeKappa(cohen_kappa(majority, judge, labels=labels, weights=weights), tied, missing)
+    kappa = cohen_kappa(majority, judge, labels=labels, weights=weights)
+    # On kappa's items: those whose labels are in the label set.
+    known = set(labels) if labels is not None else None
+    pairs = [
+        (m, j) for m, j in zip(majority, judge, strict=True) if known is None or {m, j} <= known
+    ]
+    observed = sum(m == j for m, j in pairs) / len(pairs) if pairs else math.nan
+    return JudgeKappa(kappa, tied, missing, observed)
 
 
 @dataclass(frozen=True)
@@ -363,3 +379,56 @@ def convergence(
         kendall = _summary(_kendall(means, np.broadcast_to(reference, means.shape)))
         points.append(ConvergencePoint(int(n), *spearman, *kendall, n_repeats=n_repeats))
     return tuple(points)
+
+
+# --- Bradley-Terry ratings of pairwise battles ------------------------------------------------
+
+# Decimals ratings are rounded to before ranking: systems the fit leaves equal stay tied.
+RATING_DECIMALS = 9
+
+
+@dataclass(frozen=True)
+class BradleyTerryComparison:
+    """Bradley-Terry ratings (Elo-like scale, mean 1000) of the same battles from the human
+    verdicts and from the judge's, aligned with the system indices, and Spearman's rho and
+    Kendall's tau-b between them (scipy's, on the ratings rounded to ``RATING_DECIMALS``;
+    NaN when one side rates every system alike). ``warnings`` come from the fits (virtual
+    ties added where a system never lost or never won)."""
+
+    human_ratings: np.ndarray
+    judge_ratings: np.ndarray
+    spearman: float
+    kendall: float
+    n_battles: int
+    warnings: tuple[str, ...]
+
+
+def bradley_terry_comparison(
+    system_a: Sequence[int],
+    system_b: Sequence[int],
+    human_outcome: Sequence[int],
+    judge_outcome: Sequence[int],
+    n_systems: int,
+    *,
+    labels: Sequence[str] | None = None,
+) -> BradleyTerryComparison:
+    """Fit Bradley-Terry to the same battles twice: with the humans' outcomes and with the
+    judge's (``evalstats.pairwise`` codes: ``A_WINS``, ``B_WINS``, ``TIE``, a tie half a win
+    each way, as the arena's leaderboard counts it), and correlate the two ratings."""
+    if not len(system_a) == len(system_b) == len(human_outcome) == len(judge_outcome):
+        raise ValueError("every battle needs its two systems and both outcomes")
+    if n_systems < 2:
+        raise ValueError(f"a comparison of ratings needs at least two systems, got {n_systems}")
+    fits = []
+    for outcome in (human_outcome, judge_outcome):
+        wins, ties = win_count_matrices(system_a, system_b, outcome, n_systems)
+        fits.append(fit_bradley_terry(wins, ties, labels=labels))
+    human, judge = (np.round(fit.ratings, RATING_DECIMALS) for fit in fits)
+    return BradleyTerryComparison(
+        human_ratings=human,
+        judge_ratings=judge,
+        spearman=float(_spearman(human, judge)),
+        kendall=float(_kendall(human, judge)),
+        n_battles=len(system_a),
+        warnings=tuple(dict.fromkeys(w for fit in fits for w in fit.warnings)),
+    )

@@ -41,6 +41,7 @@ class JudgeRunAdmin(RecordAdmin):
         "pk",
         "judge",
         "campaign",
+        "arena",
         "rubric",
         "status",
         "items_done",
@@ -51,9 +52,9 @@ class JudgeRunAdmin(RecordAdmin):
         "created",
     ]
     list_filter = ["status"]
-    search_fields = ["judge__slug", "campaign__slug", "rubric__name"]
-    list_select_related = ["judge", "campaign", "rubric"]
-    raw_id_fields = ["judge", "campaign", "rubric"]
+    search_fields = ["judge__slug", "campaign__slug", "arena__slug", "rubric__name"]
+    list_select_related = ["judge", "campaign", "arena", "rubric"]
+    raw_id_fields = ["judge", "campaign", "arena", "rubric"]
 
 
 @admin.register(AutomaticJudgment)
@@ -61,11 +62,29 @@ class AutomaticJudgmentAdmin(RecordAdmin):
     """What the model answered and what the kind made of it; changing one would make the
     analysis of automatic against human judgments describe answers nobody gave."""
 
-    list_display = ["pk", "run", "item", "status", "attempts", "prompt_tokens", "created"]
+    list_display = [
+        "pk",
+        "run",
+        "item",
+        "battle",
+        "status",
+        "attempts",
+        "prompt_tokens",
+        "created",
+    ]
     list_filter = ["status"]
-    search_fields = ["run__judge__slug", "run__campaign__slug", "raw_text"]
-    list_select_related = ["run__judge", "run__campaign", "run__rubric", "item__campaign"]
-    raw_id_fields = ["run", "item"]
+    search_fields = ["run__judge__slug", "run__campaign__slug", "run__arena__slug", "raw_text"]
+    list_select_related = [
+        "run__judge",
+        "run__campaign",
+        "run__arena",
+        "run__rubric",
+        "item__campaign",
+        "battle__arena",
+        "battle__system_a",
+        "battle__system_b",
+    ]
+    raw_id_fields = ["run", "item", "battle"]
     readonly_fields = ["payload_shown"]
     exclude = ["payload"]
 

@@ -23,6 +23,9 @@ a lost lease, stops taking new items; the ones in flight are finished and stored
 the lease holds). A spent daily budget pauses the run with the reason; a transport error
 the client gave up on fails it with the error's summary (never the upstream body: the run's
 owner reads it); the unjudged items wait for a resume.
+Arenas. A run over an arena judges its voted battles the same way (judging/battles.py
+makes each one's question); a battle with nothing to judge is recorded as skipped, with the
+reason, on the worker's thread and without a request.
 After EVALHUB_JUDGE_SLICE_SECONDS the worker queues the run again and returns "continued";
 the task (judging/tasks.py) then sends the next message, once the lease is released, which
 keeps every task within Celery's time limits.
@@ -42,6 +45,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Item
+from arenas.models import Battle
 from endpoints.client import (
     BotClient,
     BotError,
@@ -52,8 +56,9 @@ from endpoints.client import (
 )
 from evalhub import leases
 
+from . import battles
 from .answering import Answer, Question, answer
-from .items import judgeable_items, pending_items
+from .items import judgeable, pending
 from .models import AutomaticJudgment, JudgeRun
 
 logger = logging.getLogger(__name__)
@@ -100,13 +105,23 @@ def _fenced(run: JudgeRun, lease: int):
     return JudgeRun.objects.filter(pk=run.pk, lease=lease)
 
 
-def record(run: JudgeRun, lease: int, item_id: int, result: Answer) -> bool:
-    """Store one answer and count it; False when the item was judged already."""
+def _counter(run: JudgeRun, result: Answer, skipped: bool) -> str:
+    if skipped:
+        return "items_skipped"
+    return "items_done" if result.ok else "items_failed"
+
+
+def record(run: JudgeRun, lease: int, unit_id: int, result: Answer, *, skipped=False) -> bool:
+    """Store one answer (of an item, or of a battle for an arena run; `skipped`: a battle
+    not sent, `result.error` says why) and count it; False when it was judged already."""
+    counter = _counter(run, result, skipped)
+    if skipped:
+        status = AutomaticJudgment.Status.SKIPPED
+    else:
+        status = AutomaticJudgment.Status.OK if result.ok else AutomaticJudgment.Status.FAILED
+    unit = {"battle_id": unit_id} if run.arena_id else {"item_id": unit_id}
     counters = {
-        "items_done" if result.ok else "items_failed": F(
-            "items_done" if result.ok else "items_failed"
-        )
-        + 1,
+        counter: F(counter) + 1,
         "prompt_tokens": F("prompt_tokens") + (result.prompt_tokens or 0),
         "completion_tokens": F("completion_tokens") + (result.completion_tokens or 0),
         "heartbeat": timezone.now(),
@@ -115,10 +130,8 @@ def record(run: JudgeRun, lease: int, item_id: int, result: Answer) -> bool:
         with transaction.atomic():
             AutomaticJudgment.objects.create(
                 run=run,
-                item_id=item_id,
-                status=AutomaticJudgment.Status.OK
-                if result.ok
-                else AutomaticJudgment.Status.FAILED,
+                **unit,
+                status=status,
                 payload=result.payload,
                 raw_text=result.raw_text,
                 error=result.error,
@@ -141,15 +154,25 @@ def _finish(run: JudgeRun, lease: int, status: str, error: str = "") -> None:
     _fenced(run, lease).exclude(status=Status.PAUSED).update(**fields)
 
 
-def _items(queryset, chunk: int = 200):
-    """The pending items in order, loaded `chunk` at a time. Not `.iterator()`: on
-    PostgreSQL that holds a server-side cursor open, and a run that stops early (paused,
-    budget spent) would leave it to be closed by the garbage collector in the middle of
-    another query on the same connection."""
+def _items(queryset, chunk: int = 200, *, arena: bool = False):
+    """The pending items (battles, with their conversations, for an arena run) in order,
+    loaded `chunk` at a time. Not `.iterator()`: on PostgreSQL that holds a server-side
+    cursor open, and a run that stops early (paused, budget spent) would leave it to be
+    closed by the garbage collector in the middle of another query on the same connection."""
     ids = list(queryset.values_list("pk", flat=True))
     for start in range(0, len(ids), chunk):
+        if arena:
+            batch = battles.with_conversations(
+                Battle.objects.filter(pk__in=ids[start : start + chunk])
+            )
+            yield from batch.order_by("started_at", "pk")
+            continue
         batch = Item.objects.filter(pk__in=ids[start : start + chunk]).select_related("campaign")
         yield from batch.order_by("position")
+
+
+def _skipped(reason: str) -> Answer:
+    return Answer(False, {}, "", reason, 0, None, None)
 
 
 class _Inbox:
@@ -197,29 +220,55 @@ def execute(run_id: int, *, client_factory=make_client) -> str:
 
 
 def _judge(run_id: int, lease: int, held: leases.Held, client_factory) -> str:
-    run = JudgeRun.objects.select_related("judge__endpoint", "rubric", "campaign").get(pk=run_id)
-    _fenced(run, lease).update(items_total=judgeable_items(run.campaign).count())
-    kind = run.campaign.kind
-    config = kind.clean_config(run.campaign.task_config)
+    run = JudgeRun.objects.select_related("judge__endpoint", "rubric", "campaign", "arena").get(
+        pk=run_id
+    )
+    _fenced(run, lease).update(items_total=judgeable(run).count())
+    if run.arena_id:
+        kind = config = None
+    else:
+        kind = run.campaign.kind
+        config = kind.clean_config(run.campaign.task_config)
     inbox = _Inbox()
     try:
         client = client_factory(run, inbox)
     except BotError as error:
         _finish(run, lease, Status.FAILED, owners_account(run, error))
         return "failed"
-    items = _items(pending_items(run))
+    items = _items(pending(run), arena=bool(run.arena_id))
     deadline = time.monotonic() + settings.EVALHUB_JUDGE_SLICE_SECONDS
     outcome, error_text = None, ""
     in_flight: dict[Future, int] = {}
     last_beat = time.monotonic()
 
+    def next_question():
+        """The next unit's question; battles that cannot be judged are recorded skipped.
+        An arena of imported battles may have many in a row: the lease is kept alive
+        meanwhile, and the slice's deadline stops the skipping too (the rest is continued)."""
+        nonlocal outcome, last_beat
+        for unit in items:
+            if not run.arena_id:
+                task = kind.item_context(unit, config)
+                return unit, Question(kind, unit, config, task, run.rubric.instructions)
+            try:
+                return unit, battles.question(run, unit)
+            except battles.Unjudgeable as reason:
+                try:
+                    record(run, lease, unit.pk, _skipped(str(reason)), skipped=True)
+                    if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
+                        last_beat = time.monotonic()
+                        held.beat()
+                except (LostLease, leases.LeaseLost):
+                    outcome = "lost"
+                    return None, None
+                if time.monotonic() > deadline:
+                    return None, None
+        return None, None
+
     def submit(pool) -> bool:
-        item = next(items, None)
+        item, question = next_question()
         if item is None:
             return False
-        question = Question(
-            kind, item, config, kind.item_context(item, config), run.rubric.instructions
-        )
         future = pool.submit(answer, client, question, run.max_attempts)
         in_flight[future] = item.pk
         future.add_done_callback(inbox.finished)
@@ -283,7 +332,7 @@ def _judge(run_id: int, lease: int, held: leases.Held, client_factory) -> str:
     if outcome == "failed":
         _finish(run, lease, Status.FAILED, error_text)
         return "failed"
-    if outcome == "continued" or pending_items(run).exists():
+    if outcome == "continued" or pending(run).exists():
         if _fenced(run, lease).exclude(status=Status.PAUSED).update(status=Status.QUEUED):
             return "continued"
         return "paused"

@@ -3,6 +3,7 @@
 from django import forms
 
 from annotation.models import Campaign
+from arenas.models import Arena
 from endpoints.models import BotEndpoint
 from evalhub import limits, permissions
 from evalhub.declared import declare_fields
@@ -11,7 +12,7 @@ from evalhub.nul_refusal import RefusesNul
 
 from . import rubric_versions
 from .models import Judge, JudgeRun, Rubric
-from .rubrics import judgeable_kinds
+from .rubrics import judgeable_kinds, rubric_kinds
 from .run_settings import JudgeRunSettings
 
 # Addresses under /judges/ that a judge's slug would hide.
@@ -31,6 +32,11 @@ def endpoints_for(user):
 def campaigns_for(user):
     campaigns = Campaign.objects.filter(task_kind__in=judgeable_kinds())
     return permissions.managed_by(campaigns, user).order_by("-created")
+
+
+def arenas_for(user):
+    """The arenas whose battles the user may have judged: those they manage."""
+    return Arena.objects.managed_by(user).order_by("name")
 
 
 def _user_errors(form: forms.Form, error: UserInputError) -> None:
@@ -74,7 +80,7 @@ class RubricForm(RefusesNul, forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         labels = dict(Rubric._meta.get_field("task_kind").choices)
-        self.fields["task_kind"].choices = [(k, labels[k]) for k in judgeable_kinds()]
+        self.fields["task_kind"].choices = [(k, labels[k]) for k in rubric_kinds()]
 
     def save(self, user) -> Rubric | None:
         try:
@@ -100,13 +106,23 @@ class RubricReviseForm(RefusesNul, forms.Form):
 
 
 class RunForm(RefusesNul, forms.ModelForm):
+    """A run over a campaign or over an arena's voted battles: one of the two."""
+
     class Meta:
         model = JudgeRun
-        fields = ["campaign", "rubric", "concurrency", "max_attempts"]
+        fields = ["campaign", "arena", "rubric", "concurrency", "max_attempts"]
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["campaign"].queryset = campaigns_for(user)
-        self.fields["rubric"].queryset = Rubric.objects.filter(task_kind__in=judgeable_kinds())
-        self.fields["rubric"].help_text = "Its task kind must be the campaign's."
+        self.fields["arena"].queryset = arenas_for(user)
+        self.fields["arena"].help_text = (
+            "Or an arena of yours: the judge compares both models' conversations of each voted "
+            "battle (with an arena rubric)."
+        )
+        self.fields["rubric"].queryset = Rubric.objects.filter(task_kind__in=rubric_kinds())
+        self.fields[
+            "rubric"
+        ].help_text = "Its task kind must be the campaign's (arena for an arena)."
+        # One of campaign and arena: the model's constraint says so (judge_run_one_target).
         declare_fields(self.fields, JudgeRunSettings)

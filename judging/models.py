@@ -7,6 +7,11 @@ a campaign's task items in the background (judging/tasks.py) and stores one
 `AutomaticJudgment` per item, whose payload has exactly the shape a human Judgment of the
 kind has, produced by the kind's own parse_payload. Automatic judgments live in their own
 table so that no human analysis can count them by accident.
+
+A run targets either a campaign (its task items) or an arena (its voted battles, judged
+pairwise on both sides' whole conversations: judging/battles.py); an arena run's judgments
+refer to the battle instead of an item, and a battle that cannot be judged (imported
+without its conversations) is recorded as skipped with the reason, never sent.
 """
 
 from django.conf import settings
@@ -17,6 +22,7 @@ from django.db.models import Q
 from django.urls import reverse
 
 from annotation.models import Campaign, Item
+from arenas.models import Arena, Battle
 from endpoints.models import BotEndpoint
 from evalhub import limits, permissions
 from evalhub.declared import range_constraint, range_validators
@@ -119,7 +125,8 @@ class Rubric(models.Model):
 
 
 class JudgeRun(models.Model):
-    """One judge answering one campaign's task items with one rubric version."""
+    """One judge answering one campaign's task items, or one arena's voted battles, with one
+    rubric version."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -130,7 +137,17 @@ class JudgeRun(models.Model):
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="runs")
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judge_runs")
+    campaign = models.ForeignKey(
+        Campaign, null=True, blank=True, on_delete=models.CASCADE, related_name="judge_runs"
+    )
+    arena = models.ForeignKey(
+        Arena,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="judge_runs",
+        help_text="Set instead of the campaign for a run over an arena's voted battles.",
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     # Ranges come from JudgeRunSettings (judging/run_settings.py): one source. The daily
     # budget is the endpoint's (endpoints/budget.py), shared with tournaments.
@@ -143,6 +160,8 @@ class JudgeRun(models.Model):
     items_total = models.PositiveIntegerField(default=0)
     items_done = models.PositiveIntegerField(default=0)
     items_failed = models.PositiveIntegerField(default=0)
+    # Battles that cannot be judged (no conversation text): recorded with the reason, no request.
+    items_skipped = models.PositiveIntegerField(default=0)
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
     created = models.DateTimeField(auto_now_add=True)
@@ -158,12 +177,20 @@ class JudgeRun(models.Model):
     class Meta:
         ordering = ["-created"]
         constraints = [
-            range_constraint(JudgeRunSettings, name, prefix="judge_run")
-            for name in JudgeRunSettings.STORED
+            *(
+                range_constraint(JudgeRunSettings, name, prefix="judge_run")
+                for name in JudgeRunSettings.STORED
+            ),
+            models.CheckConstraint(
+                condition=Q(campaign__isnull=False, arena__isnull=True)
+                | Q(campaign__isnull=True, arena__isnull=False),
+                name="judge_run_one_target",
+                violation_error_message="Choose a campaign or an arena to judge (one of them).",
+            ),
         ]
 
     def __str__(self):
-        return f"{self.judge} on {self.campaign} ({self.rubric})"
+        return f"{self.judge} on {self.target} ({self.rubric})"
 
     def get_absolute_url(self):
         return reverse("judging:run-detail", args=[self.pk])
@@ -172,8 +199,17 @@ class JudgeRun(models.Model):
         return self.judge.is_managed_by(user)
 
     @property
+    def target(self):
+        """What the run judges: its campaign or its arena."""
+        return self.arena if self.arena_id else self.campaign
+
+    @property
+    def target_name(self) -> str:
+        return f"the arena {self.arena.name}" if self.arena_id else self.campaign.title
+
+    @property
     def items_finished(self) -> int:
-        return self.items_done + self.items_failed
+        return self.items_done + self.items_failed + self.items_skipped
 
     @property
     def percent(self) -> int:
@@ -191,11 +227,26 @@ class AutomaticJudgment(models.Model):
     class Status(models.TextChoices):
         OK = "ok", "OK"
         FAILED = "failed", "Failed"
+        SKIPPED = "skipped", "Skipped"  # an arena battle with nothing to judge; `error` says why
 
     automatic = True
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="judgments")
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="automatic_judgments")
+    item = models.ForeignKey(
+        Item,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="automatic_judgments",
+    )
+    battle = models.ForeignKey(
+        Battle,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="automatic_judgments",
+        help_text="The arena battle judged (an arena run), instead of an item.",
+    )
     status = models.CharField(max_length=10, choices=Status.choices)
     payload = models.JSONField(default=dict, blank=True)
     raw_text = models.TextField(blank=True)
@@ -206,10 +257,19 @@ class AutomaticJudgment(models.Model):
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["run", "item__position"]
+        ordering = ["run", "item__position", "battle_id"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "item"], name="automatic_judgment_once")
+            models.UniqueConstraint(fields=["run", "item"], name="automatic_judgment_once"),
+            models.UniqueConstraint(
+                fields=["run", "battle"], name="automatic_judgment_battle_once"
+            ),
+            models.CheckConstraint(
+                condition=Q(item__isnull=False, battle__isnull=True)
+                | Q(item__isnull=True, battle__isnull=False),
+                name="automatic_judgment_one_unit",
+            ),
         ]
 
     def __str__(self):
-        return f"{self.run_id}/{self.item_id}: {self.status}"
+        unit = self.item_id if self.item_id else f"battle {self.battle_id}"
+        return f"{self.run_id}/{unit}: {self.status}"

@@ -17,7 +17,7 @@ from evalhub.errors import UserInputError
 from evalhub.quotas import check_quota
 
 from .models import RUBRIC_VERSION_MAX, Rubric
-from .rubrics import judgeable_kinds
+from .rubrics import rubric_kinds
 from .rubrics.common import check_instructions
 
 FROZEN_FIELDS = ("task_kind", "name", "version", "instructions")
@@ -41,10 +41,9 @@ def next_version(task_kind: str, name: str) -> int:
 
 
 def check(task_kind: str, instructions: str) -> None:
-    if task_kind not in judgeable_kinds():
+    if task_kind not in rubric_kinds():
         raise RubricInvalid(
-            f"Judges do not answer {task_kind!r} tasks; they answer "
-            f"{', '.join(judgeable_kinds())}.",
+            f"Judges do not answer {task_kind!r} tasks; they answer {', '.join(rubric_kinds())}.",
             field="task_kind",
         )
     if len(instructions) > limits.INSTRUCTIONS_CHARS:

@@ -4,23 +4,28 @@ A run judges a campaign's task items (gold, training and automatically decided i
 not judged: humans' analyses read task items only). Its work is recorded row by row, so a
 run is resumable at any point: a resumed, reclaimed or re-sent run judges the items that
 have no automatic judgment of this run yet (judging/execution.py).
+
+A run over an arena (judging/battles.py) judges its voted battles with an arena rubric.
+Only the arena's managers (its owner, staff) start one, with a judge of their own; a
+private arena is not found for anybody else, a public one is refused with the reason.
 """
 
 from django.db import transaction
 from django.db.models import Q
 
 from annotation.models import Campaign
+from arenas.models import Arena
 from endpoints.budget import used_today
 from endpoints.models import BotEndpoint
 from evalhub import leases, permissions
 from evalhub.declared import bounds
 from evalhub.errors import UserInputError
 
-from . import sending
+from . import battles, sending
 from .execution import LEASE_PREFIX
-from .items import judgeable_items, pending_items
+from .items import judgeable, judgeable_items, pending, pending_items
 from .models import Judge, JudgeRun, Rubric
-from .rubrics import judgeable_kinds
+from .rubrics import ARENA_KIND, judgeable_kinds
 from .run_settings import JudgeRunSettings
 
 Status = JudgeRun.Status
@@ -54,9 +59,35 @@ def check_settings(concurrency, max_attempts) -> None:
         raise RunInvalid.from_fields(problems)
 
 
-def check_startable(user, judge: Judge, rubric: Rubric, campaign: Campaign) -> None:
+def _check_judge(user, judge: Judge) -> None:
     if not judge.is_managed_by(user):
         raise RunInvalid("Only the judge's owner starts runs with it.", field="judge")
+    if judge.endpoint.protocol != BotEndpoint.Protocol.OPENAI:
+        raise RunInvalid(
+            "The judge's endpoint must speak the OpenAI-compatible protocol.", field="judge"
+        )
+
+
+def check_arena_startable(user, judge: Judge, rubric: Rubric, arena: Arena) -> None:
+    _check_judge(user, judge)
+    if not arena.is_visible_to(user):
+        raise RunInvalid(f"No arena '{arena.slug}'.", field="arena")
+    if not arena.is_managed_by(user):
+        raise RunInvalid(
+            "You may only run a judge on the battles of arenas you manage.", field="arena"
+        )
+    if rubric.task_kind != ARENA_KIND:
+        raise RunInvalid(
+            f"The rubric is for {rubric.get_task_kind_display()} tasks; an arena's battles "
+            "need an arena rubric.",
+            field="rubric",
+        )
+    if not battles.judgeable_battles(arena).exists():
+        raise RunInvalid("The arena has no voted battle to judge.", field="arena")
+
+
+def check_startable(user, judge: Judge, rubric: Rubric, campaign: Campaign) -> None:
+    _check_judge(user, judge)
     if not permissions.is_managed_by(user, campaign):
         raise RunInvalid("You may only run a judge on campaigns you manage.", field="campaign")
     if campaign.task_kind not in judgeable_kinds():
@@ -70,29 +101,39 @@ def check_startable(user, judge: Judge, rubric: Rubric, campaign: Campaign) -> N
             f"{campaign.get_task_kind_display()}.",
             field="rubric",
         )
-    if judge.endpoint.protocol != BotEndpoint.Protocol.OPENAI:
-        raise RunInvalid(
-            "The judge's endpoint must speak the OpenAI-compatible protocol.", field="judge"
-        )
     if not judgeable_items(campaign).exists():
         raise RunInvalid("The campaign has no task items to judge.", field="campaign")
 
 
 def start(
-    user, judge: Judge, rubric: Rubric, campaign: Campaign, *, concurrency=2, max_attempts=3
+    user,
+    judge: Judge,
+    rubric: Rubric,
+    campaign: Campaign | None = None,
+    *,
+    arena: Arena | None = None,
+    concurrency=2,
+    max_attempts=3,
 ) -> JudgeRun:
-    """A new queued run, sent to the worker after the commit."""
+    """A new queued run over a campaign or an arena, sent to the worker after the commit."""
     check_settings(concurrency, max_attempts)
-    check_startable(user, judge, rubric, campaign)
+    if (campaign is None) == (arena is None):
+        raise RunInvalid("Choose a campaign or an arena to judge (one of them).", field="campaign")
+    if arena is not None:
+        check_arena_startable(user, judge, rubric, arena)
+    else:
+        check_startable(user, judge, rubric, campaign)
     with transaction.atomic():
-        run = JudgeRun.objects.create(
+        run = JudgeRun(
             judge=judge,
             rubric=rubric,
             campaign=campaign,
+            arena=arena,
             concurrency=concurrency,
             max_attempts=max_attempts,
-            items_total=judgeable_items(campaign).count(),
         )
+        run.items_total = judgeable(run).count()
+        run.save()
         transaction.on_commit(lambda: sending.send(run))
     return run
 
@@ -114,8 +155,9 @@ def resume(run: JudgeRun) -> JudgeRun:
         leases.lapsed(LEASE_PREFIX), status=Status.RUNNING
     )
     if run.status == Status.DONE:
-        if not pending_items(run).exists():
-            raise RunInvalid("Every item of the campaign is judged by this run already.")
+        if not pending(run).exists():
+            noun = "voted battle of the arena" if run.arena_id else "item of the campaign"
+            raise RunInvalid(f"Every {noun} is judged by this run already.")
         resumable |= Q(status=Status.DONE)
     with transaction.atomic():
         changed = (
@@ -141,6 +183,7 @@ def progress(run: JudgeRun) -> dict:
         "items_total": run.items_total,
         "items_done": run.items_done,
         "items_failed": run.items_failed,
+        "items_skipped": run.items_skipped,
         "percent": run.percent,
         "prompt_tokens": run.prompt_tokens,
         "completion_tokens": run.completion_tokens,

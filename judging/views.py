@@ -34,7 +34,9 @@ def managed_judge(request, slug) -> Judge:
 
 def managed_run(request, pk) -> JudgeRun:
     run = get_object_or_404(
-        JudgeRun.objects.select_related("judge__endpoint", "judge__owner", "rubric", "campaign"),
+        JudgeRun.objects.select_related(
+            "judge__endpoint", "judge__owner", "rubric", "campaign", "arena"
+        ),
         pk=pk,
     )
     if not run.is_managed_by(request.user):
@@ -74,6 +76,7 @@ def judge_detail(request, slug):
                 judge,
                 form.cleaned_data["rubric"],
                 form.cleaned_data["campaign"],
+                arena=form.cleaned_data["arena"],
                 concurrency=form.cleaned_data["concurrency"],
                 max_attempts=form.cleaned_data["max_attempts"],
             )
@@ -88,7 +91,7 @@ def judge_detail(request, slug):
     context = {
         "judge": judge,
         "form": form,
-        "runs": judge.runs.select_related("campaign", "rubric"),
+        "runs": judge.runs.select_related("campaign", "arena", "rubric"),
     }
     status = 400 if request.method == "POST" else 200
     return render(request, "judging/judge_detail.html", context, status=status)
@@ -150,7 +153,9 @@ def rubric_detail(request, pk):
 def run_detail(request, pk):
     run = managed_run(request, pk)
     judgments = (
-        AutomaticJudgment.objects.filter(run=run).select_related("item").order_by("item__position")
+        AutomaticJudgment.objects.filter(run=run)
+        .select_related("item", "battle")
+        .order_by("item__position", "battle__started_at", "pk")
     )
     shown = request.GET.get("status")
     if shown in AutomaticJudgment.Status.values:

@@ -312,6 +312,9 @@ class ComparedJudgeSerializer(serializers.Serializer):
 class VersusAgreementSerializer(serializers.Serializer):
     units = serializers.IntegerField(help_text="Units labelled by the humans and the judge.")
     kappa = _float(help_text="Cohen's kappa of the judge with the human majority.")
+    raw_agreement = _float(
+        help_text="The share of kappa's units where the judge's label is the majority's."
+    )
     kappa_weights = serializers.ChoiceField(choices=["none", "linear", "quadratic"])
     kappa_units = serializers.IntegerField(help_text="Units with a human majority.")
     tied_majority = serializers.IntegerField()
@@ -371,14 +374,31 @@ class VersusDimensionSerializer(serializers.Serializer):
     convergence = ConvergencePointSerializer(many=True)
 
 
-class HumanVsAutomaticSerializer(serializers.Serializer):
-    """A judge run against its campaign's humans (``analysis.reports.human_vs_automatic``)."""
+class VersusRatingSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    human_rating = _float(help_text="Bradley-Terry rating from the votes (mean 1000).")
+    human_rank = _float(help_text="1 = highest rating; ties share their average rank.")
+    judge_rating = _float(help_text="Bradley-Terry rating from the judge's verdicts.")
+    judge_rank = _float()
 
-    subject = serializers.CharField(help_text="The campaign's slug.")
+
+class VersusBradleyTerrySerializer(serializers.Serializer):
+    battles = serializers.IntegerField(help_text="Battles both the votes and the judge decided.")
+    spearman = _float()
+    kendall = _float()
+    systems = VersusRatingSerializer(many=True)
+
+
+class HumanVsAutomaticSerializer(serializers.Serializer):
+    """A judge run against its campaign's humans, or against an arena's votes
+    (``analysis.reports.human_vs_automatic``)."""
+
+    subject = serializers.CharField(help_text="The campaign's slug (an arena's for an arena).")
     kind = serializers.ChoiceField(choices=["human_vs_automatic"])
     # A plain string: the campaign kinds' enum is named elsewhere in the schema.
     task_kind = serializers.CharField(
-        help_text="The campaign's kind: ab, likert, abc_eval, spot_the_bot or comparative."
+        help_text="The campaign's kind: ab, likert, abc_eval, spot_the_bot or comparative; "
+        "arena for an arena's battles."
     )
     judge = ComparedJudgeSerializer()
     systems = serializers.ListField(child=serializers.CharField())
@@ -388,6 +408,11 @@ class HumanVsAutomaticSerializer(serializers.Serializer):
     judgments = serializers.IntegerField()
     automatic_judgments = serializers.IntegerField()
     dimensions = VersusDimensionSerializer(many=True)
+    bradley_terry = VersusBradleyTerrySerializer(
+        allow_null=True,
+        help_text="Arenas: the ratings of the battles by the votes and by the judge; "
+        "null for campaigns.",
+    )
     warnings = serializers.ListField(child=serializers.CharField())
 
 

@@ -1,10 +1,10 @@
 """`/api/judge-runs/<id>/human-vs-automatic/`: an automatic judge run measured against its
-campaign's humans (``analysis.reports.human_vs_automatic``).
+campaign's humans, or against its arena's votes (``analysis.reports.human_vs_automatic``).
 
 - `GET`: the latest successful comparison, its result typed by
   `HumanVsAutomaticResultSerializer` and the run's provenance under ``"run"``; 404 when the
   judge run does not exist for the user (they manage neither its campaign nor the
-  campaign's tournament) or has no comparison yet.
+  campaign's tournament; for an arena's run, not the arena) or has no comparison yet.
 - `POST` (the same people): request the comparison of the current judgments, with
   optional analysis parameters; answers the run (202 while queued, 200 when an identical
   comparison already succeeded). Nothing judged by both is a 400 in the one error shape.
@@ -22,7 +22,7 @@ from rest_framework.views import APIView
 from analysis.api import examples
 from analysis.api.serializers import HumanVsAutomaticResultSerializer
 from analysis.models import AnalysisRun
-from analysis.pages.comparisons import latest_comparison, may_compare
+from analysis.pages.comparisons import latest_comparison, may_compare_run
 from analysis.runs.parameters import AnalysisParameters
 from analysis.runs.tasks import analyze_judge_run
 from evalhub.api.fields import DeclaredField
@@ -47,17 +47,20 @@ class ComparisonRunSerializer(serializers.Serializer):
 
 
 class ComparesIt(BasePermission):
-    """Who may compare a judge run with the humans (`may_compare`: who manages its campaign
-    or the campaign's tournament); for anybody else it does not exist (404)."""
+    """Who may compare a judge run with the humans (`may_compare_run`: who manages its
+    campaign or the campaign's tournament, or its arena); for anybody else it does not
+    exist (404)."""
 
     def has_object_permission(self, request, view, obj):
-        if not may_compare(request.user, obj.campaign):
+        if not may_compare_run(request.user, obj):
             raise NotFound("No such judge run.")
         return True
 
 
 def _judge_run(view, request, pk) -> JudgeRun:
-    run = get_object_or_404(JudgeRun.objects.select_related("judge", "rubric", "campaign"), pk=pk)
+    run = get_object_or_404(
+        JudgeRun.objects.select_related("judge", "rubric", "campaign", "arena"), pk=pk
+    )
     view.check_object_permissions(request, run)
     return run
 

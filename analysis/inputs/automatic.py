@@ -12,6 +12,7 @@ responses, which no person saw).
 
 from __future__ import annotations
 
+from analysis.inputs.arena_versus import arena_run_inputs
 from analysis.inputs.comparable import COMPARABLE_KINDS, LEVELS, compare_payload
 from analysis.inputs.judgments import judgments_queryset, partners_of
 from analysis.reports import HumanVsAutomaticData
@@ -30,7 +31,11 @@ def judge_label(run: JudgeRun) -> str:
 
 
 def judge_run_inputs(run: JudgeRun, *, exclude_blocked: bool = False) -> HumanVsAutomaticData:
-    """The comparable labels and scores of a judge run and of its campaign's humans."""
+    """The comparable labels and scores of a judge run and of its campaign's humans (of an
+    arena's run: its verdicts and the votes, ``analysis.inputs.arena_versus``, where no
+    worker is blocked)."""
+    if run.arena_id:
+        return arena_run_inputs(run, judge_label(run))
     campaign = run.campaign
     kind = campaign.task_kind
     if kind not in COMPARABLE_KINDS:

@@ -7,7 +7,8 @@ campaign's page) and ``_versus_summary.html`` (a tournament's page: the target r
 the humans and by the judge, and their correlation, as the bipartite-play paper's Table 3).
 
 Who may see them: whoever manages the campaign, or the tournament it belongs to (its owner
-and staff); others get 404.
+and staff); others get 404. An arena's judge runs are compared with its votes on the
+arena's own page (``arena_versus``), for the arena's managers (owner and staff) alone.
 """
 
 from __future__ import annotations
@@ -17,16 +18,19 @@ from analysis.models import AnalysisRun
 from analysis.pages.plots import versus_plot_names
 from analysis.pages.results import run_plot_url
 from annotation.models import Campaign
+from arenas.models import Arena
 from evalhub.permissions import is_managed_by
 from judging.models import JudgeRun
 from tournaments.models import Tournament
 
 __all__ = [
+    "arena_judge_runs",
     "campaign_comparisons",
     "comparison_context",
     "judge_runs_of",
     "latest_comparison",
     "may_compare",
+    "may_compare_run",
     "tournament_comparison",
 ]
 
@@ -35,6 +39,7 @@ MAIN_SCORE = {
     "label": "share of segments where the speaker was not spotted as a bot",
     "choice": "share of comparisons won (ties count a half)",
 }
+ARENA_MEASURES = "win rate: share of battles won (ties and both-bad count a half)"
 
 
 def tournament_of(campaign: Campaign) -> Tournament | None:
@@ -49,6 +54,21 @@ def may_compare(user, campaign: Campaign) -> bool:
         return True
     tournament = tournament_of(campaign)
     return tournament is not None and is_managed_by(user, tournament)
+
+
+def may_compare_run(user, judge_run: JudgeRun) -> bool:
+    """Who may compare a judge run: its arena's managers, or its campaign's (may_compare)."""
+    if judge_run.arena_id:
+        return is_managed_by(user, judge_run.arena)
+    return may_compare(user, judge_run.campaign)
+
+
+def arena_judge_runs(arena: Arena) -> list[JudgeRun]:
+    return list(
+        JudgeRun.objects.filter(arena=arena)
+        .select_related("judge", "rubric", "arena")
+        .order_by("-created", "-pk")
+    )
 
 
 def judge_runs_of(campaign: Campaign) -> list[JudgeRun]:
@@ -72,7 +92,8 @@ def _summary(result: dict) -> dict | None:
     if not dimensions:
         return None
     main = dimensions[0]
-    return {**main, "measures": MAIN_SCORE.get(main["dimension"])}
+    measures = ARENA_MEASURES if result.get("task_kind") == "arena" else None
+    return {**main, "measures": measures or MAIN_SCORE.get(main["dimension"])}
 
 
 def comparison_context(run: AnalysisRun | None) -> dict:

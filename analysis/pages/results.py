@@ -47,6 +47,8 @@ def latest_run(subject: Campaign | Study, *, succeeded: bool = True) -> Analysis
 def may_see_run(user, run: AnalysisRun) -> bool:
     if run.tournament_id:
         return may_see(user, run.tournament)
+    if run.campaign_id is None and run.judge_run_id:  # an arena's comparison: its managers
+        return is_managed_by(user, run.judge_run.arena)
     return is_managed_by(user, run.campaign if run.campaign_id else run.study)
 
 

@@ -6,6 +6,10 @@
   (``analysis.runs.tasks.analyze_judge_run``).
 
 Both are for those who manage the campaign or its tournament; others get 404.
+
+- ``/results/arenas/<slug>/human-vs-automatic/`` (``?judge_run=<id>``) and ``.../compare/``:
+  the same for an arena's judge runs, compared with its votes; for the arena's managers
+  (owner and staff), 404 for anybody else, a private arena's existence included.
 """
 
 from django.contrib import messages
@@ -16,6 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from analysis.models import AnalysisRun
 from analysis.pages.comparisons import (
+    arena_judge_runs,
     comparison_context,
     judge_runs_of,
     latest_comparison,
@@ -26,6 +31,7 @@ from analysis.pages.results_views import REFRESH_SECONDS
 from analysis.reports import NothingToAnalyse
 from analysis.runs.tasks import analyze_judge_run
 from annotation.models import Campaign
+from arenas.models import Arena
 from evalhub.errors import show_on_page
 from judging.models import JudgeRun
 
@@ -86,18 +92,70 @@ def compare_view(request, slug):
         campaign=campaign,
     )
     exclude_blocked = request.POST.get("exclude_blocked") in ("on", "1", "true")
-    try:
-        run = analyze_judge_run(judge_run, {"exclude_blocked": exclude_blocked}, user=request.user)
-    except NothingToAnalyse as reason:
-        show_on_page(request, reason, about=str(judge_run.judge))
-    else:
-        # Without a broker (eager Celery) the run may have finished meanwhile.
-        run.refresh_from_db(fields=["status", "error", "progress"])
-        if run.status == AnalysisRun.Status.SUCCEEDED:
-            messages.success(request, f"The comparison is up to date (analysis {run.pk}).")
-        elif run.status == AnalysisRun.Status.FAILED:
-            show_on_page(request, f"The comparison failed: {run.error}")
-        else:
-            messages.info(request, f"Comparison {run.pk} is under way.")
+    _request_comparison(request, judge_run, {"exclude_blocked": exclude_blocked})
     url = reverse("results:versus", args=[campaign.slug])
     return redirect(f"{url}?judge_run={judge_run.pk}")
+
+
+def _arena_or_404(request, slug) -> Arena:
+    arena = get_object_or_404(Arena, slug=slug)
+    if not arena.is_managed_by(request.user):
+        raise Http404("Not found.")
+    return arena
+
+
+@require_GET
+def arena_versus(request, slug):
+    arena = _arena_or_404(request, slug)
+    runs = arena_judge_runs(arena)
+    judge_run = _chosen(runs, request.GET.get("judge_run"))
+    comparison = latest_comparison(judge_run) if judge_run else None
+    latest = latest_comparison(judge_run, succeeded=False) if judge_run else None
+    active = latest if latest is not None and latest.in_progress else None
+    failed = latest if latest is not None and latest.status == AnalysisRun.Status.FAILED else None
+    return render(
+        request,
+        "analysis/arena_versus.html",
+        {
+            **comparison_context(comparison),
+            "arena": arena,
+            "judge_runs": runs,
+            "judge_run": judge_run,
+            "active_run": active,
+            "failed_run": failed,
+            "refresh": REFRESH_SECONDS if active else None,
+            "start_judge_run_url": reverse("judging:judge-list"),
+            "judge_run_url": judge_run.get_absolute_url() if judge_run else None,
+        },
+    )
+
+
+@require_POST
+def arena_compare_view(request, slug):
+    arena = _arena_or_404(request, slug)
+    wanted = request.POST.get("judge_run", "")
+    judge_run = get_object_or_404(
+        JudgeRun.objects.select_related("judge", "rubric", "arena"),
+        pk=int(wanted) if wanted.isdigit() else -1,
+        arena=arena,
+    )
+    _request_comparison(request, judge_run, {})
+    url = reverse("results:arena-versus", args=[arena.slug])
+    return redirect(f"{url}?judge_run={judge_run.pk}")
+
+
+def _request_comparison(request, judge_run: JudgeRun, parameters: dict) -> None:
+    """Ask for the comparison and say on the page how it went."""
+    try:
+        run = analyze_judge_run(judge_run, parameters, user=request.user)
+    except NothingToAnalyse as reason:
+        show_on_page(request, reason, about=str(judge_run.judge))
+        return
+    # Without a broker (eager Celery) the run may have finished meanwhile.
+    run.refresh_from_db(fields=["status", "error", "progress"])
+    if run.status == AnalysisRun.Status.SUCCEEDED:
+        messages.success(request, f"The comparison is up to date (analysis {run.pk}).")
+    elif run.status == AnalysisRun.Status.FAILED:
+        show_on_page(request, f"The comparison failed: {run.error}")
+    else:
+        messages.info(request, f"Comparison {run.pk} is under way.")

@@ -311,6 +311,11 @@ class HumanVsAutomaticData:
     ``partners`` (bipartite-play) are never ranked. The human rows may be empty (no human
     has judged yet): the judge's ranking is then reported alone. ``task_kind`` is the campaign's kind,
     ``level`` the level of measurement of its labels.
+
+    An arena's judge run (``task_kind`` "arena", ``analysis.inputs.arena_versus``): the units
+    are its voted battles, the human label of each is its vote, and ``battles`` lists
+    (unit, system a, system b) of each battle, from which the report fits Bradley-Terry
+    ratings by the votes and by the judge.
     """
 
     subject: str
@@ -325,6 +330,7 @@ class HumanVsAutomaticData:
     human_scores: tuple[tuple[str, str, str, float], ...]
     judge_scores: tuple[tuple[str, str, str, float], ...]
     partners: tuple[str, ...] = ()
+    battles: tuple[tuple[str, str, str], ...] = ()
     kind: str = "human_vs_automatic"
 
     def is_empty(self) -> bool:

@@ -25,6 +25,15 @@ Bot's label and features, A/B's choice):
 Bipartite-play partners are never ranked (they are the fixed opponents; the rankings hold
 the targets only); their speakers' labels still count for agreement.
 
+An arena's judge run (``task_kind`` "arena"): the units are battles, each with one human
+label (the vote) mapped as ``analysis.inputs.arena_versus`` documents, so kappa is Cohen's
+kappa of the judge with the votes, ``raw_agreement`` the share of battles where the verdict
+is the vote, the system means are win rates (ties count a half), and ``bradley_terry`` holds
+the Bradley-Terry ratings of the same battles by the votes and by the judge (the arena's
+leaderboard scale) with the rank correlation of the two (``evalstats.judges.
+bradley_terry_comparison``). Alpha needs two human labels per unit, which a battle never
+has: it is null, without a warning. ``bradley_terry`` is null for campaigns.
+
 The human analyses never see the judge: this report is the one place where the two meet.
 A judge run on a campaign no human has judged yet is reported alone (its ranking and its
 convergence), so that a tournament scored only automatically has a ranking too.
@@ -41,8 +50,10 @@ Result contract
      "judgments": n, "automatic_judgments": n,
      "dimensions": [
         {"dimension", "level": "nominal" | "ordinal",
-         "agreement": {"units", "kappa", "kappa_weights", "kappa_units", "tied_majority",
-                       "alpha_humans", "alpha_with_judge", "alpha_units"},
+         "agreement": {"units", "kappa", "raw_agreement", "kappa_weights", "kappa_units",
+                       "tied_majority", "alpha_humans", "alpha_with_judge",
+                       "alpha_units"},        # raw_agreement: share of kappa's units where
+                                              # the judge's label is the majority's
          "systems": [{"system", "human_mean", "human_conversations", "human_rank",
                       "judge_mean", "judge_conversations", "judge_rank"}],
                                               # ranks: 1 = highest mean score; tied means
@@ -53,6 +64,9 @@ Result contract
          "convergence_target": "human" | "judge" | null,
          "convergence": [{"n_dialogues", "spearman_mean", "spearman_low", "spearman_high",
                           "kendall_mean", "kendall_low", "kendall_high", "repeats"}]}],
+     "bradley_terry": {"battles", "spearman", "kendall",
+                       "systems": [{"system", "human_rating", "human_rank", "judge_rating",
+                                    "judge_rank"}]} | null,   # arenas only
      "warnings": [text, ...]}
 
 Each figure is computed once: a system's means are :func:`evalstats.judges.system_mean` over
@@ -77,15 +91,18 @@ from analysis.reports.common import Progress, report_progress
 from analysis.reports.data import HumanVsAutomaticData, NothingToAnalyse
 from evalstats.judges import (
     alpha_with_judge,
+    bradley_terry_comparison,
     convergence,
     kappa_with_majority,
     ranking_correlation,
     system_mean,
 )
+from evalstats.pairwise import A_WINS, B_WINS, TIE
 
 __all__ = ["convergence_sizes", "human_vs_automatic_report"]
 
 MAIN_DIMENSIONS = ("label", "choice")
+ARENA = "arena"
 
 
 def convergence_sizes(smallest: int, points: int) -> list[int]:
@@ -130,6 +147,7 @@ def _agreement(human, judge, level: str, weights: str) -> tuple[dict, list[str]]
         {
             "units": len(shared),
             "kappa": majority.kappa.statistic,
+            "raw_agreement": majority.observed,
             "kappa_weights": kappa_weights or "none",
             "kappa_units": majority.kappa.n_items,
             "tied_majority": majority.n_tied_majority,
@@ -308,6 +326,8 @@ def human_vs_automatic_report(
         human = _per_conversation(human_scores.get(dimension, []))
         judge = _per_conversation(judge_scores.get(dimension, []))
         correlation, more = _correlation(human, judge, params)
+        if data.task_kind == ARENA:  # one vote per battle: alpha is never defined
+            notes = [n for n in notes if "Krippendorff" not in n]
         if humans_judged:
             warnings += [f"{dimension}: {note}" for note in notes + more]
         target_from, curve = _convergence(human, judge, params)
@@ -323,6 +343,11 @@ def human_vs_automatic_report(
             }
         )
     ranked = sections[0]["systems"] if sections else []
+    bradley_terry = None
+    if data.task_kind == ARENA:
+        report_progress(progress, "Fitting Bradley-Terry ratings")
+        bradley_terry, more = _bradley_terry(data)
+        warnings += more
     return {
         "subject": data.subject,
         "kind": data.kind,
@@ -333,5 +358,48 @@ def human_vs_automatic_report(
         "judgments": data.human_judgments,
         "automatic_judgments": data.automatic_judgments,
         "dimensions": sections,
+        "bradley_terry": bradley_terry,
         "warnings": warnings,
     }
+
+
+def _bradley_terry(data: HumanVsAutomaticData) -> tuple[dict | None, list[str]]:
+    """The ratings of the battles both the votes and the judge labelled, by each."""
+    judged = {unit: value for _, unit, value in data.judge_labels}
+    voted = {unit: value for _, unit, _, value in data.human_labels}
+    rows = [(unit, a, b) for unit, a, b in data.battles if unit in judged and unit in voted]
+    systems = sorted({s for _, a, b in rows for s in (a, b)})
+    if len(systems) < 2:
+        return None, ["fewer than two systems in battles judged by both: no Bradley-Terry ratings"]
+    index = {s: i for i, s in enumerate(systems)}
+    code = {"a": A_WINS, "b": B_WINS, "tie": TIE}
+    result = bradley_terry_comparison(
+        [index[a] for _, a, _ in rows],
+        [index[b] for _, _, b in rows],
+        [code[voted[unit]] for unit, _, _ in rows],
+        [code[judged[unit]] for unit, _, _ in rows],
+        len(systems),
+        labels=systems,
+    )
+    human = dict(zip(systems, result.human_ratings.tolist(), strict=True))
+    judge = dict(zip(systems, result.judge_ratings.tolist(), strict=True))
+    human_ranks, judge_ranks = _ranks(human), _ranks(judge)
+    ordered = sorted(systems, key=lambda s: (human_ranks[s], judge_ranks[s], s))
+    return (
+        {
+            "battles": result.n_battles,
+            "spearman": result.spearman,
+            "kendall": result.kendall,
+            "systems": [
+                {
+                    "system": s,
+                    "human_rating": human[s],
+                    "human_rank": human_ranks[s],
+                    "judge_rating": judge[s],
+                    "judge_rank": judge_ranks[s],
+                }
+                for s in ordered
+            ],
+        },
+        [f"Bradley-Terry: {w}" for w in result.warnings],
+    )

@@ -239,8 +239,9 @@ def analyze_judge_run(
     plots: bool = True,
 ) -> AnalysisRun:
     """The human-versus-automatic run of a judge run (``judging.models.JudgeRun``) against
-    its campaign's human judgments; as ``analyze_tournament`` otherwise. The run's subject
-    is the campaign alone (never its tournament), so human results never show it."""
+    its campaign's human judgments, or against its arena's votes; as ``analyze_tournament``
+    otherwise. The run's subject is the campaign alone (never its tournament), so human
+    results never show it; an arena's judge run has no campaign: the judge run alone."""
     subject = {"tournament": None, "campaign": judge_run.campaign, "judge_run": judge_run}
     return _request(subject, parameters, user, synchronous, plots)
 

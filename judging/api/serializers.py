@@ -86,6 +86,20 @@ class RunSerializer(serializers.ModelSerializer):
         visible=campaigns_for,
         slug_field="slug",
         queryset=JudgeRun._meta.get_field("campaign").related_model.objects.all(),
+        required=False,
+        allow_null=True,
+        default=None,
+    )
+    # Arenas the user may see: a public arena of somebody else is refused by runs.start
+    # with the reason; a private one is "No arena" as if it did not exist.
+    arena = VisibleSlugRelatedField(
+        noun="arena",
+        slug_field="slug",
+        queryset=JudgeRun._meta.get_field("arena").related_model.objects.all(),
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Instead of a campaign: judge this arena's voted battles (an arena rubric).",
     )
     rubric = serializers.PrimaryKeyRelatedField(queryset=Rubric.objects.all())
     concurrency = serializers.IntegerField(default=2, **_range("concurrency"))
@@ -99,12 +113,14 @@ class RunSerializer(serializers.ModelSerializer):
             "judge",
             "rubric",
             "campaign",
+            "arena",
             "status",
             "concurrency",
             "max_attempts",
             "items_total",
             "items_done",
             "items_failed",
+            "items_skipped",
             "percent",
             "prompt_tokens",
             "completion_tokens",
@@ -118,6 +134,7 @@ class RunSerializer(serializers.ModelSerializer):
             "items_total",
             "items_done",
             "items_failed",
+            "items_skipped",
             "prompt_tokens",
             "completion_tokens",
             "created",
@@ -134,6 +151,9 @@ class JudgeRunProgressSerializer(serializers.Serializer):
     items_total = serializers.IntegerField()
     items_done = serializers.IntegerField()
     items_failed = serializers.IntegerField()
+    items_skipped = serializers.IntegerField(
+        help_text="Arena battles with nothing to judge (no conversation text)."
+    )
     percent = serializers.IntegerField()
     prompt_tokens = serializers.IntegerField()
     completion_tokens = serializers.IntegerField()
@@ -145,8 +165,10 @@ class JudgeRunProgressSerializer(serializers.Serializer):
 
 
 class AutomaticJudgmentSerializer(serializers.ModelSerializer):
-    item = serializers.IntegerField(source="item.position", read_only=True)
-    item_id = serializers.IntegerField(read_only=True)
+    # A campaign run's judgments name the item; an arena run's the battle.
+    item = serializers.IntegerField(source="item.position", read_only=True, allow_null=True)
+    item_id = serializers.IntegerField(read_only=True, allow_null=True)
+    battle = serializers.UUIDField(source="battle.public_id", read_only=True, allow_null=True)
     automatic = serializers.BooleanField(read_only=True, default=True)
 
     class Meta:
@@ -154,6 +176,7 @@ class AutomaticJudgmentSerializer(serializers.ModelSerializer):
         fields = [
             "item",
             "item_id",
+            "battle",
             "automatic",
             "status",
             "payload",

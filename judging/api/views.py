@@ -5,7 +5,8 @@
   `POST /api/judge-rubrics/<id>/revise/`: every signed-in user reads rubrics and writes
   new ones (a used name gets its next version); its author or staff revise one, in place
   while no run used it, else as a new version (answered 201);
-- `GET/POST /api/judge-runs/` (create = start: queued and sent to the worker),
+- `GET/POST /api/judge-runs/` (create = start: queued and sent to the worker; a
+  `campaign` or an `arena`, whose voted battles are judged),
   `GET /api/judge-runs/<id>/`, `GET .../progress/`, `POST .../pause/`, `POST .../resume/`,
   `GET .../judgments/` (the automatic judgments, paginated, `?status=ok|failed`).
 
@@ -60,12 +61,14 @@ RUN = {
     "judge": "qwen-judge",
     "rubric": 1,
     "campaign": "chateval-ab-2026",
+    "arena": None,
     "status": "running",
     "concurrency": 4,
     "max_attempts": 3,
     "items_total": 400,
     "items_done": 118,
     "items_failed": 2,
+    "items_skipped": 0,
     "percent": 30,
     "prompt_tokens": 61240,
     "completion_tokens": 1320,
@@ -81,6 +84,7 @@ PROGRESS = {
     "items_total": 400,
     "items_done": 118,
     "items_failed": 2,
+    "items_skipped": 0,
     "percent": 30,
     "prompt_tokens": 61240,
     "completion_tokens": 1320,
@@ -94,6 +98,7 @@ JUDGMENTS = [
     {
         "item": 3,
         "item_id": 5521,
+        "battle": None,
         "automatic": True,
         "status": "ok",
         "payload": {"choice": "b", "left": "a"},
@@ -107,6 +112,7 @@ JUDGMENTS = [
     {
         "item": 4,
         "item_id": 5522,
+        "battle": None,
         "automatic": True,
         "status": "failed",
         "payload": {},
@@ -266,6 +272,11 @@ STATUS_FILTER = OpenApiParameter(
                 },
                 request_only=True,
             ),
+            OpenApiExample(
+                "Judge an arena's voted battles",
+                value={"judge": "qwen-judge", "rubric": 9, "arena": "lab-arena"},
+                request_only=True,
+            ),
             _out(
                 "Queued",
                 {
@@ -314,7 +325,7 @@ class RunViewSet(
     queryset = JudgeRun.objects.none()
 
     def get_queryset(self):
-        queryset = JudgeRun.objects.select_related("judge", "rubric", "campaign")
+        queryset = JudgeRun.objects.select_related("judge", "rubric", "campaign", "arena")
         if permissions.is_staff(self.request.user):
             return queryset
         return queryset.filter(judge__owner=self.request.user)
@@ -328,6 +339,7 @@ class RunViewSet(
             data["judge"],
             data["rubric"],
             data["campaign"],
+            arena=data["arena"],
             concurrency=data["concurrency"],
             max_attempts=data["max_attempts"],
         )
@@ -349,7 +361,9 @@ class RunViewSet(
     @action(detail=True, methods=["get"], filterset_fields=[], filter_backends=[])
     def judgments(self, request, pk=None):
         run = self.get_object()
-        judgments = run.judgments.select_related("item").order_by("item__position")
+        judgments = run.judgments.select_related("item", "battle").order_by(
+            "item__position", "battle__started_at", "pk"
+        )
         wanted = request.query_params.get("status")
         if wanted in AutomaticJudgment.Status.values:
             judgments = judgments.filter(status=wanted)

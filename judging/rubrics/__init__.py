@@ -1,6 +1,7 @@
 """How a judge is asked, and how its reply becomes a payload: one module per task kind.
 
-Each module (`ab`, `likert`, `abc_eval`, `spot_the_bot`, `comparative`) declares:
+Each module (`ab`, `likert`, `abc_eval`, `spot_the_bot`, `comparative`, and `arena` for
+an arena's battles, which is no campaign kind: judging/battles.py plays its kind) declares:
 
 - `DEFAULT`: the text of the shipped rubric (`Rubric` "default", version 1 and later
   versions when the text changes; judging/defaults.py installs them);
@@ -22,8 +23,12 @@ from annotation.kinds import KIND_CHOICES, KIND_KEYS
 
 # Not "chat": a live chat needs a person talking; a judge rates the chats' conversations
 # through the Likert, ABC-Eval, comparative or Spot The Bot campaigns built from them.
-RUBRIC_KINDS = ("ab", "likert", "abc_eval", "spot_the_bot", "comparative")
-RUBRIC_KIND_CHOICES = [(key, label) for key, label in KIND_CHOICES if key in RUBRIC_KINDS]
+# "arena": an arena's battles (both sides' whole conversations), not a campaign kind.
+ARENA_KIND = "arena"
+RUBRIC_KINDS = ("ab", "likert", "abc_eval", "spot_the_bot", "comparative", ARENA_KIND)
+RUBRIC_KIND_CHOICES = [(key, label) for key, label in KIND_CHOICES if key in RUBRIC_KINDS] + [
+    (ARENA_KIND, "Arena battle (pairwise, whole conversations)")
+]
 
 
 def rubric_module(kind: str) -> ModuleType:
@@ -36,3 +41,8 @@ def rubric_module(kind: str) -> ModuleType:
 def judgeable_kinds() -> list[str]:
     """The campaign kinds a judge can answer, in the kinds' own order."""
     return [key for key in KIND_KEYS if key in RUBRIC_KINDS]
+
+
+def rubric_kinds() -> list[str]:
+    """What a rubric may be written for: the campaign kinds a judge answers, and arenas."""
+    return [*judgeable_kinds(), ARENA_KIND]

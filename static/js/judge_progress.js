@@ -16,9 +16,10 @@
     status.className = "status-tag " + p.status;
     field("bar").value = p.percent;
     field("bar").textContent = p.percent + "%";
-    ["percent", "items_done", "items_total", "items_failed", "prompt_tokens",
+    ["percent", "items_done", "items_total", "items_failed", "items_skipped", "prompt_tokens",
       "completion_tokens", "requests_today"].forEach(function (name) {
-      field(name).textContent = String(p[name]);
+      var shown = field(name);  // items_skipped is on arena runs' pages only
+      if (shown) { shown.textContent = String(p[name]); }
     });
     var error = field("last_error");
     error.textContent = p.last_error;

@@ -4,15 +4,18 @@ import krippendorff
 import numpy as np
 import pytest
 from scipy import stats
-from sklearn.metrics import cohen_kappa_score
+from sklearn.metrics import accuracy_score, cohen_kappa_score
 
+from evalstats.bradley_terry import fit_bradley_terry
 from evalstats.judges import (
     alpha_with_judge,
+    bradley_terry_comparison,
     convergence,
     kappa_with_majority,
     ranking_correlation,
     system_mean,
 )
+from evalstats.pairwise import win_count_matrices
 
 
 def _labels(seed=3, n_items=60):
@@ -195,3 +198,80 @@ def test_ranking_correlation_of_tied_systems_is_scipys_on_its_means():
     assert result.kendall == pytest.approx(
         stats.kendalltau(result.human_means, result.judge_means).statistic, rel=1e-12
     )
+
+
+# --- raw agreement and Bradley-Terry ratings of battles (arenas) -----------------------------
+
+
+def test_raw_agreement_with_the_majority_matches_sklearns_accuracy():
+    humans, judge = _labels(seed=11)
+    humans[1000] = [1, 2]  # tied: out of kappa and of the raw agreement alike
+    judge[1000] = 1
+    result = kappa_with_majority(humans, judge, labels=[1, 2, 3, 4, 5])
+    majority, judged = [], []
+    for item, given in humans.items():
+        counts = Counter(given).most_common()
+        if len(counts) == 1 or counts[0][1] > counts[1][1]:
+            majority.append(counts[0][0])
+            judged.append(judge[item])
+    assert result.observed == pytest.approx(accuracy_score(majority, judged), rel=1e-12)
+
+
+def test_raw_agreement_and_kappa_of_one_voter_per_battle_by_hand():
+    # Votes and verdicts mapped as docs/human-vs-automatic.md says: both_bad is a tie.
+    votes = {1: ["a"], 2: ["a"], 3: ["b"], 4: ["tie"], 5: ["tie"], 6: ["b"]}
+    judge = {1: "a", 2: "b", 3: "b", 4: "tie", 5: "a", 6: "b"}
+    result = kappa_with_majority(votes, judge)
+    # 4 of 6 agree; chance: humans a 2/6, b 2/6, tie 2/6; judge a 2/6, b 3/6, tie 1/6.
+    chance = (2 * 2 + 2 * 3 + 2 * 1) / 36
+    assert result.observed == pytest.approx(4 / 6)
+    assert result.kappa.statistic == pytest.approx((4 / 6 - chance) / (1 - chance))
+    assert result.kappa.statistic == pytest.approx(
+        cohen_kappa_score([v[0] for v in votes.values()], list(judge.values()))
+    )
+
+
+def test_raw_agreement_without_items_is_undefined():
+    assert np.isnan(kappa_with_majority({1: ["a", "b"]}, {1: "a"}).observed)
+
+
+def _battles(seed, n=400, n_systems=5):
+    rng = np.random.default_rng(seed)
+    strength = np.linspace(-1, 1, n_systems)
+    a = rng.integers(0, n_systems, n)
+    b = (a + rng.integers(1, n_systems, n)) % n_systems
+    p = 1 / (1 + np.exp(strength[b] - strength[a]))
+    human = np.where(rng.random(n) < 0.1, -1, np.where(rng.random(n) < p, 0, 1))
+    judge = np.where(rng.random(n) < 0.8, human, rng.choice([-1, 0, 1], n))
+    return a, b, human, judge, n_systems
+
+
+def test_bradley_terry_comparison_fits_each_side_and_correlates_as_scipy():
+    a, b, human, judge, n = _battles(seed=5)
+    result = bradley_terry_comparison(a, b, human, judge, n)
+    for outcome, ratings in ((human, result.human_ratings), (judge, result.judge_ratings)):
+        wins, ties = win_count_matrices(a, b, outcome, n)
+        np.testing.assert_allclose(ratings, fit_bradley_terry(wins, ties).ratings, atol=1e-8)
+    assert result.spearman == pytest.approx(
+        stats.spearmanr(result.human_ratings, result.judge_ratings).statistic, rel=1e-12
+    )
+    assert result.kendall == pytest.approx(
+        stats.kendalltau(result.human_ratings, result.judge_ratings).statistic, rel=1e-12
+    )
+    assert result.n_battles == 400 and result.warnings == ()
+
+
+def test_bradley_terry_comparison_of_a_judge_that_reverses_every_verdict():
+
+    a, b, human, _, n = _battles(seed=8)
+    reversed_ = np.where(human == -1, -1, 1 - human)
+    result = bradley_terry_comparison(a, b, human, reversed_, n)
+    assert result.spearman == pytest.approx(-1.0) and result.kendall == pytest.approx(-1.0)
+
+
+def test_bradley_terry_comparison_refuses_bad_input():
+
+    with pytest.raises(ValueError, match="both outcomes"):
+        bradley_terry_comparison([0], [1], [0], [], 2)
+    with pytest.raises(ValueError, match="at least two systems"):
+        bradley_terry_comparison([], [], [], [], 1)

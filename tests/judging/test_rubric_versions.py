@@ -60,7 +60,7 @@ def test_installing_the_defaults_again_changes_nothing():
     builders.default_rubric("ab")
     before = Rubric.objects.filter(name=DEFAULT_NAME).count()
     assert install_default_rubrics() == []
-    assert Rubric.objects.filter(name=DEFAULT_NAME).count() == before == 5
+    assert Rubric.objects.filter(name=DEFAULT_NAME).count() == before == 6  # five kinds, arenas
 
 
 def test_a_changed_shipped_text_becomes_the_next_default_version(monkeypatch):

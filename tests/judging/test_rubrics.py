@@ -236,7 +236,7 @@ def test_rubric_templates_are_checked_for_unknown_and_missing_placeholders():
 
 
 def test_every_judgeable_kind_ships_a_default_rubric_that_checks():
-    assert sorted(judgeable_kinds()) == sorted(RUBRIC_KINDS)
+    assert sorted([*judgeable_kinds(), "arena"]) == sorted(RUBRIC_KINDS)
     for kind in RUBRIC_KINDS:
         assert check_instructions(kind, rubric_module(kind).DEFAULT) == []
         assert builders.default_rubric(kind).instructions == rubric_module(kind).DEFAULT

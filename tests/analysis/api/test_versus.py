@@ -109,3 +109,47 @@ def test_others_never_see_a_judge_run():
     assert api(eve).post(url, {}, format="json").status_code == 404
     assert api().get(url).status_code in (401, 403)
     assert not AnalysisRun.objects.filter(judge_run=run).exists()
+
+
+# Arenas: a judge run over an arena's battles against the votes ------------------------------
+
+
+@pytest.fixture
+def fake():
+    from tests.endpoints import openai_fake
+
+    with openai_fake.FakePool() as pool:
+        yield pool.start
+
+
+def test_an_arena_judge_run_is_compared_and_read_through_the_api(
+    fake, django_capture_on_commit_callbacks
+):
+    from tests.analysis import arena_world
+
+    owner = factories.user()
+    arena, run, _ = arena_world.judged_arena(fake, owner, visibility="private")
+    url = f"/api/judge-runs/{run.pk}/human-vs-automatic/"
+    assert api(owner).get(url).status_code == 404  # not compared yet
+    with django_capture_on_commit_callbacks(execute=True):
+        posted = api(owner).post(url, {"parameters": FAST}, format="json")
+    assert posted.status_code in (200, 202), posted.content
+    body = api(owner).get(url).json()
+    assert (body["subject"], body["task_kind"]) == (arena.slug, "arena")
+    agreement = body["dimensions"][0]["agreement"]
+    assert agreement["kappa"] == pytest.approx(arena_world.KAPPA)
+    assert agreement["raw_agreement"] == pytest.approx(arena_world.RAW_AGREEMENT)
+    assert body["bradley_terry"]["battles"] == 8
+    result = AnalysisRun.objects.get(judge_run=run).result
+    assert HumanVsAutomaticSerializer(result).data == json.loads(json.dumps(result))
+
+
+def test_an_arenas_comparison_is_not_found_for_others(fake):
+    from tests.analysis import arena_world
+
+    arena, run, _ = arena_world.judged_arena(fake, factories.user(), visibility="private")
+    url = f"/api/judge-runs/{run.pk}/human-vs-automatic/"
+    stranger = factories.user()
+    assert api(stranger).get(url).status_code == 404
+    assert api(stranger).post(url, {}, format="json").status_code == 404
+    assert not AnalysisRun.objects.exists()
