@@ -158,6 +158,18 @@ def test_the_invitation_link_is_shown_to_the_owner_only(client):
     assert made.invitation_token in client.get(made.get_absolute_url()).content.decode()
 
 
+def test_the_owner_is_linked_to_the_judges_comparison_and_others_are_not(client):
+    owner = factories.user()
+    made = arena(owner)
+    link = reverse("results:arena-versus", args=[made.slug])
+    client.force_login(factories.user())
+    assert link not in client.get(made.get_absolute_url()).content.decode()
+
+    client.force_login(owner)
+
+    assert link in client.get(made.get_absolute_url()).content.decode()
+
+
 def test_the_arena_page_shows_the_stored_leaderboard(client):
     from arenas.models import Leaderboard
 
