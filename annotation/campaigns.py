@@ -23,7 +23,7 @@ from evalhub.errors import UserInputError, field_problems
 from evalhub.importers.conversations import ParsedConversation, parse_conversations
 from evalhub.importers.problems import InvalidUpload
 from evalhub.models import Conversation, NoticeKind, PromptSet, Response, Submission, System
-from evalhub.notifications import notify
+from evalhub.notifications import notify, notify_staff
 from evalhub.permissions import is_managed_by, is_staff
 from evalhub.services import ConversationImport, store_conversations
 from evalhub.uniqueness import SlugTaken, unique_slug
@@ -33,6 +33,7 @@ from .crowd.base import CrowdError
 from .items import TooMuchWork, add_items
 from .kinds import KIND_CHOICES
 from .kinds.base import ConfigInvalid, ItemSpec, TaskKind
+from .launch_checks import launch_problems
 from .models import Assignment, Campaign, Item, LaunchRequest
 
 Status = Campaign.Status
@@ -579,6 +580,11 @@ def request_launch(campaign: Campaign, user):
             "This campaign pays no crowdworkers (a link, invitation links or the MTurk "
             "sandbox): its owner launches it without approval."
         )
+    # A request staff could only approve into a failure is refused now, with everything
+    # that is missing, rather than after their approval.
+    problems = launch_problems(campaign)
+    if problems:
+        raise TransitionRefused("This campaign cannot launch yet: " + " ".join(problems))
     with transaction.atomic():
         pending = (
             LaunchRequest.objects.select_for_update()
@@ -587,7 +593,7 @@ def request_launch(campaign: Campaign, user):
         )
         if pending is not None:
             return pending
-        return LaunchRequest.objects.create(
+        created = LaunchRequest.objects.create(
             campaign=campaign,
             provider=campaign.provider,
             platform_sandbox=campaign.platform_sandbox,
@@ -595,14 +601,24 @@ def request_launch(campaign: Campaign, user):
             places=campaign.batches.count() * campaign.redundancy,
             requested_by=user if getattr(user, "is_authenticated", False) else None,
         )
+        notify_staff(
+            NoticeKind.LAUNCH_REQUESTED,
+            f"{user.get_username() if created.requested_by else 'Someone'} asks to launch "
+            f'"{campaign.title}" on {campaign.get_provider_display()}: {created.places} paid '
+            f"places at {created.reward_per_batch:.2f} each.",
+            campaign.get_absolute_url(),
+            once_key=f"launch-requested:{created.pk}",
+        )
+        return created
 
 
 def decide_launch(campaign: Campaign, user, approve: bool, reason: str = ""):
     """Staff approve (which launches the campaign: the approval is the confirmation that
     money may be spent) or decline with a reason the owner reads. Returns the request.
 
-    The decision is recorded before the launch: a launch the platform refuses leaves the
-    approval standing, and launching again (page, API or `crowd launch`) finishes it.
+    All or nothing: an approval checks the launch's prerequisites, launches, and only
+    then records itself and tells the owner; a refused launch changes nothing (the request
+    keeps waiting). A decline is recorded and told at once.
     """
     if not is_staff(user):
         raise LaunchNotAllowed("Only staff approve or decline launches.")
@@ -611,31 +627,55 @@ def decide_launch(campaign: Campaign, user, approve: bool, reason: str = ""):
         raise TransitionRefused(
             "Say why the launch is declined; the owner reads it.", field="reason"
         )
+    _pending_request(campaign, approve)  # refused before anything is tried
+    if approve:
+        problems = launch_problems(campaign)
+        if problems:
+            raise TransitionRefused("It cannot launch yet: " + " ".join(problems))
+        # The launch first: a launch the platform refuses leaves the request waiting and
+        # the campaign as it was (every platform call is idempotent, so approving again
+        # finishes a launch cut short), never "Approved" over a campaign still in draft.
+        launch_campaign(campaign, actor=user, confirm=True)
     with transaction.atomic():
-        pending = (
-            LaunchRequest.objects.select_for_update()
-            .filter(campaign=campaign, state=LaunchRequest.State.PENDING)
-            .first()
-        )
-        if pending is None:
-            raise TransitionRefused("No launch request is waiting for a decision.")
-        unchanged = (pending.provider, pending.platform_sandbox, pending.reward_per_batch) == (
-            campaign.provider,
-            campaign.platform_sandbox,
-            campaign.reward_per_batch,
-        )
-        if approve and not unchanged:
-            raise TransitionRefused(
-                "The campaign's platform or pay changed since the request: decline it and "
-                "ask for a new one."
-            )
+        pending = _pending_request(campaign, approve, lock=True)
         pending.state = LaunchRequest.State.APPROVED if approve else LaunchRequest.State.DECLINED
         pending.decided_by = user
         pending.decided_at = timezone.now()
         pending.reason = reason
         pending.save(update_fields=["state", "decided_by", "decided_at", "reason"])
-    if approve:
-        launch_campaign(campaign, actor=user, confirm=True)
+        text = (
+            f'Your campaign "{campaign.title}" was approved and launched on '
+            f"{campaign.get_provider_display()}."
+            if approve
+            else f'Your request to launch "{campaign.title}" was declined: {reason}'
+        )
+        notify(
+            pending.requested_by,
+            NoticeKind.LAUNCH_DECIDED,
+            text,
+            campaign.get_absolute_url(),
+            once_key=f"launch-decided:{pending.pk}",
+        )
+    return pending
+
+
+def _pending_request(campaign: Campaign, approve: bool, *, lock: bool = False) -> LaunchRequest:
+    """The request waiting for a decision; TransitionRefused when there is none, or when an
+    approval would not cover the campaign as it is now."""
+    requests = LaunchRequest.objects.filter(campaign=campaign, state=LaunchRequest.State.PENDING)
+    pending = (requests.select_for_update() if lock else requests).first()
+    if pending is None:
+        raise TransitionRefused("No launch request is waiting for a decision.")
+    unchanged = (pending.provider, pending.platform_sandbox, pending.reward_per_batch) == (
+        campaign.provider,
+        campaign.platform_sandbox,
+        campaign.reward_per_batch,
+    )
+    if approve and not unchanged:
+        raise TransitionRefused(
+            "The campaign's platform or pay changed since the request: decline it and "
+            "ask for a new one."
+        )
     return pending
 
 

@@ -30,6 +30,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _public_url(settings):
     settings.EVALHUB_PUBLIC_URL = "https://evalhub.example.org"
+    settings.EVALHUB_PROLIFIC_TOKEN = "sekrit"
 
 
 @pytest.fixture
@@ -231,3 +232,96 @@ def test_a_production_mturk_launch_by_staff_needs_the_confirmation(client, boss)
     assert "confirm it" in response.content.decode()
     c.refresh_from_db()
     assert (c.status, c.platform_ref) == ("draft", "")
+
+
+# --- A launch that can happen (#24) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "missing"),
+    [
+        ("EVALHUB_PROLIFIC_TOKEN", "", "EVALHUB_PROLIFIC_TOKEN"),
+        ("EVALHUB_PUBLIC_URL", "http://127.0.0.1:8000", "EVALHUB_PUBLIC_URL"),
+    ],
+)
+def test_a_request_is_refused_naming_the_deployments_missing_setting(
+    owner, settings, setting, value, missing
+):
+    setattr(settings, setting, value)
+    c = paid(owner)
+
+    with pytest.raises(TransitionRefused, match=missing):
+        request_launch(c, owner)
+
+    assert not LaunchRequest.objects.exists()
+
+
+def test_a_request_without_a_reward_is_refused_and_nothing_stored(owner):
+    c = paid(owner, reward_per_batch=Decimal("0.00"))
+
+    with pytest.raises(TransitionRefused, match="reward per batch above 0"):
+        request_launch(c, owner)
+
+    assert not LaunchRequest.objects.exists()
+
+
+def test_a_request_over_budget_is_refused_with_the_cost(owner):
+    c = paid(owner, budget=Decimal("1.00"))
+
+    with pytest.raises(TransitionRefused, match=r"costs 2\.\d\d .* over the campaign's budget"):
+        request_launch(c, owner)
+
+    assert not LaunchRequest.objects.exists()
+
+
+def test_a_request_notifies_every_staff_member_once(owner, boss):
+    from evalhub.models import Notice
+
+    c = paid(owner)
+    request_launch(c, owner)
+    request_launch(c, owner)
+
+    [notice] = Notice.objects.filter(user=boss, kind="launch_requested")
+    assert c.title in notice.text and notice.url == c.get_absolute_url()
+
+
+def test_an_approval_the_platform_refuses_changes_nothing(owner, boss, fake):
+    from annotation.campaigns import decide_launch
+
+    c = paid(owner)
+    request = request_launch(c, owner)
+    fake.fail("POST", "studies/", 400)  # Prolific refuses to create the study
+
+    with pytest.raises(TransitionRefused):
+        decide_launch(c, boss, approve=True)
+
+    request.refresh_from_db()
+    c.refresh_from_db()
+    assert request.state == "pending" and c.status == "draft"
+    assert not owner.notices.exists()
+
+
+def test_an_approval_launches_and_tells_the_owner(owner, boss, fake):
+    from annotation.campaigns import decide_launch
+
+    c = paid(owner)
+    request_launch(c, owner)
+
+    decided = decide_launch(c, boss, approve=True)
+
+    c.refresh_from_db()
+    assert decided.state == "approved" and c.status == "live"
+    [notice] = owner.notices.filter(kind="launch_decided")
+    assert "approved and launched" in notice.text
+
+
+def test_a_decline_tells_the_owner_why(owner, boss):
+    from annotation.campaigns import decide_launch
+
+    c = paid(owner)
+    request_launch(c, owner)
+
+    decide_launch(c, boss, approve=False, reason="Lower the reward first.")
+
+    [notice] = owner.notices.filter(kind="launch_decided")
+    assert notice.text.endswith("declined: Lower the reward first.")
