@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from evalhub.errors import UserInputError
 
-from . import leaderboard_queue
+from . import crowd_slots, leaderboard_queue
 from .arena_settings import MAX_PROMPT_CHARS
 from .models import Arena, ArenaSystem, Battle, BattleAnswer, BattleTurn
 from .pairing import NoPair, draw_pair
@@ -84,6 +84,8 @@ def start_battle(
             pairing=draw.state,
         )
         _ask(battle, 1, prompt, now)
+        if voter.assignment is not None:  # arenacrowd: a slot of a crowd voter's batch
+            crowd_slots.attach_live(battle, voter.assignment)
         transaction.on_commit(lambda: send_language(battle.pk))
     return battle
 
@@ -115,6 +117,7 @@ def add_turn(battle: Battle, prompt: str) -> BattleTurn:
         prompt = check_prompt(battle.arena, prompt)
         if battle.is_voted:
             raise BattleRefused("This battle has been voted: start a new round.")
+        _refuse_gold(battle)
         if battle.turns >= battle.arena.max_turns:
             raise BattleRefused(
                 f"This arena allows {battle.arena.max_turns} turns a battle: please vote."
@@ -135,6 +138,7 @@ def regenerate(battle: Battle) -> BattleTurn:
         battle = _locked(battle)
         if battle.is_voted:
             raise BattleRefused("This battle has been voted: start a new round.")
+        _refuse_gold(battle)
         turn = BattleTurn.objects.filter(battle=battle).order_by("-number").first()
         answers = {a.side: a for a in BattleAnswer.objects.filter(turn=turn)}
         if any(a.status not in BattleAnswer.SETTLED for a in answers.values()):
@@ -183,8 +187,16 @@ def cast_vote(battle: Battle, vote: str) -> Battle:
         battle.vote = vote
         battle.voted_at = timezone.now()
         battle.save(update_fields=["vote", "voted_at"])
-        leaderboard_queue.vote_arrived(battle.arena)
+        if battle.source != Battle.Source.GOLD:  # arenacrowd: gold never counts
+            leaderboard_queue.vote_arrived(battle.arena)
+        crowd_slots.record_vote(battle)  # arenacrowd: a crowd slot's judgment
     return battle
+
+
+def _refuse_gold(battle: Battle) -> None:
+    """A gold battle (arenas/crowd.py) is its fixed answers: no other turn, no new answers."""
+    if battle.source == Battle.Source.GOLD:
+        raise BattleRefused("Please vote on this battle now.")
 
 
 def request_stop(answer: BattleAnswer) -> None:

@@ -27,7 +27,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from evalhub.errors import UserInputError, show_on_page
 
-from .. import battles, voters
+from .. import battles, crowd, voters
 from ..answering import answer_events
 from ..forms import PromptForm, VoteForm
 from ..models import Arena, Battle, BattleAnswer
@@ -118,6 +118,13 @@ def _page(request, arena: Arena) -> dict:
 
 @require_GET
 def battle_new(request, slug):
+    # arenacrowd: a crowd voter's next battle is their batch's (a gold one, their code...).
+    step = crowd.next_step(request.session, get_object_or_404(Arena, slug=slug))
+    if step is not None and step.kind == "refused":
+        context = {"campaign": None, "reason": step.reason}
+        return render(request, "annotation/no_work.html", context, status=403)
+    if step is not None and step.kind in ("done", "battle"):
+        return redirect(step.url)
     try:
         arena = admitted_arena(request, request.user, slug)
     except NotAVoter as refused:
@@ -173,7 +180,8 @@ def _start(request, user, slug):
     form = PromptForm(request.POST)
     prompt = form.data.get("prompt", "")
     try:
-        battle = battles.start_battle(arena, voters.identify(user, request.session), prompt)
+        voter = voters.identify(user, request.session, arena)
+        battle = battles.start_battle(arena, voter, prompt)
     except UserInputError as refused:
         return None, _refused(request, refused, arena.get_absolute_url())
     return battle, None
