@@ -525,8 +525,8 @@ def may_launch(user, campaign: Campaign) -> bool:
 def budget_problem(campaign: Campaign) -> str | None:
     """Why launching would spend more than the campaign's budget (its provider's estimate:
     every place's reward plus the platform's fees), or None. A campaign without a budget,
-    or on a provider that pays nobody, has no such problem."""
-    if campaign.budget is None or not get_provider(campaign.provider).spends_money:
+    or whose launch pays nobody (a link, the MTurk sandbox), has no such problem."""
+    if campaign.budget is None or not pays_crowdworkers(campaign):
         return None
     try:
         estimate = get_provider(campaign.provider).estimate(campaign)
