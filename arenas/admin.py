@@ -111,5 +111,6 @@ class LeaderboardAdmin(RecordAdmin):
     def result_shown(self, obj):
         return pretty_json(obj.result)
 
+
 # arenacrowd: the crowd models.
 from . import crowd_admin  # noqa: E402, F401

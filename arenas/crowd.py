@@ -232,6 +232,8 @@ def next_step(session, arena: Arena, rng: random.Random | None = None) -> Step |
     reason = crowd_slots.refusal(assignment)
     if reason:
         return Step("refused", reason=reason)
+    if assignment.status != Assignment.Status.STARTED:
+        return Step("done", url=_done_url(assignment))
     for _ in range(3):  # a slot judged or taken meanwhile (another tab): look again
         item, crowd = crowd_slots.next_slot(assignment)
         if item is None:

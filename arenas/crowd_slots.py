@@ -43,29 +43,31 @@ def session_worker(session) -> Worker | None:
 
 
 def crowd_assignment(session, arena) -> Assignment | None:
-    """The started assignment of one of the arena's launches that this browser's worker
-    holds (the latest), or None. Blocked workers and overdue batches are included: the
-    caller says why they may not go on (`refusal`)."""
+    """The batch of one of the arena's launches that this browser's worker holds: the
+    latest started one, else the latest they submitted (they may still see its battles and
+    come back to its completion code), or None. Blocked workers and overdue batches are
+    included: `refusal` says why they may not go on."""
     worker = session_worker(session)
     if worker is None:
         return None
-    return (
+    held = (
         Assignment.objects.filter(
             worker=worker,
-            status=Assignment.Status.STARTED,
+            status__in=(Assignment.Status.STARTED, *Assignment.DONE),
             campaign__arena_crowd__arena=arena,
         )
         .select_related("campaign", "worker", "batch")
         .order_by("-started_at", "-pk")
-        .first()
     )
+    return held.filter(status=Assignment.Status.STARTED).first() or held.first()
 
 
 def refusal(assignment: Assignment) -> str | None:
     """Why this crowd voter may take no battle now, or None."""
     if assignment.worker.blocked:
         return "You can no longer take battles in this study."
-    if assignment.expires_at and assignment.expires_at < timezone.now():
+    overdue = assignment.expires_at and assignment.expires_at < timezone.now()
+    if overdue and assignment.status == Assignment.Status.STARTED:
         return "The time for your battles ran out. Start again from your study's link."
     return None
 
@@ -118,6 +120,8 @@ def attach_live(battle, assignment: Assignment) -> CrowdBattle:
     reason = refusal(assignment)
     if reason:
         raise SlotRefused(reason)
+    if assignment.status != Assignment.Status.STARTED:
+        raise SlotRefused("Your battles are done: your completion code is waiting.")
     item, crowd = next_slot(assignment)
     if item is None:
         raise SlotRefused("Your battles are done: your completion code is waiting.")

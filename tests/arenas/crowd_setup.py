@@ -2,10 +2,10 @@
 tests launch on: Prolific's fake API on 127.0.0.1 (tests/annotation/crowd/fake_prolific.py)
 and MTurk through botocore's Stubber on a real client."""
 
+from contextlib import contextmanager
 from decimal import Decimal
 
 import boto3
-import pytest
 from botocore.stub import Stubber
 
 from annotation.crowd import PROVIDERS
@@ -24,8 +24,8 @@ GOLD = [
 ]
 
 
-@pytest.fixture
-def fake_prolific(settings, monkeypatch):
+@contextmanager
+def prolific_fake(settings, monkeypatch):
     monkeypatch.setitem(PROVIDERS, "prolific", ProlificProvider(sleep=lambda s: None))
     with FakeProlific() as server:
         settings.EVALHUB_PROLIFIC_API_URL = server.url
@@ -35,8 +35,8 @@ def fake_prolific(settings, monkeypatch):
         yield server
 
 
-@pytest.fixture
-def mturk_stub(settings, monkeypatch):
+@contextmanager
+def mturk_stubber(settings, monkeypatch):
     settings.EVALHUB_PUBLIC_URL = PUBLIC
     settings.EVALHUB_MTURK_ENDPOINT_URL = ""
     client = boto3.client(

@@ -12,15 +12,21 @@ from annotation.models import Assignment, Batch, Campaign, CrowdAction, Item, La
 from arenas.crowd import CrowdRefused, launch
 from arenas.crowd_models import CrowdLaunch
 from tests import factories
-from tests.arenas.crowd_setup import (  # noqa: F401 (fixtures)
-    PUBLIC,
-    crowd_arena,
-    fake_prolific,
-    mturk_stub,
-    setup,
-)
+from tests.arenas.crowd_setup import PUBLIC, crowd_arena, mturk_stubber, prolific_fake, setup
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def fake_prolific(settings, monkeypatch):
+    with prolific_fake(settings, monkeypatch) as server:
+        yield server
+
+
+@pytest.fixture
+def mturk_stub(settings, monkeypatch):
+    with mturk_stubber(settings, monkeypatch) as stubber:
+        yield stubber
 
 
 def nothing_created():
