@@ -33,5 +33,12 @@ class CrowdBattleAdmin(RecordAdmin):
     judgment."""
 
     list_display = ["battle", "assignment", "item", "first_side"]
-    list_select_related = ["battle__arena", "assignment", "item"]
+    list_select_related = [
+        "battle__arena",
+        "battle__system_a",
+        "battle__system_b",
+        "assignment__batch__campaign",
+        "assignment__worker",
+        "item__campaign",
+    ]
     raw_id_fields = ["battle", "assignment", "item"]
