@@ -34,6 +34,7 @@ from ..models import Arena, Battle, BattleAnswer
 from ..patience import patiently
 from ..presenting import battle_view
 from ..relay import event_stream_response
+from .framing import framed_for_crowd
 
 # Seconds the stop button waits for its stream to store the answer.
 STOP_WAIT_SECONDS = 5.0
@@ -117,6 +118,7 @@ def _page(request, arena: Arena) -> dict:
 
 
 @require_GET
+@framed_for_crowd
 def battle_new(request, slug):
     # arenacrowd: a crowd voter's next battle is their batch's (a gold one, their code...).
     step = crowd.next_step(request.session, get_object_or_404(Arena, slug=slug))
@@ -134,6 +136,7 @@ def battle_new(request, slug):
 
 
 @require_GET
+@framed_for_crowd
 def battle_page(request, slug, public_id):
     try:
         battle = own_battle(request, request.user, slug, public_id)

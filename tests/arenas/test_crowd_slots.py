@@ -18,7 +18,7 @@ from arenas.crowd_models import CrowdBattle
 from arenas.leaderboard import compute, counted_battles
 from arenas.models import Battle
 from tests import factories
-from tests.arenas.crowd_setup import crowd_arena, prolific_fake, setup
+from tests.arenas.crowd_setup import crowd_arena, mturk_stubber, prolific_fake, setup
 from tests.endpoints import sse_fake
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -191,3 +191,50 @@ def test_two_participants_each_fight_their_own_batch(client, launched):
     assert Assignment.objects.filter(campaign=campaign, status="submitted").count() == 1
     refs = set(Battle.objects.values_list("voter_ref", flat=True))
     assert refs == {PID, PID_2}
+
+
+def test_an_mturk_worker_battles_inside_mturks_frame_and_posts_the_hit_back(
+    client, settings, monkeypatch
+):
+    with sse_fake.StreamingPool() as pool, mturk_stubber(settings, monkeypatch) as stub:
+        one = pool.start(sse_fake.words("Waves ", "are ", "wind."))
+        two = pool.start(sse_fake.words("The ", "moon ", "pulls."))
+        made = crowd_arena(urls=(one.base_url, two.base_url))
+        stub.add_response(
+            "create_qualification_type", {"QualificationType": {"QualificationTypeId": "Q"}}
+        )
+        stub.add_response("create_hit_type", {"HITTypeId": "HT1"})
+        stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "HIT1"}})
+        campaign = launch(
+            made, setup(provider="mturk", participants=1, battles_per_participant=2), made.owner
+        ).campaign
+        batch = campaign.batches.get()
+        query = {
+            "provider": "mturk",
+            "batch": batch.pk,
+            "assignmentId": "ASG1",
+            "hitId": "HIT1",
+            "workerId": "AWORKER1",
+            "turkSubmitTo": "https://workersandbox.mturk.com",
+        }
+        landed = client.get(reverse("annotation:start", args=[campaign.slug]), query, follow=True)
+        assert landed.request["PATH_INFO"].startswith(f"/arenas/{made.slug}/")
+        policy = landed["Content-Security-Policy"]
+        assert "frame-ancestors 'self' https://workersandbox.mturk.com" in policy
+        assert "X-Frame-Options" not in landed
+        battles = [fight(client, made) for _ in range(2)]
+        assert {(b.voter_platform, b.voter_ref) for b in battles} == {("mturk", "AWORKER1")}
+        done = client.get(reverse("arenas:battle-new", args=[made.slug]), follow=True)
+        html = done.content.decode()
+        assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in html
+        assert 'name="assignmentId" value="ASG1"' in html
+    assignment = Assignment.objects.get(provider_ref="ASG1")
+    assert assignment.status == "submitted"
+    assert Judgment.objects.filter(assignment=assignment).count() == 2
+
+
+def test_nobody_else_gets_the_crowds_frame_permission(client, launched):
+    made, _, _, _ = launched
+    client.force_login(made.owner)
+    page = client.get(reverse("arenas:battle-new", args=[made.slug]))
+    assert page.status_code == 200 and page["X-Frame-Options"] == "DENY"

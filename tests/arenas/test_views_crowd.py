@@ -97,3 +97,20 @@ def test_a_setting_out_of_range_is_refused_by_the_form(client, fake_prolific):
     )
     assert answer.status_code == 400 and "less than or equal to 50" in answer.content.decode()
     assert not Campaign.objects.exists()
+
+
+def test_staff_run_a_launch_from_its_campaigns_pages(client, fake_prolific):
+    from arenas.crowd import launch
+    from tests.arenas.crowd_setup import setup
+
+    made = crowd_arena()
+    boss = factories.user("boss", staff=True)
+    campaign = launch(made, setup(), boss, confirm=True).campaign
+    client.force_login(boss)
+    for name in ("manage-campaign", "manage-campaign-review", "quality-workers"):
+        page = client.get(reverse(f"annotation:{name}", args=[campaign.slug]))
+        assert page.status_code == 200, name
+    preview = client.get(reverse("annotation:manage-campaign-preview", args=[campaign.slug, 0]))
+    assert preview.status_code == 200 and "two anonymous chatbots" in preview.content.decode()
+    listed = client.get(reverse("arenas:crowd", args=[made.slug])).content.decode()
+    assert campaign.slug in listed and "Live" in listed
