@@ -15,6 +15,7 @@ from annotation.models import Assignment, Judgment, Worker
 from annotation.quality import worker_figures
 from arenas.crowd import launch
 from arenas.crowd_models import CrowdBattle
+from arenas.interchange.export import export_lines
 from arenas.leaderboard import compute, counted_battles
 from arenas.models import Battle
 from tests import factories
@@ -131,6 +132,8 @@ def test_the_gold_battle_looks_like_a_live_one_and_is_never_counted(client, laun
     assert gold not in counted_battles(made)
     result = compute(made)
     assert result["battles"] == 2 and result["flagged_left_out"] == 0
+    # Nor exported as a battle.
+    assert len(list(export_lines(made))) == 2
 
 
 def test_a_wrong_gold_vote_feeds_the_campaigns_quality_figures(client, launched):
