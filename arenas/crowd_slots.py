@@ -133,8 +133,8 @@ def attach_live(battle, assignment: Assignment) -> CrowdBattle:
 def record_vote(battle) -> bool:
     """The vote of a crowd battle stored as its slot's judgment (gold scored there), and
     the batch submitted with a completion code once every slot has one. False when the
-    battle is no crowd voter's, or their batch no longer takes answers (it expired: the
-    slot went back to the pool; the vote stays on the battle)."""
+    battle is no crowd voter's, or their batch no longer takes answers (overdue, expired,
+    or its worker blocked: the vote stays on the battle, the slot gets no judgment)."""
     crowd = (
         CrowdBattle.objects.filter(battle=battle)
         .select_related("assignment__campaign", "assignment__worker", "item")
@@ -143,7 +143,8 @@ def record_vote(battle) -> bool:
     if crowd is None:
         return False
     assignment = crowd.assignment
-    if assignment.status != Assignment.Status.STARTED:
+    if assignment.status != Assignment.Status.STARTED or refusal(assignment):
+        # As annotation's item pages refuse an answer to a closed or overdue batch.
         logger.info("Vote on battle %s after its assignment closed", battle.pk)
         return False
     payload = {"battle": str(battle.public_id), "vote": battle.vote}

@@ -241,3 +241,29 @@ def test_nobody_else_gets_the_crowds_frame_permission(client, launched):
     client.force_login(made.owner)
     page = client.get(reverse("arenas:battle-new", args=[made.slug]))
     assert page.status_code == 200 and page["X-Frame-Options"] == "DENY"
+
+
+def test_a_vote_after_the_batch_ran_out_of_time_is_no_judgment(client, launched):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    made, campaign, _, _ = launched
+    arrive(client, campaign)
+    page = client.get(reverse("arenas:battle-new", args=[made.slug]))
+    if page.status_code == 302:  # the gold battle came first: vote on it
+        battle = Battle.objects.get(source="gold")
+    else:
+        started = client.post(
+            reverse("arenas:battle-start", args=[made.slug]), {"prompt": "Why are there waves?"}
+        )
+        battle = Battle.objects.get(public_id=started["Location"].rstrip("/").split("/")[-1])
+    Assignment.objects.filter(campaign=campaign, status="started").update(
+        expires_at=timezone.now() - timedelta(minutes=1)
+    )
+    client.post(reverse("arenas:vote", args=[made.slug, battle.public_id]), {"vote": "tie"})
+    assert not Judgment.objects.exists()
+    refused = client.get(reverse("arenas:battle-new", args=[made.slug]))
+    assert (
+        refused.status_code == 403 and "time for your battles ran out" in refused.content.decode()
+    )
