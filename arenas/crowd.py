@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db import transaction
@@ -33,6 +33,7 @@ from annotation.campaigns import (
 from annotation.items import TooMuchWork, add_items
 from annotation.kinds.arena import battle_slots, gold_item
 from annotation.models import Assignment, Campaign, Item, LaunchRequest
+from annotation.provider_settings import provider_config
 from annotation.services import batch_items, submit_if_complete
 from evalhub import limits
 from evalhub.declared import DeclaredInvalid, check
@@ -66,6 +67,9 @@ class LaunchSetup:
     gold_per_batch: int = 1
     time_limit_minutes: int = 60
     platform_sandbox: bool = True
+    # Screening on the platform: the provider's own settings (annotation/
+    # provider_settings.py), e.g. Prolific's devices, MTurk's approval rate and locales.
+    screening: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,12 @@ def _problems(arena: Arena, setup: LaunchSetup) -> dict[str, list[str]]:
     names = {"reward_per_batch": "reward_per_participant"}
     for key, message in campaign_errors.items():
         errors.setdefault(names.get(key, key), []).append(message)
+    if setup.provider in PLATFORMS:
+        try:
+            provider_config(setup.provider, setup.screening)
+        except DeclaredInvalid as invalid:
+            for key, message in invalid.errors.items():
+                errors.setdefault(key, []).append(message)
     if setup.reward_per_participant is not None and setup.reward_per_participant <= 0:
         errors.setdefault("reward_per_participant", []).append(
             "A crowd launch pays each participant more than 0."
@@ -179,6 +189,7 @@ def launch(arena: Arena, setup: LaunchSetup, user, *, confirm: bool = False) -> 
                 max_batches_per_worker=1,
                 time_limit_minutes=setup.time_limit_minutes,
                 provider=setup.provider,
+                provider_config=dict(setup.screening),
                 platform_sandbox=setup.platform_sandbox,
                 owner=arena.owner,
             )

@@ -6,6 +6,7 @@ from decimal import Decimal
 from django import forms
 
 from annotation.campaign_settings import CampaignSettings
+from annotation.provider_settings import MTurkConfig, ProlificConfig
 from evalhub.nul_refusal import RefusesNul
 
 from .crowd import LaunchSetup
@@ -62,10 +63,44 @@ class CrowdLaunchForm(RefusesNul, forms.Form):
         "whose estimate is above it is refused.",
     )
     time_limit_minutes = forms.IntegerField(**_range(CampaignSettings, "time_limit_minutes"))
+    # Screening: the providers' own settings, declared in annotation/provider_settings.py.
+    devices = forms.MultipleChoiceField(
+        required=False,
+        choices=[("desktop", "Desktop"), ("tablet", "Tablet"), ("mobile", "Mobile")],
+        widget=forms.CheckboxSelectMultiple,
+        label="Prolific: devices participants may use",
+        help_text=ProlificConfig.model_fields["device_compatibility"].description
+        + " None ticked: desktop only.",
+    )
+    min_approval_rate = forms.IntegerField(
+        required=False,
+        label="MTurk: lowest approval rate (%)",
+        **_range(MTurkConfig, "min_approval_rate"),
+    )
+    min_approved_hits = forms.IntegerField(
+        required=False,
+        label="MTurk: fewest approved HITs",
+        **_range(MTurkConfig, "min_approved_hits"),
+    )
+    locales = forms.CharField(
+        required=False,
+        max_length=300,
+        label="MTurk: countries allowed",
+        help_text="ISO codes separated by commas (e.g. US, GB); empty: anywhere.",
+    )
     confirm = forms.BooleanField(
         required=False,
         label="I confirm that this launch pays real money (staff launching at once)",
     )
+
+    def clean_locales(self):
+        codes = [code.strip() for code in self.cleaned_data["locales"].split(",") if code.strip()]
+        wrong = [code for code in codes if not (len(code) == 2 and code.isalpha())]
+        if wrong:
+            raise forms.ValidationError(
+                f"Countries are two-letter ISO codes (US, GB): {', '.join(wrong)} is not one."
+            )
+        return ", ".join(code.upper() for code in codes)
 
     def setup(self) -> LaunchSetup:
         data = self.cleaned_data
@@ -78,4 +113,20 @@ class CrowdLaunchForm(RefusesNul, forms.Form):
             gold_per_batch=data["gold_per_batch"],
             time_limit_minutes=data["time_limit_minutes"],
             platform_sandbox=data["platform_sandbox"],
+            screening=self.screening(),
         )
+
+    def screening(self) -> dict:
+        """The provider settings the form sets for its platform (the others' are ignored)."""
+        data = self.cleaned_data
+        if data["provider"] == "prolific":
+            return {"device_compatibility": data["devices"]} if data["devices"] else {}
+        chosen = {
+            "min_approval_rate": data["min_approval_rate"],
+            "min_approved_hits": data["min_approved_hits"],
+        }
+        config = {key: value for key, value in chosen.items() if value is not None}
+        locales = [code.strip().upper() for code in data["locales"].split(",") if code.strip()]
+        if locales:
+            config["locales"] = locales
+        return config

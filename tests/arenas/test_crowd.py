@@ -167,3 +167,71 @@ def test_an_mturk_production_launch_over_budget_is_refused_after_pricing_only(mt
             confirm=True,
         )
     assert nothing_created()
+
+
+def test_screening_reaches_the_mturk_hit_type(mturk_stub):
+    made = crowd_arena()
+    mturk_stub.add_response(
+        "create_qualification_type", {"QualificationType": {"QualificationTypeId": "BLOCKQ"}}
+    )
+    guarded = "DiscoverPreviewAndAccept"
+    requirements = [
+        {
+            "QualificationTypeId": "000000000000000000L0",
+            "Comparator": "GreaterThanOrEqualTo",
+            "IntegerValues": [98],
+            "ActionsGuarded": guarded,
+        },
+        {
+            "QualificationTypeId": "00000000000000000040",
+            "Comparator": "GreaterThanOrEqualTo",
+            "IntegerValues": [100],
+            "ActionsGuarded": guarded,
+        },
+        {
+            "QualificationTypeId": "00000000000000000071",
+            "Comparator": "In",
+            "LocaleValues": [{"Country": "US"}, {"Country": "GB"}],
+            "ActionsGuarded": guarded,
+        },
+        {"QualificationTypeId": "BLOCKQ", "Comparator": "DoesNotExist", "ActionsGuarded": guarded},
+    ]
+    expected = {
+        "AutoApprovalDelayInSeconds": ANY,
+        "AssignmentDurationInSeconds": 1800,
+        "Reward": "1.00",
+        "Title": ANY,
+        "Keywords": ANY,
+        "Description": ANY,
+        "QualificationRequirements": requirements,
+    }
+    mturk_stub.add_response("create_hit_type", {"HITTypeId": "HT1"}, expected)
+    mturk_stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "HIT0"}})
+    screening = {"min_approval_rate": 98, "locales": ["US", "GB"]}
+    launched = launch(
+        made, setup(provider="mturk", participants=1, screening=screening), made.owner
+    )
+    assert launched.campaign.provider_config == {
+        **screening,
+        "block_qualification_type_id": "BLOCKQ",  # remembered by the provider
+    }
+
+
+def test_screening_reaches_the_prolific_study(fake_prolific):
+    made = crowd_arena()
+    screening = {"device_compatibility": ["desktop", "mobile"]}
+    boss = factories.user("boss", staff=True)
+    campaign = launch(made, setup(screening=screening), boss, confirm=True).campaign
+    study = fake_prolific.studies[campaign.platform_ref]
+    assert study["device_compatibility"] == ["desktop", "mobile"]
+
+
+def test_screening_out_of_range_is_refused_with_nothing_created(fake_prolific):
+    made = crowd_arena()
+    with pytest.raises(CrowdRefused, match="min_approval_rate"):
+        launch(
+            made,
+            setup(provider="mturk", screening={"min_approval_rate": 101}),
+            made.owner,
+        )
+    assert nothing_created()

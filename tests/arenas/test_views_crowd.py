@@ -114,3 +114,16 @@ def test_staff_run_a_launch_from_its_campaigns_pages(client, fake_prolific):
     assert preview.status_code == 200 and "two anonymous chatbots" in preview.content.decode()
     listed = client.get(reverse("arenas:crowd", args=[made.slug])).content.decode()
     assert campaign.slug in listed and "Live" in listed
+
+
+def test_the_form_turns_its_screening_fields_into_the_platforms_settings(client, fake_prolific):
+    made = crowd_arena()
+    client.force_login(made.owner)
+    url = reverse("arenas:crowd-launch", args=[made.slug])
+    client.post(url, {**LAUNCH, "devices": ["desktop", "tablet"], "locales": "us"})
+    campaign = CrowdLaunch.objects.get().campaign
+    # Prolific's devices; MTurk's countries are not Prolific's.
+    assert campaign.provider_config == {"device_compatibility": ["desktop", "tablet"]}
+    wrong = client.post(url, {**LAUNCH, "provider": "mturk", "locales": "US, USA"})
+    assert wrong.status_code == 400 and "USA is not one" in wrong.content.decode()
+    assert CrowdLaunch.objects.count() == 1
