@@ -39,6 +39,7 @@ from evalhub import limits
 from evalhub.declared import DeclaredInvalid, check
 from evalhub.errors import UserInputError, field_problems
 from evalhub.permissions import is_staff
+from evalhub.uniqueness import SlugTaken, unique_slug
 
 from . import crowd_slots
 from .battles import SIDES, drawable_entries, summarize_side
@@ -172,10 +173,11 @@ def launch(arena: Arena, setup: LaunchSetup, user, *, confirm: bool = False) -> 
     per_batch = min(setup.gold_per_batch, len(gold))
     slots = setup.participants * (setup.battles_per_participant - per_batch)
     specs = battle_slots(slots) + [gold_item(g.prompt, g.first, g.second, g.better) for g in gold]
+    slug = _free_slug(arena)
     try:
-        with transaction.atomic():
+        with unique_slug(Campaign, slug):  # a transaction: a refusal below undoes it all
             campaign = Campaign.objects.create(
-                slug=_free_slug(arena),
+                slug=slug,
                 title=f"{arena.name}: chatbot battles"[: limits.NAME_CHARS],
                 task_kind="arena",
                 instructions=(
@@ -205,6 +207,10 @@ def launch(arena: Arena, setup: LaunchSetup, user, *, confirm: bool = False) -> 
                 raise CrowdRefused(over, field="budget")
     except TooMuchWork as too_much:
         raise CrowdRefused(too_much.problems) from None
+    except SlugTaken:
+        raise CrowdRefused(
+            "Another launch of this arena was made just now: launch again."
+        ) from None
     if not direct:
         return Launched(crowd, request_launch(campaign, user))
     try:
