@@ -31,7 +31,7 @@ from evalhub.uniqueness import SlugTaken, unique_slug
 from .crowd import get_provider
 from .crowd.base import CrowdError
 from .items import TooMuchWork, add_items
-from .kinds import KIND_CHOICES
+from .kinds import KIND_CHOICES, get_kind
 from .kinds.base import ConfigInvalid, ItemSpec, TaskKind
 from .launch_checks import launch_problems
 from .models import Assignment, Campaign, Item, LaunchRequest
@@ -113,8 +113,9 @@ def builds_from_systems(kind: TaskKind) -> bool:
 
 
 def available_kinds() -> list[tuple[str, str]]:
-    """Every task kind, as (key, label) choices."""
-    return list(KIND_CHOICES)
+    """Every task kind a campaign can be created with, as (key, label) choices (not those
+    whose campaigns another app makes, like an arena's crowd)."""
+    return [(key, label) for key, label in KIND_CHOICES if get_kind(key).standalone]
 
 
 def create_campaign(
@@ -522,6 +523,23 @@ def may_launch(user, campaign: Campaign) -> bool:
     return not pays_crowdworkers(campaign) or approved_request(campaign) is not None
 
 
+def budget_problem(campaign: Campaign) -> str | None:
+    """Why launching would spend more than the campaign's budget (its provider's estimate:
+    every place's reward plus the platform's fees), or None. A campaign without a budget,
+    or whose launch pays nobody (a link, the MTurk sandbox), has no such problem."""
+    if campaign.budget is None or not pays_crowdworkers(campaign):
+        return None
+    try:
+        estimate = get_provider(campaign.provider).estimate(campaign)
+    except CrowdError as refused:
+        return f"The launch cannot be priced: {refused}"
+    if estimate.total <= campaign.budget:
+        return None
+    cost = f"{estimate.total} {estimate.currency}".strip()
+    detail = "; ".join(estimate.lines()[:2])
+    return f"This launch would cost {cost} ({detail}), more than the budget of {campaign.budget}."
+
+
 def untrainable(campaign: Campaign) -> bool:
     """Requires training that its kind has, but holds no training item to train on."""
     if not campaign.requires_training:
@@ -551,6 +569,8 @@ def launch_campaign(campaign: Campaign, *, actor=None, confirm: bool = False) ->
             "This campaign requires training but has no training items: nobody could "
             "qualify. Add training conversations, or turn training off, before launching."
         )
+    if (over := budget_problem(campaign)) is not None:
+        raise TransitionRefused(over, field="budget")
     try:
         get_provider(campaign.provider).launch(campaign, actor=actor, confirm=confirm)
     except CrowdError as refused:

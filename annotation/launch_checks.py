@@ -9,14 +9,13 @@ approval checks again, since settings may change between the two.
 
 from django.conf import settings
 
-from .crowd import get_provider
-from .crowd.base import CrowdError, money
+from .crowd.base import money
 from .models import Campaign
 
 
 def launch_problems(campaign: Campaign) -> list[str]:
     """Every reason the campaign cannot launch now on its provider; [] when it can."""
-    from .campaigns import untrainable
+    from .campaigns import budget_problem, untrainable
 
     problems = []
     if campaign.status == Campaign.Status.FINISHED:
@@ -31,14 +30,8 @@ def launch_problems(campaign: Campaign) -> list[str]:
         )
     if campaign.provider in (Campaign.Provider.PROLIFIC, Campaign.Provider.MTURK):
         problems += _platform_problems(campaign)
-    if places and campaign.budget is not None:
-        total = _estimated_total(campaign)
-        if total is not None and total > campaign.budget:
-            problems.append(
-                f"Paying every place costs {total:.2f} (rewards and the platform's fees), "
-                f"over the campaign's budget of {campaign.budget:.2f}: lower the reward or the "
-                "places, or raise the budget."
-            )
+    if places and (over := budget_problem(campaign)) is not None:
+        problems.append(over + " Lower the reward or the places, or raise the budget.")
     return problems
 
 
@@ -60,19 +53,3 @@ def _platform_problems(campaign: Campaign) -> list[str]:
     if campaign.time_limit_minutes < 1:
         problems.append("Set a time limit for a batch.")
     return problems
-
-
-def _estimated_total(campaign: Campaign):
-    """Rewards and fees of every place, as the platform would charge them (without MTurk's
-    balance lookup: that is a network call, made at launch)."""
-    if campaign.provider == Campaign.Provider.MTURK:
-        from .crowd.mturk import commission
-
-        reward = money(campaign.reward_per_batch)
-        places = campaign.batches.count() * campaign.redundancy
-        return reward * places + commission(reward, campaign.redundancy) * places
-    try:
-        estimate = get_provider(campaign.provider).estimate(campaign)
-    except CrowdError:
-        return None
-    return estimate.rewards + estimate.fees

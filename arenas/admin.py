@@ -110,3 +110,7 @@ class LeaderboardAdmin(RecordAdmin):
     @admin.display(description="result")
     def result_shown(self, obj):
         return pretty_json(obj.result)
+
+
+# arenacrowd: the crowd models.
+from . import crowd_admin  # noqa: E402, F401

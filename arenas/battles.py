@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from evalhub.errors import UserInputError
 
-from . import flags, leaderboard_queue, voter_limits
+from . import crowd_slots, flags, leaderboard_queue, voter_limits
 from .arena_settings import MAX_PROMPT_CHARS
 from .fast_votes import fast_vote_note
 from .models import Arena, ArenaSystem, Battle, BattleAnswer, BattleTurn
@@ -92,6 +92,8 @@ def start_battle(
             note = voter_limits.repeat_note(arena, checked.earlier)
             flags.raise_flag(battle, flags.REPEATED_PROMPT, note)
         _ask(battle, 1, prompt, now)
+        if voter.assignment is not None:  # arenacrowd: a slot of a crowd voter's batch
+            crowd_slots.attach_live(battle, voter.assignment)
         transaction.on_commit(lambda: send_language(battle.pk))
     return battle
 
@@ -124,6 +126,7 @@ def add_turn(battle: Battle, prompt: str) -> BattleTurn:
         prompt = check_prompt(battle.arena, prompt)
         if battle.is_voted:
             raise BattleRefused("This battle has been voted: start a new round.")
+        _refuse_gold(battle)
         if battle.turns >= battle.arena.max_turns:
             raise BattleRefused(
                 f"This arena allows {battle.arena.max_turns} turns a battle: please vote."
@@ -145,6 +148,7 @@ def regenerate(battle: Battle) -> BattleTurn:
         battle = _locked(battle)
         if battle.is_voted:
             raise BattleRefused("This battle has been voted: start a new round.")
+        _refuse_gold(battle)
         turn = BattleTurn.objects.filter(battle=battle).order_by("-number").first()
         answers = {a.side: a for a in BattleAnswer.objects.filter(turn=turn)}
         if any(a.status not in BattleAnswer.SETTLED for a in answers.values()):
@@ -198,8 +202,16 @@ def cast_vote(battle: Battle, vote: str) -> Battle:
         note = fast_vote_note(battle, battle.voted_at)
         if note:
             flags.raise_flag(battle, flags.FAST_VOTE, note)
-        leaderboard_queue.vote_arrived(battle.arena)
+        if battle.source != Battle.Source.GOLD:  # arenacrowd: gold never counts
+            leaderboard_queue.vote_arrived(battle.arena)
+        crowd_slots.record_vote(battle)  # arenacrowd: a crowd slot's judgment
     return battle
+
+
+def _refuse_gold(battle: Battle) -> None:
+    """A gold battle (arenas/crowd.py) is its fixed answers: no other turn, no new answers."""
+    if battle.source == Battle.Source.GOLD:
+        raise BattleRefused("Please vote on this battle now.")
 
 
 def request_stop(answer: BattleAnswer) -> None:

@@ -34,7 +34,7 @@ SCALE = "Bradley-Terry, Elo-like: mean 1000, 400 points for 10:1 odds"
 
 
 def counted_battles(arena: Arena):
-    voted = arena.battles.exclude(vote="")
+    voted = arena.battles.exclude(vote="").exclude(source=Battle.Source.GOLD)
     return voted.filter(flags=[]) if arena.exclude_flagged else voted
 
 
@@ -93,7 +93,7 @@ def compute(arena: Arena) -> dict:
         a.append(index.setdefault(system_a, len(index)))
         b.append(index.setdefault(system_b, len(index)))
         outcome.append(codes[vote])
-    voted = arena.battles.exclude(vote="").count()
+    voted = arena.battles.exclude(vote="").exclude(source=Battle.Source.GOLD).count()
     result = {
         **empty_result(),
         "battles": len(a),

@@ -268,11 +268,18 @@ class Battle(models.Model):
     class Source(models.TextChoices):
         LIVE = "live", "Held in this arena"
         IMPORTED = "imported", "Imported (Chatbot Arena's clean-battle format)"
+        # arenacrowd: a gold battle shown to a crowd voter; scored, never counted.
+        GOLD = "gold", "A gold check shown to a crowd voter (never on the leaderboard)"
 
     class Platform(models.TextChoices):
         SITE = "site", "A signed-in user"
         LINK = "link", "A visitor with the invitation link"
         IMPORTED = "imported", "Imported"
+        # arenacrowd: a participant a crowd platform sent (voter_ref: their platform id).
+        PROLIFIC = "prolific", "A Prolific participant"
+        MTURK = "mturk", "An MTurk worker"
+
+    CROWD_PLATFORMS = (Platform.PROLIFIC, Platform.MTURK)
 
     # Flags: why a battle is left out of the leaderboard when the arena says so (every
     # code, and what raises it: arenas/flags.py).
@@ -444,3 +451,7 @@ class Leaderboard(models.Model):
 
     def __str__(self):
         return f"leaderboard of {self.arena.slug} ({self.battles} battles)"
+
+
+# arenacrowd: an arena's paid crowd (gold battles, launches, battles per slot).
+from .crowd_models import CrowdBattle, CrowdLaunch, GoldBattle  # noqa: E402, F401

@@ -43,6 +43,8 @@ def battle_view(battle: Battle) -> dict:
             }
         turns.append({"number": turn.number, "prompt": turn.prompt, **sides})
     voted = battle.is_voted
+    # arenacrowd: a gold battle is its two fixed answers: voted, never continued.
+    fixed = battle.source == Battle.Source.GOLD
     view = {
         "battle": str(battle.public_id),
         "url": battle.get_absolute_url(),
@@ -54,9 +56,10 @@ def battle_view(battle: Battle) -> dict:
         "can_continue": settled
         and not failed
         and not voted
+        and not fixed
         and len(turns) < battle.arena.max_turns,
         "can_vote": settled and not failed and not voted,
-        "can_regenerate": settled and bool(turns) and not voted,
+        "can_regenerate": settled and bool(turns) and not voted and not fixed,
         "regenerate_url": reverse("arenas:regenerate", args=[battle.arena.slug, battle.public_id]),
         "turn_url": reverse("arenas:turn", args=[battle.arena.slug, battle.public_id]),
         "vote_url": reverse("arenas:vote", args=[battle.arena.slug, battle.public_id]),

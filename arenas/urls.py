@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from .views import battle, manage, moderation, pages
+from .views import battle, crowd, manage, moderation, pages
 
 app_name = "arenas"
 
@@ -40,6 +40,11 @@ urlpatterns = [
         moderation.flag_review,
         name="flag-review",
     ),
+    # arenacrowd: the arena's paid crowd (gold battles, launches on Prolific or MTurk).
+    path("<slug:slug>/crowd/", crowd.crowd_page, name="crowd"),
+    path("<slug:slug>/crowd/gold/", crowd.gold_add, name="crowd-gold"),
+    path("<slug:slug>/crowd/gold/<int:pk>/remove/", crowd.gold_remove, name="crowd-gold-remove"),
+    path("<slug:slug>/crowd/launch/", crowd.crowd_launch, name="crowd-launch"),
     path("<slug:slug>/systems/", manage.arena_systems, name="systems"),
     path(
         "<slug:slug>/systems/<slug:system_slug>/weight/",

@@ -4,7 +4,7 @@ import importlib
 
 from .base import TaskKind
 
-KIND_KEYS = ("ab", "spot_the_bot", "abc_eval", "likert", "comparative", "chat")
+KIND_KEYS = ("ab", "spot_the_bot", "abc_eval", "likert", "comparative", "chat", "arena")
 KIND_CHOICES = [
     ("ab", "A/B response comparison (ChatEval)"),
     ("spot_the_bot", "Spot The Bot"),
@@ -12,6 +12,7 @@ KIND_CHOICES = [
     ("likert", "Likert ratings (dialogue or turn)"),
     ("comparative", "Side-by-side dialogue comparison"),
     ("chat", "Live chat with a system, then ratings"),
+    ("arena", "Arena battles voted by a paid crowd (launched from an arena)"),
 ]
 
 

@@ -84,6 +84,15 @@ class TaskKind:
     # A live kind (chat) has the worker do something on their assignment before the item's
     # form: its page and answers depend on the assignment, not only on the item.
     live: bool = False
+    # Whether the campaign form offers it: a kind whose campaigns another app makes (an
+    # arena's crowd) is not.
+    standalone: bool = True
+
+    def page_elsewhere(self, assignment, item) -> str | None:
+        """The page of a higher app where the worker does `item` (`serve_elsewhere`), or
+        None when annotation's own item page shows it."""
+        page = _PAGES_ELSEWHERE.get(self.key)
+        return page(assignment, item) if page is not None else None
 
     def default_config(self) -> dict:
         return self.clean_config(None)
@@ -152,6 +161,17 @@ class TaskKind:
         """Why the graded training answer fails the kind's screen beyond the mistake count
         (e.g. ABC-Eval's per-label recall and precision); [] when it passes."""
         return []
+
+
+# Pages of higher apps that serve a kind's items, by kind key: (assignment, item) -> URL.
+_PAGES_ELSEWHERE: dict = {}
+
+
+def serve_elsewhere(kind_key: str, page) -> None:
+    """Let a higher app serve a kind's items on its own pages (the arenas app serves the
+    `arena` kind's battles); annotation then hands the worker over to `page(assignment,
+    item)` and never imports that app."""
+    _PAGES_ELSEWHERE[kind_key] = page
 
 
 class AnswerField(forms.Field):

@@ -210,6 +210,8 @@ def assignment_page(request, public_id):
         return redirect("annotation:done", public_id=assignment.public_id)
     position, entry = pending[0]
     item = entry.item
+    if (elsewhere := assignment.campaign.kind.page_elsewhere(assignment, item)) is not None:
+        return redirect(elsewhere)  # e.g. an arena's battle pages
     if assignment.campaign.kind.live and not chat_ended(assignment, item):
         # A live item starts with its conversation.
         return chat_page(request, assignment, item, position, len(items))

@@ -133,6 +133,7 @@ def export_lines(arena: Arena) -> Iterator[str]:
     million battles are written in bounded memory."""
     voted = (
         arena.battles.exclude(vote="")
+        .exclude(source=Battle.Source.GOLD)  # a crowd's gold checks are no battles
         .select_related("arena", "system_a", "system_b")
         .order_by("started_at", "pk")
     )

@@ -29,12 +29,13 @@ from endpoints.patience import patiently
 from endpoints.relay import drain
 from evalhub.errors import UserInputError, show_on_page
 
-from .. import battles, voters
+from .. import battles, crowd, voters
 from ..answering import answer_events
 from ..forms import PromptForm, VoteForm
 from ..models import Arena, Battle, BattleAnswer
 from ..presenting import battle_view
 from ..relay import event_stream_response
+from .framing import framed_for_crowd
 
 # Seconds the stop button waits for its stream to store the answer.
 STOP_WAIT_SECONDS = 5.0
@@ -117,7 +118,15 @@ def _page(request, arena: Arena) -> dict:
 
 
 @require_GET
+@framed_for_crowd
 def battle_new(request, slug):
+    # arenacrowd: a crowd voter's next battle is their batch's (a gold one, their code...).
+    step = crowd.next_step(request.session, get_object_or_404(Arena, slug=slug))
+    if step is not None and step.kind == "refused":
+        context = {"campaign": None, "reason": step.reason}
+        return render(request, "annotation/no_work.html", context, status=403)
+    if step is not None and step.kind in ("done", "battle"):
+        return redirect(step.url)
     try:
         arena = admitted_arena(request, request.user, slug)
     except NotAVoter as refused:
@@ -127,6 +136,7 @@ def battle_new(request, slug):
 
 
 @require_GET
+@framed_for_crowd
 def battle_page(request, slug, public_id):
     try:
         battle = own_battle(request, request.user, slug, public_id)
@@ -173,7 +183,8 @@ def _start(request, user, slug):
     form = PromptForm(request.POST)
     prompt = form.data.get("prompt", "")
     try:
-        battle = battles.start_battle(arena, voters.identify(user, request.session), prompt)
+        voter = voters.identify(user, request.session, arena)
+        battle = battles.start_battle(arena, voter, prompt)
     except UserInputError as refused:
         return None, _refused(request, refused, arena.get_absolute_url())
     return battle, None

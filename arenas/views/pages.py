@@ -46,7 +46,7 @@ def arena_detail(request, slug):
         "may_vote": voters.may_vote(request.user, request.session, arena),
         "live": len(drawable_entries(arena)) >= 2,
         "entries": arena.entries.select_related("system").order_by("system__name"),
-        "battles_voted": arena.battles.exclude(vote="").count(),
+        "battles_voted": arena.battles.exclude(vote="").exclude(source="gold").count(),
         "board": board,
         "computed_at": parse_datetime(board["computed_at"]) if board["computed_at"] else None,
         "win_rates": matrix_rows(board["win_rate"]),

@@ -26,9 +26,11 @@ from annotation.kinds import KIND_CHOICES, KIND_KEYS
 # "arena": an arena's battles (both sides' whole conversations), not a campaign kind.
 ARENA_KIND = "arena"
 RUBRIC_KINDS = ("ab", "likert", "abc_eval", "spot_the_bot", "comparative", ARENA_KIND)
-RUBRIC_KIND_CHOICES = [(key, label) for key, label in KIND_CHOICES if key in RUBRIC_KINDS] + [
-    (ARENA_KIND, "Arena battle (pairwise, whole conversations)")
-]
+# The campaign kind "arena" (an arena's paid crowd) shares the key; a judge of an arena
+# judges its battles, so the rubric's own label is the one shown.
+RUBRIC_KIND_CHOICES = [
+    (key, label) for key, label in KIND_CHOICES if key in RUBRIC_KINDS and key != ARENA_KIND
+] + [(ARENA_KIND, "Arena battle (pairwise, whole conversations)")]
 
 
 def rubric_module(kind: str) -> ModuleType:

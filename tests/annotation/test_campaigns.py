@@ -268,7 +268,7 @@ def test_a_request_without_a_reward_is_refused_and_nothing_stored(owner):
 def test_a_request_over_budget_is_refused_with_the_cost(owner):
     c = paid(owner, budget=Decimal("1.00"))
 
-    with pytest.raises(TransitionRefused, match=r"costs 2\.\d\d .* over the campaign's budget"):
+    with pytest.raises(TransitionRefused, match="more than the budget of 1.00"):
         request_launch(c, owner)
 
     assert not LaunchRequest.objects.exists()
@@ -325,3 +325,33 @@ def test_a_decline_tells_the_owner_why(owner, boss):
 
     [notice] = owner.notices.filter(kind="launch_decided")
     assert notice.text.endswith("declined: Lower the reward first.")
+
+
+# A launch over the campaign's budget (the provider's estimate, fees included) -------------
+
+
+def test_a_launch_over_budget_is_refused_before_the_platform_hears_of_it(fake, boss, settings):
+    settings.EVALHUB_PROLIFIC_SERVICE_FEE = 0.5
+    c = paid(boss, budget=Decimal("2.99"))  # 2 places x 1.00, plus 50%: 3.00
+    with pytest.raises(TransitionRefused, match="would cost 3.00 GBP .* budget of 2.99"):
+        launch_campaign(c, actor=boss, confirm=True)
+    c.refresh_from_db()
+    assert c.status == "draft" and c.platform_ref == "" and fake.requests == []
+    Campaign.objects.filter(pk=c.pk).update(budget=Decimal("3.00"))
+    c.refresh_from_db()
+    assert launch_campaign(c, actor=boss, confirm=True).status == "live"
+
+
+def test_a_request_over_budget_is_refused_and_nothing_waits_for_staff(owner, settings):
+    settings.EVALHUB_PROLIFIC_SERVICE_FEE = 0.5
+    c = paid(owner, budget=Decimal("1.00"))
+    with pytest.raises(TransitionRefused, match="more than the budget"):
+        request_launch(c, owner)
+    assert not LaunchRequest.objects.exists()
+
+
+def test_the_mturk_sandbox_pays_nobody_and_is_not_priced_against_the_budget(owner):
+    from annotation.campaigns import budget_problem
+
+    c = paid(owner, provider="mturk", platform_sandbox=True, budget=Decimal("0.01"))
+    assert budget_problem(c) is None

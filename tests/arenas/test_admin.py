@@ -3,6 +3,10 @@ queries whatever the size, and battles are records."""
 
 import pytest
 
+from annotation.items import add_items
+from annotation.kinds.arena import battle_slots
+from annotation.models import Campaign
+from arenas.crowd_models import CrowdBattle, CrowdLaunch, GoldBattle
 from arenas.models import Arena, ArenaSystem, Battle, BattleAnswer, BattleTurn, Leaderboard
 from tests import factories
 from tests.admin_pages import (
@@ -15,8 +19,18 @@ from tests.arenas.builders import arena, bot_system
 
 pytestmark = pytest.mark.django_db
 
-MODELS = [Arena, ArenaSystem, Battle, BattleTurn, BattleAnswer, Leaderboard]
-RECORDS = [Battle, BattleTurn, BattleAnswer, Leaderboard]
+MODELS = [
+    Arena,
+    ArenaSystem,
+    Battle,
+    BattleTurn,
+    BattleAnswer,
+    Leaderboard,
+    GoldBattle,
+    CrowdLaunch,
+    CrowdBattle,
+]
+RECORDS = [Battle, BattleTurn, BattleAnswer, Leaderboard, CrowdLaunch, CrowdBattle]
 
 
 def populate(n=1, prefix="t"):
@@ -31,6 +45,18 @@ def populate(n=1, prefix="t"):
         for side in "ab":
             BattleAnswer.objects.create(turn=turn, side=side, status="done", text="hello")
         Leaderboard.objects.create(arena=made, result={"systems": []})
+        crowd(made, battle, f"{prefix}-crowd-{i}")
+
+
+def crowd(made, battle, slug):
+    """A gold battle, a crowd launch with one slot, and the battle fought for it."""
+    GoldBattle.objects.create(arena=made, prompt="2 + 2?", first="4", second="5", better="first")
+    campaign = Campaign.objects.create(slug=slug, title=slug, task_kind="arena", redundancy=1)
+    add_items(campaign, battle_slots(1), gold_per_batch=0)
+    CrowdLaunch.objects.create(arena=made, campaign=campaign, battles_per_participant=1)
+    CrowdBattle.objects.create(
+        battle=battle, assignment=campaign.assignments.get(), item=campaign.items.get()
+    )
 
 
 @pytest.fixture

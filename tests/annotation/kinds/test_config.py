@@ -35,6 +35,7 @@ UNKNOWN_KEY = [
         {"max_turn": 10},
         ["'max_turn' is an unknown chat config key", "max_turns"],
     ),
+    ("arena", {"arena": "x"}, ["'arena' is an unknown config key", "none, leave it {}"]),
 ]
 WRONG_TYPE = [
     ("likert", {"level": 2}, ["level must be 'dialogue' or 'turn', not 2"]),
