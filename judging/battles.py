@@ -68,8 +68,10 @@ KIND = BattleKind()
 
 
 def judgeable_battles(arena: Arena):
-    """The arena's voted battles, in the order they were held."""
-    return Battle.objects.filter(arena=arena).exclude(vote="").order_by("started_at", "pk")
+    """The arena's voted battles, in the order they were held; gold battles (a paid crowd's
+    checks, with fixed answers) are the owner's, not the systems', and never judged."""
+    battles = Battle.objects.filter(arena=arena).exclude(vote="")
+    return battles.exclude(source=Battle.Source.GOLD).order_by("started_at", "pk")
 
 
 def pending_battles(run):

@@ -46,6 +46,18 @@ def test_each_voted_battle_is_judged_on_both_whole_conversations(fake, owner):
     assert "2 user turns" in prompt
 
 
+def test_gold_battles_are_never_judged(owner):
+    from arenas.models import Battle
+
+    arena = ab.arena(owner)
+    x, y, _ = ab.systems_of(arena)
+    live = ab.battle(arena, x, y, "a_better")
+    gold = ab.battle(arena, x, y, "b_better")
+    Battle.objects.filter(pk=gold.pk).update(source=Battle.Source.GOLD)
+
+    assert list(battles.judgeable_battles(arena)) == [live]
+
+
 def test_the_side_shown_first_is_drawn_per_battle_and_kept_in_the_payload(fake, owner):
     server = fake(ab.marked_judge())
     arena = ab.arena(owner)
