@@ -38,6 +38,7 @@ from ..crowd.base import CrowdError
 from ..forms import CampaignForm, kind_summaries
 from ..invitations import invitation_counts
 from ..kinds.base import PayloadInvalid
+from ..launch_checks import launch_problems
 from ..models import Campaign, Item, Judgment
 from ..oversight import confirm_context, oversight, preview_nav
 from ..services import safe_score
@@ -170,6 +171,16 @@ def _platform_estimate(campaign, user):
     return (estimate if is_staff(user) else replace(estimate, balance=None)), ""
 
 
+def _launch_problems(campaign) -> list[str]:
+    """What a campaign on a platform still lacks, listed before anyone clicks Launch."""
+    if campaign.provider not in PLATFORMS or campaign.status not in (
+        Campaign.Status.DRAFT,
+        Campaign.Status.PAUSED,
+    ):
+        return []
+    return launch_problems(campaign)
+
+
 @require_GET
 @campaign_manager_required
 def campaign_detail(request, campaign):
@@ -201,6 +212,7 @@ def campaign_detail(request, campaign):
                 "requested_by", "decided_by"
             ).first(),
             "public": is_public(campaign),
+            "launch_problems": _launch_problems(campaign),
             "chat_budgets": chat_budgets(campaign),
             "endpoint_failures": chat_endpoint_failures(campaign),
         },
@@ -213,10 +225,12 @@ def campaign_action(request, campaign, action):
     if action not in ACTIONS:
         return HttpResponse(status=404)
     if request.POST.get("confirmed") != "yes":
-        # The page's button asks first; the confirmation posts again with confirmed=yes.
-        return render(
-            request, "annotation/manage/confirm_action.html", confirm_context(campaign, action)
-        )
+        # The page's button asks first; the confirmation posts again with confirmed=yes,
+        # carrying the ticked "spends real money" (or asking for it there).
+        context = confirm_context(campaign, action)
+        context["spends_money"] = action == "launch" and pays_crowdworkers(campaign)
+        context["money_confirmed"] = request.POST.get("confirm") == "yes"
+        return render(request, "annotation/manage/confirm_action.html", context)
     try:
         if action == "launch" and not may_launch(request.user, campaign):
             raise TransitionRefused(

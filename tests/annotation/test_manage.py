@@ -694,3 +694,38 @@ def test_the_chat_campaign_page_shows_its_chatbots_latest_endpoint_errors(client
 
     [section] = page.split('id="endpoint-errors">')[1:]
     assert "<code>failing-bot</code>" in section and "timed out" in section and "3×" in section
+
+
+def test_the_confirmation_of_a_paid_launch_keeps_the_ticked_money_confirmation(staff):
+    c = draft()
+    Campaign.objects.filter(pk=c.pk).update(provider="prolific", reward_per_batch=Decimal("1.00"))
+
+    page = staff.post(url("manage-campaign-launch", c.slug), {"confirm": "yes"}).content.decode()
+
+    assert 'name="confirm" value="yes" required checked' in page
+    assert Campaign.objects.get(pk=c.pk).status == "draft"
+
+
+def test_the_campaign_page_lists_what_a_platform_launch_lacks(staff, settings):
+    settings.EVALHUB_PUBLIC_URL = "http://127.0.0.1:8000"
+    settings.EVALHUB_PROLIFIC_TOKEN = ""
+    c = draft()
+    Campaign.objects.filter(pk=c.pk).update(provider="prolific", reward_per_batch=Decimal("0"))
+
+    page = staff.get(url("manage-campaign", c.slug)).content.decode()
+
+    [listed] = page.split('data-testid="launch-problems"')[1:]
+    listed = listed.split("</div>")[0]
+    for missing in ("EVALHUB_PUBLIC_URL", "reward per batch above 0", "EVALHUB_PROLIFIC_TOKEN"):
+        assert missing in listed
+
+
+def test_a_campaign_ready_for_its_platform_lists_nothing_missing(staff, settings):
+    settings.EVALHUB_PUBLIC_URL = "https://evalhub.example.org"
+    settings.EVALHUB_PROLIFIC_TOKEN = "sekrit"
+    c = draft()
+    Campaign.objects.filter(pk=c.pk).update(provider="prolific", reward_per_batch=Decimal("1.00"))
+
+    page = staff.get(url("manage-campaign", c.slug)).content.decode()
+
+    assert "launch-problems" not in page
