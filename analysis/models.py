@@ -8,8 +8,11 @@ digests is unique per subject, and ``analysis.runs.tasks.analyze_tournament`` lo
 before creating a new one. A run with a ``judge_run`` compares that automatic judge run with its
 campaign's human judgments (``analysis.reports.human_vs_automatic``): its subject is the
 campaign, never the tournament, so that no leaderboard or human result page reads it.
-Once a run has succeeded it is never changed again; a failed run keeps
-its message and can be run again (a retry reuses the row).
+Once a run has succeeded its report is never changed again, but for the two parts that
+follow it: its plots (``analysis.runs.drawing``) and, for a Spot The Bot run, its stability
+section (``analysis.runs.stability``, its state in ``stability_state``), each written once
+by its own task. A failed run keeps its message and can be run again (a retry reuses the
+row); so can a failed stability part.
 """
 
 from django.conf import settings
@@ -33,7 +36,19 @@ class AnalysisRunQuerySet(models.QuerySet):
         return self.succeeded().order_by("-finished_at", "-pk").first()
 
 
+class StabilityState(models.TextChoices):
+    """How far a run's stability part is (``analysis.runs.stability``)."""
+
+    WITH_REPORT = "", "With the report"
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
 class AnalysisRun(models.Model):
+    StabilityState = StabilityState
+
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
         RUNNING = "running", "Running"
@@ -89,6 +104,15 @@ class AnalysisRun(models.Model):
     result = models.JSONField(null=True, blank=True)
     plots = models.JSONField(default=dict, blank=True, help_text="Plot name -> SVG text.")
     error = models.TextField(blank=True)
+    stability_state = models.CharField(
+        max_length=10,
+        choices=StabilityState.choices,
+        blank=True,
+        default=StabilityState.WITH_REPORT,
+        help_text="The stability curve computed apart from the report "
+        "(analysis.runs.stability); empty: it came with the report, or there is none.",
+    )
+    stability_error = models.TextField(blank=True)
 
     objects = AnalysisRunQuerySet.as_manager()
 
