@@ -177,15 +177,17 @@ def _stability_note(run: AnalysisRun, slug: str) -> str:
     report or there is none)."""
     state = run.stability_state
     again = f"`manage.py analyze {slug} --wait` (with the same options)"
-    if state in stability_part.UNFINISHED:
-        where = (
-            "a worker is computing it"
-            if stability_part.apart()
-            else "it is computed when a result page shows the run"
-        )
+    if state in stability_part.UNFINISHED and stability_part.apart():
         return (
-            f"  stability curve: being computed as a part of its own ({where}); the output "
-            f'has "stability": null until then. {again} waits for it and writes it.'
+            f"  stability curve: being computed by a worker, as a part of analysis {run.pk} of "
+            f'its own; the output has "stability": null until then. The result page and the '
+            f"API show it when it is done; {again} waits for it and writes it."
+        )
+    if state in stability_part.UNFINISHED:
+        return (
+            f"  stability curve: not computed yet (no task queue here, it is a part of "
+            f'analysis {run.pk} of its own; the output has "stability": null): the result '
+            f"page that shows the run computes it, or {again} computes it now and writes it."
         )
     if state == AnalysisRun.StabilityState.FAILED:
         return (

@@ -53,7 +53,18 @@ def test_analyze_writes_the_contract_before_the_stability_curve(tmp_path):
     assert result["stability"] is None and result["run"]["stability"] == "pending"
     assert result["ranking"] and result["survival"]["curves"]
     assert run.stability_state == StabilityState.PENDING and run.result["stability"] is None
-    assert "stability curve: being computed" in said and "--wait" in said
+    assert "stability curve: not computed yet" in said and "--wait" in said
+
+
+def test_with_workers_analyze_queues_the_curve_and_says_a_worker_computes_it(
+    tmp_path, settings, django_capture_on_commit_callbacks
+):
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # a broker: the part goes to a worker
+    tournament = builders.spot_the_bot_tournament()
+    with django_capture_on_commit_callbacks() as queued:
+        result, said = analyze(tournament.slug, tmp_path / "out.json")
+    assert result["stability"] is None and len(queued) == 1
+    assert "stability curve: being computed by a worker" in said
 
 
 def test_the_curve_computed_after_the_run_equals_the_curve_computed_in_it(tmp_path):
