@@ -21,13 +21,14 @@ class AnalysisRunAdmin(RecordAdmin):
         "pk",
         "subject",
         "status",
+        "stability_state",
         "progress",
         "attempts",
         "requested_by",
         "created",
         "finished_at",
     ]
-    list_filter = ["status", "tournament__kind"]
+    list_filter = ["status", "stability_state", "tournament__kind"]
     search_fields = [
         "tournament__slug",
         "campaign__slug",

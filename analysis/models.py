@@ -10,8 +10,11 @@ campaign's human judgments (``analysis.reports.human_vs_automatic``): its subjec
 campaign, never the tournament, so that no leaderboard or human result page reads it; a
 judge run over an arena (``JudgeRun.arena``) compares it with the arena's votes, and its
 run has no campaign, tournament or study: the judge run is its subject.
-Once a run has succeeded it is never changed again; a failed run keeps
-its message and can be run again (a retry reuses the row).
+Once a run has succeeded its report is never changed again, but for the two parts that
+follow it: its plots (``analysis.runs.drawing``) and, for a Spot The Bot run, its stability
+section (``analysis.runs.stability``, its state in ``stability_state``), each written once
+by its own task. A failed run keeps its message and can be run again (a retry reuses the
+row); so can a failed stability part.
 """
 
 from django.conf import settings
@@ -35,7 +38,19 @@ class AnalysisRunQuerySet(models.QuerySet):
         return self.succeeded().order_by("-finished_at", "-pk").first()
 
 
+class StabilityState(models.TextChoices):
+    """How far a run's stability part is (``analysis.runs.stability``)."""
+
+    WITH_REPORT = "", "With the report"
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
 class AnalysisRun(models.Model):
+    StabilityState = StabilityState
+
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
         RUNNING = "running", "Running"
@@ -92,6 +107,15 @@ class AnalysisRun(models.Model):
     result = models.JSONField(null=True, blank=True)
     plots = models.JSONField(default=dict, blank=True, help_text="Plot name -> SVG text.")
     error = models.TextField(blank=True)
+    stability_state = models.CharField(
+        max_length=10,
+        choices=StabilityState.choices,
+        blank=True,
+        default=StabilityState.WITH_REPORT,
+        help_text="The stability curve computed apart from the report "
+        "(analysis.runs.stability); empty: it came with the report, or there is none.",
+    )
+    stability_error = models.TextField(blank=True)
 
     objects = AnalysisRunQuerySet.as_manager()
 

@@ -31,6 +31,11 @@ leaderboard_patterns = [
     path("<slug:slug>/", leaderboard_views.leaderboard_detail, name="detail"),
     path("<slug:slug>/analyze/", leaderboard_views.request_analysis, name="analyze"),
     path("<slug:slug>/plots/<int:run_id>/<slug:name>.svg", leaderboard_views.plot, name="plot"),
+    path(
+        "<slug:slug>/runs/<int:run_id>/stability/retry/",
+        leaderboard_views.retry_stability,
+        name="retry-stability",
+    ),
 ]
 
 results_patterns = [

@@ -7,21 +7,23 @@ that data it says so and imports a synthetic study of the same shape instead (si
 45 conversations per pair, 300 human-human controls, ~5,100 judgments on segments of 2, 3 and
 5 exchanges), written in the same interchange format.
 
-Timed: ``manage.py analyze <domain>`` with default parameters - loading the judgments, every
-section of the Spot The Bot report (win rates, TrueSkill clusters, Bradley-Terry, survival,
-agreement, stability) and the ten SVG plots - after deleting the stored run each time so it is
-recomputed; the first run (imports, URL resolver) is not counted. The report ranks the
-stability analysis's subsamples in a forked process on the second core while it computes the
-rest (``analysis.runs.background``); the time the report then still waits for them and the
-plots are timed on their own inside those runs, and the subsamples are ranked once more in
-this process to time them alone.
+Timed: ``manage.py analyze <domain>`` with default parameters - loading the judgments and
+every section of the Spot The Bot report (win rates, TrueSkill clusters, Bradley-Terry,
+survival, agreement) - after deleting the stored run each time so it is recomputed; the
+first run (imports, URL resolver) is not counted. The command stores the contract and
+leaves the stability curve to the run's part of its own (``analysis.runs.stability``) and
+the plots to theirs; the stability part is then timed once on its own (wall and CPU time),
+with as many subsamples per point as its precision needs.
 
 Reference, measured in the same run: the stability analysis as the Spot The Bot code does it
 (``ranking_significance.repeat_ranking``) and as this project did before: every subsample
-ranked in turn by its own ``trueskill_bootstrap``, with the same draws. Equality, asserted:
-it gives the same reference ranking, the same shares and modal rankings as the report's.
+ranked in turn by its own ``trueskill_bootstrap``, with the same draws, at
+``--reference-subsamples`` per point (10, the curve's former default; ours is timed at the
+same count beside it). Equality, asserted: the same reference ranking, shares and modal
+rankings, and the first subsamples of each point of the part's adaptive curve are ranked
+as the reference ranks them.
 
-    python bench/bench_study.py [--data DIR] [--repeats 3]
+    python bench/bench_study.py [--data DIR] [--repeats 3] [--reference-subsamples 10]
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import argparse
 import io
 import json
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -161,18 +164,20 @@ def sequential_ranking_stability(
     computed = rank(everything, np.random.default_rng(seed), reference_replicates)
     assert reference is None or reference == computed, "the report's reference ranking differs"
     reference = computed
-    reproduced, modal_share, modal = [], [], []
+    reproduced, modal_share, modal, per_point = [], [], [], []
     for n in n_grid:
         rng = np.random.default_rng(np.random.SeedSequence([seed, int(n)]))
-        counts = Counter()
+        rankings = []
         for _ in range(n_subsamples):
             chosen = stability._draw_conversations(pair_of_conversation, int(n), rng)
-            counts[rank(chosen[judgment_conversation], rng, n_replicates)] += 1
+            rankings.append(rank(chosen[judgment_conversation], rng, n_replicates))
+        counts = Counter(rankings)
         ranking, count = counts.most_common(1)[0]
         reproduced.append(counts[reference] / n_subsamples)
         modal_share.append(count / n_subsamples)
         modal.append(ranking)
-    return reference, np.array(reproduced), np.array(modal_share), tuple(modal)
+        per_point.append(tuple(rankings))
+    return reference, np.array(reproduced), np.array(modal_share), tuple(modal), per_point
 
 
 class Stopwatch:
@@ -195,24 +200,36 @@ class Stopwatch:
         return result
 
 
-def analyze_seconds(slug: str) -> float:
+def analyze_seconds(slug: str) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``analyze`` that computes the run."""
     from django.core.management import call_command
 
     from analysis.models import AnalysisRun
 
     AnalysisRun.objects.all().delete()
     output = Path(tempfile.gettempdir()) / f"bench-study-{slug}-{os.getpid()}.json"
-    started = time.perf_counter()
+    cpu, started = cpu_seconds(), time.perf_counter()
     call_command("analyze", slug, json=str(output), stderr=io.StringIO())
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
     output.unlink()
-    return seconds
+    return seconds, cpu
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--reference-subsamples",
+        type=int,
+        default=10,
+        help="subsamples per point of the sequential reference (and of ours beside it)",
+    )
     args = parser.parse_args()
 
     load = harness.load_average()
@@ -231,8 +248,9 @@ def run(args, load: float, workdir: Path) -> None:
     from django.core.management import call_command
 
     import analysis.reports.common as common_module
-    import analysis.reports.spot_the_bot as report_module
     import analysis.runs.tasks as tasks_module
+    from analysis.models import AnalysisRun
+    from analysis.runs import stability as stability_part
     from tournaments.models import Tournament
 
     sources = {}
@@ -249,7 +267,6 @@ def run(args, load: float, workdir: Path) -> None:
         sources["synthetic"] = write_synthetic_study(workdir)
     print(f"load average {load:.2f}; temporary database and media in {workdir}")
 
-    section_watch = Stopwatch(report_module, "stability_section")
     plots_watch = Stopwatch(tasks_module, "render_plots")
     figures = {}
     for domain, (conversations, judgments) in sources.items():
@@ -265,69 +282,90 @@ def run(args, load: float, workdir: Path) -> None:
         imported = time.perf_counter() - started
         Tournament.objects.get(slug=domain)  # imported
         analyze_seconds(domain)  # first run: imports, URL resolver, caches
-        for watch in (section_watch, plots_watch):
-            watch.seconds = 0.0
-        runs = [analyze_seconds(domain) for _ in range(args.repeats)]
+        plots_watch.seconds = 0.0
+        timed = [analyze_seconds(domain) for _ in range(args.repeats)]
+        runs = [wall for wall, _ in timed]
         whole = float(np.median(runs))
-        waited_seconds = section_watch.seconds / args.repeats
+        whole_cpu = float(np.median([cpu for _, cpu in timed]))
         plots_seconds = plots_watch.seconds / args.repeats
-        # What the report computed: the subsamples ranked in the other process, the section.
-        (matches, params, _, _, part), _, section = section_watch.last_call
-        names = list(matches.names)
-        reported_reference = tuple(
-            tuple(sorted(names.index(name) for name in cluster)) for cluster in section["reference"]
-        )
-        ours = part.subsamples.against(reported_reference)
-        # The subsamples ranked again in this process, alone, for their time and arguments.
+        # The stability curve, the run's part of its own, computed once on the last run.
+        run = AnalysisRun.objects.get(tournament__slug=domain)
+        assert run.result["stability"] is None, f"{domain}: analyze waited for the curve"
         subsamples_watch = Stopwatch(common_module, "subsample_rankings")
-        common_module.stability_subsamples(matches, params)
+        cpu, started = cpu_seconds(), time.perf_counter()
+        assert stability_part.compute_stability_now(run.pk) == "done"
+        part_seconds, part_cpu = time.perf_counter() - started, cpu_seconds() - cpu
         common_module.subsample_rankings = subsamples_watch.original
-        stability_seconds = subsamples_watch.seconds
-        call_args, call_kwargs, again = subsamples_watch.last_call
-        assert again.rankings == part.subsamples.rankings, f"{domain}: subsamples differ"
-        # The reference: the same stability analysis, one subsample after the other.
+        call_args, call_kwargs, adaptive = subsamples_watch.last_call
+        run.refresh_from_db()
+        section = run.result["stability"]
+        names = run.result["systems"]  # only to label; indices come from the part itself
+        assert list(section["subsamples_drawn"]) == list(adaptive.drawn)
+        # Ours and the reference at a fixed number of subsamples per point (the curve's
+        # former default), and the adaptive curve's first subsamples of each point, which
+        # come from the same draws.
+        fixed = {
+            "n_subsamples": args.reference_subsamples,
+            "n_replicates": call_kwargs["n_replicates"],
+            "seed": call_kwargs["seed"],
+            "coverage": call_kwargs["coverage"],
+        }
+        started = time.perf_counter()
+        ours = common_module.subsample_rankings(*call_args, **fixed).against(adaptive.reference)
+        stability_seconds = time.perf_counter() - started
         started = time.perf_counter()
         reference = sequential_ranking_stability(
             *call_args,
-            **call_kwargs,
-            reference_replicates=params["replicates"],
-            reference=reported_reference,
+            **fixed,
+            reference_replicates=call_kwargs["reference_replicates"],
+            reference=adaptive.reference,
         )
         reference_seconds = time.perf_counter() - started
         equal = (
             ours.reference == reference[0]
             and np.array_equal(ours.share_reproduced, reference[1])
-            and np.array_equal(ours.share_reproduced, section["share_reproduced"])
             and np.array_equal(ours.share_modal, reference[2])
             and ours.modal_rankings == reference[3]
+            and all(
+                adaptive.rankings[start : start + args.reference_subsamples] == prefix
+                for start, prefix in zip(
+                    np.cumsum((0, *adaptive.drawn[:-1])).tolist(), reference[4], strict=True
+                )
+            )
         )
         assert equal, f"{domain}: stability differs from the sequential reference"
         n_judged = int(np.asarray(call_args[2]).size)
         print(
-            f"{domain}: {n_judged:,} bot-bot judgments (import {imported:.1f} s); analyze median "
-            f"{whole:.2f} s over {args.repeats} runs "
+            f"{domain}: {n_judged:,} bot-bot judgments among {len(names)} systems (import "
+            f"{imported:.1f} s); analyze (the contract, the stability curve after it) median "
+            f"{whole:.2f} s (CPU {whole_cpu:.2f} s) over {args.repeats} runs "
             f"({'met' if whole < TARGET_SECONDS else 'NOT met'}: target < {TARGET_SECONDS:g} s)"
         )
         print(
-            f"  stability {stability_seconds:.2f} s alone (sequential reference "
-            f"{reference_seconds:.2f} s, {reference_seconds / stability_seconds:.1f}x; same "
-            f"rankings and shares), in the report on the second core, then waited for "
-            f"{waited_seconds:.2f} s; plots {plots_seconds:.2f} s, "
-            f"rest {whole - waited_seconds - plots_seconds:.2f} s"
+            f"  stability curve, the run's part after it: {part_seconds:.2f} s "
+            f"(CPU {part_cpu:.2f} s; {', '.join(map(str, adaptive.drawn))} subsamples per point); "
+            f"at {args.reference_subsamples} per point {stability_seconds:.2f} s against the "
+            f"sequential reference's {reference_seconds:.2f} s "
+            f"({reference_seconds / stability_seconds:.1f}x; same rankings and shares); "
+            f"plots {plots_seconds:.2f} s"
         )
         figures[domain] = {
             "matches": n_judged,
             "analyze_s": round(whole, 3),
             "runs_s": [round(r, 3) for r in runs],
-            "stability_s": round(stability_seconds, 3),
-            "stability_waited_s": round(waited_seconds, 3),
+            "analyze_cpu_s": round(whole_cpu, 3),
+            "stability_part_s": round(part_seconds, 3),
+            "stability_part_cpu_s": round(part_cpu, 3),
+            "stability_drawn": list(adaptive.drawn),
+            "stability_fixed_s": round(stability_seconds, 3),
+            "stability_fixed_subsamples": args.reference_subsamples,
             "stability_reference_s": round(reference_seconds, 3),
             "plots_s": round(plots_seconds, 3),
             "target_met": bool(whole < TARGET_SECONDS),
         }
     print(
         f"peak RSS {harness.peak_rss_mb():.0f} MiB, "
-        f"of the forked stability processes {harness.peak_children_rss_mb():.0f} MiB"
+        f"of forked processes {harness.peak_children_rss_mb():.0f} MiB"
     )
     harness.record(
         "study",

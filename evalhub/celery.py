@@ -20,6 +20,9 @@ app = Celery("evalhub")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 app.autodiscover_tasks(["analysis.runs"])
+# The parts of a run that follow it (its plots, its stability curve), each its own module.
+app.autodiscover_tasks(["analysis.runs"], related_name="drawing")
+app.autodiscover_tasks(["analysis.runs"], related_name="stability")
 
 COLLECTION_QUEUE = "collection"
 ANALYSIS_QUEUE = "analysis"
@@ -32,6 +35,7 @@ app.conf.task_routes = {
     "judging.tasks.run_judge": {"queue": COLLECTION_QUEUE},
     "analysis.tasks.run_analysis": {"queue": ANALYSIS_QUEUE},
     "analysis.tasks.draw_plots": {"queue": ANALYSIS_QUEUE},
+    "analysis.tasks.compute_stability": {"queue": ANALYSIS_QUEUE},
     # Bootstraps, like an analysis: CPU bound.
     "arenas.tasks.compute_leaderboard": {"queue": ANALYSIS_QUEUE},
 }
@@ -41,6 +45,8 @@ app.conf.task_routes = {
 app.conf.task_annotations = {
     "tournaments.tasks.collect_planned_dialogue": {"soft_time_limit": 1800, "time_limit": 1860},
     "analysis.tasks.run_analysis": {"soft_time_limit": 3000, "time_limit": 3060},
+    # Hundreds of subsamples per point, each a TrueSkill bootstrap: as long as a run.
+    "analysis.tasks.compute_stability": {"soft_time_limit": 3000, "time_limit": 3060},
     # A slice (EVALHUB_JUDGE_SLICE_SECONDS) plus the requests in flight when it ends.
     "judging.tasks.run_judge": {"soft_time_limit": 1800, "time_limit": 1860},
     "evalhub.tasks.compute_submission_metrics": {"soft_time_limit": 300, "time_limit": 330},
@@ -73,6 +79,7 @@ def _set_visibility_timeout(sender, **_) -> None:
 # message was never sent; run by beat and by every worker process (below).
 LEASE_SWEEPS = (
     "analysis.tasks.requeue_pending_analyses",
+    "analysis.tasks.requeue_stability_parts",
     "tournaments.tasks.reclaim_lapsed_dialogues",
     "judging.tasks.reclaim_lapsed_judge_runs",
 )
@@ -143,7 +150,10 @@ app.conf.beat_schedule = {
         "schedule": _every_interval(),
     },
     **{
-        f"lease-sweep-{name.split('.')[0]}": {"task": name, "schedule": _sweep_interval()}
+        f"lease-sweep-{name.split('.')[0]}-{name.rsplit('.', 1)[-1]}": {
+            "task": name,
+            "schedule": _sweep_interval(),
+        }
         for name in LEASE_SWEEPS
     },
     "prune-endpoint-calls": {

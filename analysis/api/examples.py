@@ -29,6 +29,8 @@ RUN = {
     "started_at": "2026-11-21T08:00:01Z",
     "finished_at": "2026-11-21T08:00:09Z",
     "error": "",
+    "stability_state": "done",
+    "stability_error": "",
 }
 QUEUED = {
     **RUN,
@@ -37,9 +39,11 @@ QUEUED = {
     "progress": "",
     "started_at": None,
     "finished_at": None,
+    "stability_state": "",
 }
 PROVENANCE = {
-    key: RUN[key] for key in ("id", "finished_at", "parameters", "inputs_digest", "versions")
+    **{key: RUN[key] for key in ("id", "finished_at", "parameters", "inputs_digest", "versions")},
+    "stability": RUN["stability_state"],
 }
 
 
@@ -50,7 +54,13 @@ def out(name, value, code="200"):
 RUN_LIST = [out("Analysis runs", [RUN])]
 RUN_DETAIL = [out("A succeeded run", {**RUN, "result": REPORT})]
 RUN_CREATED = [out("Queued", QUEUED, "201"), out("Already analysed", RUN)]
-RESULTS = [out("Spot The Bot results", {**REPORT, "run": PROVENANCE})]
+RESULTS = [
+    out("Spot The Bot results", {**REPORT, "run": PROVENANCE}),
+    out(
+        "The stability curve still being computed",
+        {**REPORT, "stability": None, "run": {**PROVENANCE, "stability": "running"}},
+    ),
+]
 SETTINGS = [
     out(
         "Presets and parameters",

@@ -278,7 +278,11 @@ class ReportSerializer(serializers.Serializer):
     survival = SurvivalSerializer()
     features = FeaturesSerializer()
     agreement = AgreementSerializer()
-    stability = StabilitySerializer()
+    stability = StabilitySerializer(
+        allow_null=True,
+        help_text="null while the run's stability curve is computed as a part of its own "
+        "(run.stability says how far it is); {} when there is none (A/B).",
+    )
     scores = serializers.DictField(
         child=SystemScoresSerializer(), required=False, help_text="Spot The Bot only."
     )
@@ -293,6 +297,13 @@ class ProvenanceSerializer(serializers.Serializer):
     parameters = serializers.DictField(help_text="analysis/runs/parameters.py, defaults filled in.")
     inputs_digest = serializers.CharField()
     versions = serializers.DictField(child=serializers.CharField())
+    stability = serializers.ChoiceField(
+        choices=["pending", "running", "done", "failed"],
+        allow_null=True,
+        help_text="The stability curve computed after the report, as a part of its own: "
+        "pending or running (the result's stability is null until then), done, or failed "
+        "(asking for the same analysis again retries it); null: it came with the report.",
+    )
 
 
 class ResultContractSerializer(ReportSerializer):
@@ -439,6 +450,8 @@ class AnalysisRunSerializer(serializers.ModelSerializer):
             "started_at",
             "finished_at",
             "error",
+            "stability_state",
+            "stability_error",
         ]
         read_only_fields = fields
 

@@ -3,7 +3,9 @@
 
 The body is the result contract of ``analysis.reports`` with the run's provenance under
 ``"run"`` (id, finish time, parameters, inputs digest, library versions), exactly what
-``manage.py analyze --json`` writes. 404 when the tournament does not exist, when the user
+``manage.py analyze --json`` writes; ``"stability"`` is null while the run's stability
+curve is computed after it (``run.stability``: "pending" or "running"; a part nobody
+computes is queued by this request, as the page does). 404 when the tournament does not exist, when the user
 may not see its results yet (unpublished, and not its owner or staff: it does not exist for
 them), or when it has no successful run.
 """
@@ -20,6 +22,7 @@ from analysis.api import examples
 from analysis.api.serializers import ResultContractSerializer
 from analysis.models import AnalysisRun
 from analysis.pages.leaderboards import contract, latest_succeeded_run
+from analysis.runs import stability as stability_part
 from analysis.runs.parameters import (
     PRESET_DESCRIPTIONS,
     PRESETS,
@@ -47,6 +50,7 @@ class TournamentResults(APIView):
         run = latest_succeeded_run(tournament)
         if run is None:
             raise Http404("This tournament has no analysis results yet.")
+        stability_part.pending(run)  # a stability curve nobody computes is queued
         return Response(contract(run))
 
 

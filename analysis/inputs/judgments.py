@@ -28,11 +28,16 @@ from tournaments.models import Tournament
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["NoCampaign", "judgments_queryset", "load_inputs"]
+__all__ = ["InputsChanged", "NoCampaign", "judgments_queryset", "load_inputs"]
 
 
 class NoCampaign(UserInputError, ValueError):
     """The tournament has no campaign yet, so there is nothing to analyse."""
+
+
+class InputsChanged(RuntimeError):
+    """The judgments changed between the request and the computation of a run (or of a
+    part of it computed later)."""
 
 
 def judgments_queryset(campaign: Campaign, *, exclude_blocked: bool) -> QuerySet:

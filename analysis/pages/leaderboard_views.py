@@ -9,6 +9,7 @@
 - ``/leaderboards/manage/runs/`` (staff): every tournament with its latest run.
 """
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models.fields.json import KeyTextTransform
 from django.http import Http404, HttpResponse
@@ -27,6 +28,7 @@ from analysis.pages.leaderboards import (
 from analysis.pages.results import result_links
 from analysis.pages.run_messages import flash_run
 from analysis.pages.settings_form import AnalysisSettingsForm
+from analysis.runs import stability as stability_part
 from analysis.runs.drawing import plots_pending
 from analysis.runs.tasks import analyze_tournament
 from evalhub.errors import UserInputError, show_on_page
@@ -77,6 +79,8 @@ def leaderboard_detail(request, slug):
     active = latest if latest is not None and latest.in_progress else None
     failed = latest if latest is not None and latest.status == AnalysisRun.Status.FAILED else None
     context = results_context(tournament, run)
+    # Queued first: in the embedded mode the curve is computed here, and its plot after it.
+    computing = stability_part.pending(run)
     drawing = plots_pending(run)
     if drawing:
         context["plots"] = set()  # no broken images: the page reloads until they exist
@@ -88,7 +92,8 @@ def leaderboard_detail(request, slug):
             "active_run": active,
             "failed_run": failed,
             "plots_pending": drawing,
-            "refresh": REFRESH_SECONDS if active or drawing else None,
+            "stability_pending": computing,
+            "refresh": REFRESH_SECONDS if active or drawing or computing else None,
             "can_run": is_managed_by(request.user, tournament),
             "settings_form": AnalysisSettingsForm(),
         },
@@ -142,6 +147,29 @@ def request_analysis(request, slug):
         target = "analysis:detail"
         return redirect(target, slug=tournament.slug)
     return redirect(target)
+
+
+@require_POST
+@login_required
+def retry_stability(request, slug, run_id):
+    """Compute a run's failed stability curve again (the tournament's owner and staff)."""
+    tournament = get_object_or_404(Tournament, slug=slug)
+    manageable_or_403(request.user, tournament, "Only the tournament's owner and staff analyse it.")
+    run = get_object_or_404(
+        AnalysisRun.objects.defer("result", "plots"),
+        pk=run_id,
+        tournament=tournament,
+        status=AnalysisRun.Status.SUCCEEDED,
+    )
+    if stability_part.retry(run):
+        messages.info(request, f"{tournament.name}: the stability curve is computed again.")
+    else:
+        show_on_page(
+            request,
+            f"the stability curve of analysis {run.pk} has not failed",
+            about=tournament.name,
+        )
+    return redirect("analysis:detail", slug=tournament.slug)
 
 
 @require_GET

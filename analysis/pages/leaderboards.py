@@ -76,6 +76,8 @@ def contract(run: AnalysisRun) -> dict:
             "parameters": run.parameters,
             "inputs_digest": run.inputs_digest,
             "versions": run.versions,
+            # The stability part's state; None: the section came with the report.
+            "stability": run.stability_state or None,
         },
     }
 

@@ -51,7 +51,8 @@ Every number is a JSON number or ``null`` (NaN and infinities become ``null``)::
                    "replicates",
                    "leave_one_out": [{"left_out", "n_conversations", "share_reproduced",
                                       "reproduced_low", "reproduced_high",
-                                      "subsamples_drawn", "keeps_full_ranking"}]} | {},
+                                      "subsamples_drawn", "keeps_full_ranking"}]}
+                 | {} | null,                   # null: still being computed (below)
      "scores": {system: {"judged", "human", "unsure", "bot", "share_human",
                          "ci": [lo, hi], "conversations", "self_play_judged"}},
                                                 # Spot The Bot: how often each system's
@@ -62,6 +63,14 @@ Every number is a JSON number or ``null`` (NaN and infinities become ``null``)::
                                 "p_value", "p_adjusted"}]}],
                                                 # bipartite-play partners, never ranked
      "warnings": [text, ...]}
+
+``stability`` is ``null`` while a run's stability part is computed: a Spot The Bot run
+stores its report first and the stability curve (hundreds of TrueSkill bootstraps of
+subsamples, seconds to minutes) as a part of its own, as the plots are drawn; the run's
+provenance says how far that part is (``"run": {..., "stability": "pending" | "running" |
+"done" | "failed" | null}``, ``null``: the section came with the report). When the part is
+done the section is filled in and its warnings are appended to ``warnings``: the result is
+then the one the report computed with its stability would have.
 
 For an A/B tournament ``survival`` has empty lists and maps, ``features`` is empty,
 ``stability`` is ``{}``, ``agreement`` has Krippendorff's alpha of the choices over items
@@ -110,6 +119,7 @@ __all__ = [
     "SpotTheBotData",
     "StudyData",
     "build_report",
+    "build_stability",
     "canonical_digest",
     "json_safe",
     "normalize_parameters",
@@ -126,14 +136,35 @@ def build_report(
     | HumanVsAutomaticData,
     parameters: Mapping | None = None,
     progress: Progress | None = None,
+    *,
+    stability: bool = True,
 ) -> dict:
     """The result contract (module docstring) for these inputs, JSON-safe.
 
-    ``progress`` is called with a short description before each stage. Raises
+    ``progress`` is called with a short description before each stage. Without
+    ``stability`` a Spot The Bot report leaves its stability section out (``None``, unless
+    there is nothing to compute) for ``build_stability`` to compute apart. Raises
     NothingToAnalyse when there is nothing to rank, ValueError for bad parameters.
     """
     params = normalize_parameters(parameters)
-    where = REPORTS.get(type(data))
+    report = _function(REPORTS, data)
+    if not stability and type(data) in STABILITY_PARTS:
+        return json_safe(_warn_if_too_few(report(data, params, progress, stability=False)))
+    return json_safe(_warn_if_too_few(report(data, params, progress)))
+
+
+def build_stability(data: SpotTheBotData, parameters: Mapping | None = None) -> dict:
+    """``{"stability": section, "warnings": [...]}``: the stability section a report built
+    without it (``build_report(..., stability=False)``) lacks, and the warnings to append
+    to the report's, JSON-safe. The report with both is the report built with its
+    stability."""
+    params = normalize_parameters(parameters)
+    section, warnings = _function(STABILITY_PARTS, data)(data, params)
+    return json_safe({"stability": section, "warnings": warnings})
+
+
+def _function(table: dict, data):
+    where = table.get(type(data))
     if where is None:
         raise TypeError(f"cannot analyse {type(data).__name__}")
     module, function = where
@@ -142,13 +173,7 @@ def build_report(
     # ``scipy.stats`` (half a second or more), and this package is loaded at app start-up
     # (signals, views, the ``analyze`` command) by every process, most of which never build
     # a report; a Spot The Bot report needs no scipy.stats at all.
-    report = getattr(import_module(f"{__name__}.{module}"), function)
-    result = report(data, params, progress)
-    if 0 < result.get("judgments", 0) < MIN_JUDGMENTS_FOR_INTERVALS:
-        # Every interval of every kind resamples (or divides by) more than one judgment:
-        # from a single one it is missing or of zero width, which is no evidence at all.
-        result["warnings"] = [TOO_FEW_FOR_INTERVALS, *result.get("warnings", [])]
-    return json_safe(result)
+    return getattr(import_module(f"{__name__}.{module}"), function)
 
 
 MIN_JUDGMENTS_FOR_INTERVALS = 2
@@ -156,6 +181,14 @@ TOO_FEW_FOR_INTERVALS = (
     "Too few judgments for intervals: one judgment says nothing of its own uncertainty, so "
     "the intervals below are missing or of zero width. Collect more before reading them."
 )
+
+
+def _warn_if_too_few(result: dict) -> dict:
+    if 0 < result.get("judgments", 0) < MIN_JUDGMENTS_FOR_INTERVALS:
+        # Every interval of every kind resamples (or divides by) more than one judgment:
+        # from a single one it is missing or of zero width, which is no evidence at all.
+        result["warnings"] = [TOO_FEW_FOR_INTERVALS, *result.get("warnings", [])]
+    return result
 
 
 # Each kind of input: the module of this package that reports on it, and its function.
@@ -168,3 +201,6 @@ REPORTS = {
     StudyData: ("study", "study_report"),
     HumanVsAutomaticData: ("human_vs_automatic", "human_vs_automatic_report"),
 }
+
+# The kinds whose stability section can be computed apart from the rest of the report.
+STABILITY_PARTS = {SpotTheBotData: ("spot_the_bot", "spot_the_bot_stability")}

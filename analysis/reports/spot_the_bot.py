@@ -40,29 +40,25 @@ from evalstats.proportions import wilson_interval
 from evalstats.turnbull import turnbull_by_group
 
 
-def spot_the_bot_report(data: SpotTheBotData, params: dict, progress: Progress | None) -> dict:
+def spot_the_bot_report(
+    data: SpotTheBotData, params: dict, progress: Progress | None, *, stability: bool = True
+) -> dict:
+    """The report; without ``stability`` its ``stability`` is None (to be computed apart by
+    ``spot_the_bot_stability``) unless there is nothing to compute (``{}``: no bot-bot
+    match)."""
     warnings: list[str] = []
     n_rows = len(data.judgment)
     if n_rows == 0:
         raise NothingToAnalyse("no Spot The Bot judgment to analyse")
-    system, opponent, speaker = data.system, data.opponent, data.speaker
+    system, opponent = data.system, data.opponent
     exchanges, conversation = data.exchanges, data.conversation
     codes = category_codes(data.label, LABEL_CODE)
-    opponent_codes = category_codes(data.opponent_label, LABEL_CODE)
     preferences = data.preferences.astype(np.int64)
-    # np.unique sorts by code point, as sorted() sorts str.
-    everyone = [s for s in np.unique(system).tolist() if s != HUMAN]
-    if not everyone:
-        raise NothingToAnalyse("no judgment of a chatbot speaker to analyse")
+    everyone, bot_bot, matches = _matches(data, codes)
     partners = sorted(set(data.partners) & set(everyone))
+    a = matches.a
 
-    # One entry per bot-bot judgment, seen from speaker 0; self-play is no match.
     report_progress(progress, "Pairwise win rates")
-    bot_bot = (speaker == 0) & (system != HUMAN) & (opponent != HUMAN) & (system != opponent)
-    a = np.searchsorted(everyone, system[bot_bot]).astype(np.int64)
-    b = np.searchsorted(everyone, opponent[bot_bot]).astype(np.int64)
-    outcome = pw.spot_the_bot_outcomes(codes[bot_bot], opponent_codes[bot_bot])
-    matches = Matches(everyone, a, b, outcome, conversation[bot_bot])
     # The costly part of the stability analysis needs only the matches: it is computed on
     # another core while the rest of the report is.
     stability_part = (
@@ -72,7 +68,7 @@ def spot_the_bot_report(data: SpotTheBotData, params: dict, progress: Progress |
             params,
             worth_a_process=a.size >= _MATCHES_WORTH_A_PROCESS,
         )
-        if a.size
+        if a.size and stability
         else None
     )
     scores = _scores_section(system, codes, conversation, opponent, params["coverage"])
@@ -111,11 +107,10 @@ def spot_the_bot_report(data: SpotTheBotData, params: dict, progress: Progress |
     report_progress(progress, "Agreement")
     agreement = _spot_the_bot_agreement(data, params, warnings)
     report_progress(progress, "Ranking stability")
-    stability = (
-        stability_section(matches, params, warnings, stability_part.result())
-        if stability_part
-        else {}
-    )
+    if stability_part:
+        stability_result = stability_section(matches, params, warnings, stability_part.result())
+    else:
+        stability_result = {} if stability or not a.size else None
     return {
         "tournament": data.subject,
         "kind": data.kind,
@@ -129,9 +124,38 @@ def spot_the_bot_report(data: SpotTheBotData, params: dict, progress: Progress |
         "survival": survival,
         "features": features,
         "agreement": agreement,
-        "stability": stability,
+        "stability": stability_result,
         "warnings": warnings,
     }
+
+
+def spot_the_bot_stability(data: SpotTheBotData, params: dict) -> tuple[dict, list[str]]:
+    """The stability section of the report of ``data`` and the warnings it adds (appended
+    after the report's own, where the report computed with it has them): the same as the
+    report computes when it computes the section itself."""
+    codes = category_codes(data.label, LABEL_CODE)
+    _, _, matches = _matches(data, codes)
+    if not matches.a.size:
+        return {}, []
+    warnings: list[str] = []
+    section = stability_section(matches, params, warnings, stability_subsamples(matches, params))
+    return section, warnings
+
+
+def _matches(data: SpotTheBotData, codes):
+    """The chatbots (sorted), which judgments are bot-bot matches, and those matches: one
+    entry per bot-bot judgment, seen from speaker 0; self-play is no match."""
+    system, opponent, speaker = data.system, data.opponent, data.speaker
+    # np.unique sorts by code point, as sorted() sorts str.
+    everyone = [s for s in np.unique(system).tolist() if s != HUMAN]
+    if not everyone:
+        raise NothingToAnalyse("no judgment of a chatbot speaker to analyse")
+    bot_bot = (speaker == 0) & (system != HUMAN) & (opponent != HUMAN) & (system != opponent)
+    a = np.searchsorted(everyone, system[bot_bot]).astype(np.int64)
+    b = np.searchsorted(everyone, opponent[bot_bot]).astype(np.int64)
+    opponent_codes = category_codes(data.opponent_label, LABEL_CODE)
+    outcome = pw.spot_the_bot_outcomes(codes[bot_bot], opponent_codes[bot_bot])
+    return everyone, bot_bot, Matches(everyone, a, b, outcome, data.conversation[bot_bot])
 
 
 # Bot-bot matches from which a forked stability analysis pays for its fork (tens of ms).

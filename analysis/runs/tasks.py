@@ -31,10 +31,11 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from analysis.inputs.automatic import judge_run_inputs
-from analysis.inputs.judgments import load_inputs
-from analysis.models import AnalysisRun
+from analysis.inputs.judgments import InputsChanged, load_inputs
+from analysis.models import AnalysisRun, StabilityState
 from analysis.pages.plots import render_plots
 from analysis.reports import NothingToAnalyse, build_report, canonical_digest
+from analysis.runs import stability as stability_part
 from analysis.runs.parameters import normalize_parameters
 from annotation.models import Campaign, Study
 from evalhub import leases
@@ -67,10 +68,6 @@ LEASE_PREFIX = "analysis-run"
 COMPUTING_LIBRARIES = ("numpy", "scipy")
 PLOTTING_LIBRARIES = ("matplotlib",)
 _LIBRARIES = COMPUTING_LIBRARIES + PLOTTING_LIBRARIES
-
-
-class InputsChanged(RuntimeError):
-    """The judgments changed between the request and the computation of a run."""
 
 
 def _evalhub_version() -> str:
@@ -107,6 +104,23 @@ def _installed_versions() -> dict[str, str | None]:
     return versions
 
 
+def _stored_inputs(run: AnalysisRun):
+    """The inputs of a stored ``run``, loaded again; InputsChanged if they are no longer the
+    ones the run was requested with."""
+    inputs = _inputs(
+        run.tournament,
+        None if run.tournament_id else run.campaign,
+        run.study,
+        run.judge_run,
+        exclude_blocked=run.parameters["exclude_blocked"],
+    )
+    if canonical_digest(inputs) != run.inputs_digest:
+        raise InputsChanged(
+            "The judgments changed after this analysis was requested; run a new analysis."
+        )
+    return inputs
+
+
 def _has_judgments(inputs) -> bool:
     if hasattr(inputs, "is_empty"):
         return not inputs.is_empty()
@@ -121,7 +135,9 @@ def _inputs(tournament, campaign, study, judge_run, *, exclude_blocked: bool):
     return load_inputs(tournament, campaign=campaign, study=study, exclude_blocked=exclude_blocked)
 
 
-def _request(subject: dict, parameters, user, synchronous: bool, plots: bool = True) -> AnalysisRun:
+def _request(
+    subject: dict, parameters, user, synchronous: bool, plots: bool = True, stability: bool = True
+) -> AnalysisRun:
     params = normalize_parameters(parameters)
     inputs = _inputs(
         subject.get("tournament"),
@@ -143,9 +159,13 @@ def _request(subject: dict, parameters, user, synchronous: bool, plots: bool = T
         },
     )
     if run.status == AnalysisRun.Status.SUCCEEDED:
+        # Asking again for a run whose stability part failed is how that part is retried;
+        # a synchronous caller without workers (``analyze``) computes it or leaves it queued
+        # for the next page, as it would a new part.
+        stability_part.retry(run, send=stability_part.apart() or not synchronous)
         return run
     if synchronous:
-        _compute(run.pk, inputs=inputs, plots=plots)
+        _compute(run.pk, inputs=inputs, plots=plots, stability=stability)
         run.refresh_from_db()
     else:
         # After commit: a worker must find the row. Outside a transaction this runs now.
@@ -188,18 +208,21 @@ def analyze_tournament(
     user=None,
     synchronous: bool = False,
     plots: bool = True,
+    stability: bool = True,
 ) -> AnalysisRun:
     """The run of ``tournament`` for its current judgments and ``parameters``.
 
     Returns the existing run when one matches (succeeded, pending or running); otherwise
     creates one, or re-queues a failed one, and queues ``run_analysis`` (or, with
     ``synchronous``, computes it before returning; without ``plots`` a synchronous run is
-    stored without its plots, which ``analysis.runs.drawing`` draws later). Raises
+    stored without its plots, which ``analysis.runs.drawing`` draws later; without
+    ``stability`` it is stored without its stability curve, which
+    ``analysis.runs.stability`` computes as a part of its own). Raises
     NoCampaign or NothingToAnalyse when there is nothing to analyse, ValueError for bad
     parameters.
     """
     subject = {"tournament": tournament, "campaign": tournament.campaign}
-    return _request(subject, parameters, user, synchronous, plots)
+    return _request(subject, parameters, user, synchronous, plots, stability)
 
 
 def analyze_campaign(
@@ -209,11 +232,12 @@ def analyze_campaign(
     user=None,
     synchronous: bool = False,
     plots: bool = True,
+    stability: bool = True,
 ) -> AnalysisRun:
     """The run of one campaign (abc_eval, likert, comparative, or a tournament's campaign
     analysed on its own); as ``analyze_tournament`` otherwise."""
     subject = {"tournament": None, "campaign": campaign}
-    return _request(subject, parameters, user, synchronous, plots)
+    return _request(subject, parameters, user, synchronous, plots, stability)
 
 
 def analyze_study(
@@ -223,11 +247,12 @@ def analyze_study(
     user=None,
     synchronous: bool = False,
     plots: bool = True,
+    stability: bool = True,
 ) -> AnalysisRun:
     """The run of an imported study, its campaigns analysed together; as
     ``analyze_tournament`` otherwise."""
     subject = {"tournament": None, "campaign": None, "study": study}
-    return _request(subject, parameters, user, synchronous, plots)
+    return _request(subject, parameters, user, synchronous, plots, stability)
 
 
 def analyze_judge_run(
@@ -237,13 +262,14 @@ def analyze_judge_run(
     user=None,
     synchronous: bool = False,
     plots: bool = True,
+    stability: bool = True,
 ) -> AnalysisRun:
     """The human-versus-automatic run of a judge run (``judging.models.JudgeRun``) against
     its campaign's human judgments, or against its arena's votes; as ``analyze_tournament``
     otherwise. The run's subject is the campaign alone (never its tournament), so human
     results never show it; an arena's judge run has no campaign: the judge run alone."""
     subject = {"tournament": None, "campaign": judge_run.campaign, "judge_run": judge_run}
-    return _request(subject, parameters, user, synchronous, plots)
+    return _request(subject, parameters, user, synchronous, plots, stability)
 
 
 def _update(held: leases.Held, run_id: int, only_if: str, **fields) -> int:
@@ -293,15 +319,23 @@ def _write_progress(held: leases.Held, run_id: int, text: str) -> None:
     reject_on_worker_lost=True,
 )
 def run_analysis(run_id: int) -> str:
-    """Compute one run: "succeeded", "failed", "skipped" (done or being done) or "missing"."""
-    return _compute(run_id)
+    """Compute one run: "succeeded", "failed", "skipped" (done or being done) or "missing".
+    Where workers exist, a Spot The Bot run's stability curve is queued as a part of its own
+    once the report is stored (``analysis.runs.stability``)."""
+    apart = stability_part.apart()
+    outcome = _compute(run_id, stability=not apart)
+    if apart and outcome == "succeeded":
+        stability_part.queue_if_pending(run_id)
+    return outcome
 
 
-def _compute(run_id: int, *, inputs=None, plots: bool = True) -> str:
+def _compute(run_id: int, *, inputs=None, plots: bool = True, stability: bool = True) -> str:
     """``run_analysis``'s work. ``inputs`` are the run's inputs when the caller has just
     loaded and digested them (a synchronous request); otherwise they are loaded again and
     must still have the digest the run was requested with. Without ``plots`` the run is
-    stored without them (``analysis.runs.drawing`` draws them when a page shows the run)."""
+    stored without them (``analysis.runs.drawing`` draws them when a page shows the run);
+    without ``stability`` a Spot The Bot run is stored without its stability curve, its
+    ``stability_state`` pending (``analysis.runs.stability`` computes it)."""
     run = (
         AnalysisRun.objects.select_related(
             "tournament", "campaign", "study", "judge_run__judge", "judge_run__rubric"
@@ -317,28 +351,20 @@ def _compute(run_id: int, *, inputs=None, plots: bool = True) -> str:
     with leases.holding(leases.key_for(LEASE_PREFIX, run_id)) as held:
         if held is None or not _start_run_if_claimable(run_id):
             return "skipped"
-        return _compute_held(run, held, inputs, plots)
+        return _compute_held(run, held, inputs, plots, stability)
 
 
-def _compute_held(run: AnalysisRun, held: leases.Held, inputs, draw: bool) -> str:
+def _compute_held(
+    run: AnalysisRun, held: leases.Held, inputs, draw: bool, stability: bool = True
+) -> str:
     run_id = run.pk
     running = AnalysisRun.Status.RUNNING
     update = partial(_update, held, run_id, running)
     try:
         if inputs is None:
-            inputs = _inputs(
-                run.tournament,
-                None if run.tournament_id else run.campaign,
-                run.study,
-                run.judge_run,
-                exclude_blocked=run.parameters["exclude_blocked"],
-            )
-            if canonical_digest(inputs) != run.inputs_digest:
-                raise InputsChanged(
-                    "The judgments changed after this analysis was requested; run a new analysis."
-                )
+            inputs = _stored_inputs(run)
         progress = partial(_write_progress, held, run_id)
-        result = build_report(inputs, run.parameters, progress=progress)
+        result = build_report(inputs, run.parameters, progress=progress, stability=stability)
         plots = {}
         if draw:
             progress("Drawing plots")
@@ -356,9 +382,12 @@ def _compute_held(run: AnalysisRun, held: leases.Held, inputs, draw: bool) -> st
             error=f"{type(error).__name__}: {error}"[:2000],
         )
         return "failed"
+    apart = result.get("stability", {}) is None
     if not update(
         status=AnalysisRun.Status.SUCCEEDED,
         result=result,
+        stability_state=StabilityState.PENDING if apart else StabilityState.WITH_REPORT,
+        stability_error="",
         plots=plots,
         versions=library_versions(plotted=draw),
         finished_at=timezone.now(),

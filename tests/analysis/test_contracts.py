@@ -17,7 +17,8 @@ from tests.analysis.documented_contracts import REPORTS, check, contract_block
 
 pytestmark = pytest.mark.django_db
 
-PROVENANCE = {"id", "finished_at", "parameters", "inputs_digest", "versions"}
+# "stability": the state of a stability curve computed after the report (None: with it).
+PROVENANCE = {"id", "finished_at", "parameters", "inputs_digest", "versions", "stability"}
 
 
 def stored_results() -> dict[str, dict]:

@@ -104,6 +104,7 @@ def test_beat_schedules_every_maintenance_task_and_each_is_registered():
     assert tasks == {
         "evalhub.tasks.requeue_pending_submissions",
         "analysis.tasks.requeue_pending_analyses",
+        "analysis.tasks.requeue_stability_parts",
         "tournaments.tasks.reclaim_lapsed_dialogues",
         "judging.tasks.reclaim_lapsed_judge_runs",
         "evalhub.tasks.clear_expired_sessions",

@@ -251,4 +251,9 @@ def test_an_analysis_whose_worker_is_killed_is_finished_by_another(workers):
     run.refresh_from_db()
     assert run.attempts >= 2 and run.result and run.plots
     assert AnalysisRun.objects.filter(tournament=tournament).count() == 1
+    # With workers the stability curve follows the run as a part of its own, under its own
+    # lease (analysis.runs.stability): every lease is gone once it is done too.
+    assert wait_for(
+        lambda: AnalysisRun.objects.get(pk=run.pk).stability_state == "done", TAKEOVER_SECONDS
+    ), "the run's stability curve was not computed after it"
     assert not Lease.objects.exists()

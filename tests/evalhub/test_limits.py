@@ -23,6 +23,7 @@ WRITTEN_BY_EVALHUB = {
     "judging.AutomaticJudgment.error",
     "tournaments.PlannedDialogue.last_error",
     "analysis.AnalysisRun.error",
+    "analysis.AnalysisRun.stability_error",
 }
 
 

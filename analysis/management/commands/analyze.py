@@ -9,6 +9,12 @@ then a study, unless ``--kind`` says which.
 The run's plots are not drawn unless ``--plots`` is given: the contract does not contain
 them, and drawing them (a second or more of matplotlib) would double the command's time.
 The first result page that shows the run queues their drawing (``analysis.runs.drawing``).
+
+A Spot The Bot run's stability curve (10-20 s of CPU for a real domain, ten times the
+rest) is not waited for unless ``--wait`` is given: the contract is written with
+``"stability": null`` and ``"run": {"stability": "pending"}``, and the curve is computed
+as a part of its own (``analysis.runs.stability``): queued to a worker when there is a
+broker; without one, when a result page shows the run or by this command with ``--wait``.
 """
 
 import json
@@ -21,6 +27,7 @@ from analysis.inputs.judgments import NoCampaign
 from analysis.models import AnalysisRun
 from analysis.pages.leaderboards import contract
 from analysis.reports import NothingToAnalyse
+from analysis.runs import stability as stability_part
 from analysis.runs.drawing import draw_plots_now
 from analysis.runs.parameters import PRESETS, preset_parameters
 from analysis.runs.tasks import analyze_campaign, analyze_study, analyze_tournament
@@ -88,6 +95,12 @@ class Command(BaseCommand):
             "that shows the run has them drawn).",
         )
         parser.add_argument(
+            "--wait",
+            action="store_true",
+            help="Wait for the stability curve (computed here, or by the worker computing "
+            "it) and write the result with it; by default it follows the result.",
+        )
+        parser.add_argument(
             "--param",
             action="append",
             default=[],
@@ -108,7 +121,9 @@ class Command(BaseCommand):
         started = time.perf_counter()
         try:
             parameters = preset_parameters(options["preset"], parameters)
-            run = analyze(subject, parameters, synchronous=True, plots=options["plots"])
+            run = analyze(
+                subject, parameters, synchronous=True, plots=options["plots"], stability=False
+            )
         except (NoCampaign, NothingToAnalyse, ValueError) as reason:
             raise CommandError(str(reason)) from None
         seconds = time.perf_counter() - started
@@ -119,6 +134,11 @@ class Command(BaseCommand):
                 f"Analysis {run.pk} is being computed elsewhere ({run.get_status_display()}); "
                 "try again when it has finished."
             )
+        if options["wait"] and run.stability_state in stability_part.UNFINISHED:
+            stability_part.wait(run.pk)
+            run.refresh_from_db()
+        elif run.stability_state == AnalysisRun.StabilityState.PENDING and stability_part.apart():
+            stability_part.queue(run.pk)
         if options["plots"] and draw_plots_now(run.pk) == "drawn":
             run.refresh_from_db()
         text = json.dumps(contract(run), indent=2, ensure_ascii=False)
@@ -137,6 +157,9 @@ class Command(BaseCommand):
         )
         for number, systems in sorted(clusters.items()):
             self.stderr.write(f"  cluster {number}: {', '.join(systems)}")
+        note = _stability_note(run, slug)
+        if note:
+            self.stderr.write(note)
 
 
 def _parameter(text: str) -> tuple[str, object]:
@@ -147,3 +170,27 @@ def _parameter(text: str) -> tuple[str, object]:
         return name, json.loads(value)
     except json.JSONDecodeError:
         return name, value
+
+
+def _stability_note(run: AnalysisRun, slug: str) -> str:
+    """What the output says of a stability curve computed apart ("" when it came with the
+    report or there is none)."""
+    state = run.stability_state
+    again = f"`manage.py analyze {slug} --wait` (with the same options)"
+    if state in stability_part.UNFINISHED and stability_part.apart():
+        return (
+            f"  stability curve: being computed by a worker, as a part of analysis {run.pk} of "
+            f'its own; the output has "stability": null until then. The result page and the '
+            f"API show it when it is done; {again} waits for it and writes it."
+        )
+    if state in stability_part.UNFINISHED:
+        return (
+            f"  stability curve: not computed yet (no task queue here, it is a part of "
+            f'analysis {run.pk} of its own; the output has "stability": null): the result '
+            f"page that shows the run computes it, or {again} computes it now and writes it."
+        )
+    if state == AnalysisRun.StabilityState.FAILED:
+        return (
+            f"  stability curve: FAILED ({run.stability_error}); running {again} again retries it."
+        )
+    return ""
