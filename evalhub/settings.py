@@ -447,11 +447,10 @@ EVALHUB_LEASE_SWEEP_SECONDS = env.EVALHUB_LEASE_SWEEP_SECONDS
 EVALHUB_JUDGE_SLICE_SECONDS = env.EVALHUB_JUDGE_SLICE_SECONDS
 EVALHUB_JUDGE_MAX_REPLY_CHARS = env.EVALHUB_JUDGE_MAX_REPLY_CHARS
 # Arenas (arenas/): a vote asks for the leaderboard, computed by a task after this delay
-# (the votes of that while together), with this many bootstrap rounds; systems with fewer
-# battles are marked provisional.
+# (the votes of that while together), with this many bootstrap rounds. When a system is
+# provisional is each arena's setting (arenas/arena_settings.py).
 EVALHUB_ARENA_LEADERBOARD_DELAY_SECONDS = env.EVALHUB_ARENA_LEADERBOARD_DELAY_SECONDS
 EVALHUB_ARENA_BOOTSTRAP_ROUNDS = env.EVALHUB_ARENA_BOOTSTRAP_ROUNDS
-EVALHUB_ARENA_PROVISIONAL_BATTLES = env.EVALHUB_ARENA_PROVISIONAL_BATTLES
 
 # Crowd platforms (annotation/crowd/). Task URLs given to platforms are built from
 # EVALHUB_PUBLIC_URL, the HTTPS address workers reach. AWS credentials come the usual boto3

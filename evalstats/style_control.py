@@ -311,7 +311,9 @@ def style_controlled_bradley_terry(
     b = np.asarray(system_b, dtype=np.int64)
     o = np.asarray(outcome)
     if not (a.shape == b.shape == o.shape) or a.ndim != 1 or a.size == 0:
-        raise ValueError("system_a, system_b and outcome must be non-empty 1-d arrays of one length")
+        raise ValueError(
+            "system_a, system_b and outcome must be non-empty 1-d arrays of one length"
+        )
     if np.any(a == b) or a.min() < 0 or b.min() < 0 or max(a.max(), b.max()) >= n_systems:
         raise ValueError("systems must be distinct indices in [0, n_systems)")
     if not np.isin(o, [A_WINS, B_WINS, TIE]).all():
