@@ -35,6 +35,12 @@ urlpatterns = [
         name="stop",
     ),
     path("<slug:slug>/systems/", manage.arena_systems, name="systems"),
+    path("<slug:slug>/categories/", manage.arena_categories, name="categories"),
+    path(
+        "<slug:slug>/categories/<slug:name>/remove/",
+        manage.category_remove,
+        name="category-remove",
+    ),
     path(
         "<slug:slug>/systems/<slug:system_slug>/weight/",
         manage.entry_weight,
