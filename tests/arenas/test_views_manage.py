@@ -23,6 +23,8 @@ def form_data(**overrides):
         "system_prompt": "Be brief.",
         "block_list": "bomb\n  Forbidden Topic \n\nBOMB\n",
         "exclude_flagged": "on",
+        "provisional_battles": "300",
+        "provisional_width": "40",
     }
     return {**data, **overrides}
 
