@@ -97,5 +97,6 @@ def variant_boards(arena: Arena, overall: dict) -> list[dict]:
             else {**row, "moves": None}
             for row in result["systems"]
         ]
-        boards.append({"title": title, "key": key, "result": result, "rows": rows})
+        anchor = "board-" + key.replace(":", "-").replace(",", "-")
+        boards.append({"title": title, "anchor": anchor, "result": result, "rows": rows})
     return boards
