@@ -80,6 +80,22 @@ class LeaderboardSerializer(serializers.Serializer):
     warnings = serializers.ListField(child=serializers.CharField())
     computed_at = serializers.CharField(allow_null=True)
     pending = serializers.BooleanField()
+    categories = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="The overall leaderboard's categories: name, battles, builtin.",
+    )
+    category = serializers.CharField(required=False, allow_null=True)
+    style_control = serializers.BooleanField(required=False)
+    style_coefficients = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="With style_control: feature, coefficient (log-odds per SD), lower, upper.",
+    )
+    bootstrap_method = serializers.CharField(
+        required=False, help_text='With style_control: "refit" or "one_step".'
+    )
+    detail = serializers.CharField(required=False, help_text="202: being computed.")
 
 
 class LeaderboardQuerySerializer(serializers.Serializer):
