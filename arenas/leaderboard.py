@@ -99,7 +99,8 @@ class VariantState(enum.Enum):
 
 def stored_variant(arena: Arena, style_control: bool, category: str) -> tuple[VariantState, dict]:
     """A variant as the last computation stored it; one it did not make yet (a category
-    defined since) is asked for, and answered as being computed (`pending`)."""
+    defined since) is answered as being computed (`pending`): the caller asks for it
+    (arenas.leaderboard_queue.ask_for)."""
     from .categories import is_builtin
 
     key = variant_key(style_control, category)
@@ -123,10 +124,6 @@ def stored_variant(arena: Arena, style_control: bool, category: str) -> tuple[Va
         return VariantState.EMPTY, {**blank, "pending": False}
     if not computed and not arena.battles.exclude(vote="").exists():
         return VariantState.EMPTY, {**blank, "pending": False}
-    if not pending:
-        from .leaderboard_queue import ask_for
-
-        ask_for(arena)
     return VariantState.COMPUTING, {**blank, "pending": True, "detail": "Being computed."}
 
 

@@ -27,6 +27,7 @@ from evalhub.permissions import IsManager, IsViewer, by_method
 from ..interchange.export import export_lines
 from ..interchange.writing import import_battles
 from ..leaderboard import VariantState, stored_result, stored_variant
+from ..leaderboard_queue import ask_for
 from ..models import Arena
 
 LEADERBOARD_EXAMPLE = {
@@ -134,6 +135,8 @@ class ArenaLeaderboard(APIView):
         state, result = stored_variant(arena, style_control, category)
         if state is VariantState.UNKNOWN:
             raise NotFound(f"The arena has no category {category!r}.")
+        if state is VariantState.COMPUTING:
+            ask_for(arena)  # a no-op when a computation is queued already
         code = status.HTTP_202_ACCEPTED if state is VariantState.COMPUTING else status.HTTP_200_OK
         return Response(result, status=code)
 
