@@ -3,7 +3,16 @@ queries whatever the size, and battles are records."""
 
 import pytest
 
-from arenas.models import Arena, ArenaSystem, Battle, BattleAnswer, BattleTurn, Leaderboard
+from arenas.models import (
+    Arena,
+    ArenaCategory,
+    ArenaSystem,
+    Battle,
+    BattleAnswer,
+    BattleTurn,
+    Leaderboard,
+    LeaderboardVariant,
+)
 from tests import factories
 from tests.admin_pages import (
     admin_url,
@@ -15,8 +24,17 @@ from tests.arenas.builders import arena, bot_system
 
 pytestmark = pytest.mark.django_db
 
-MODELS = [Arena, ArenaSystem, Battle, BattleTurn, BattleAnswer, Leaderboard]
-RECORDS = [Battle, BattleTurn, BattleAnswer, Leaderboard]
+MODELS = [
+    Arena,
+    ArenaSystem,
+    Battle,
+    BattleTurn,
+    BattleAnswer,
+    Leaderboard,
+    LeaderboardVariant,
+    ArenaCategory,
+]
+RECORDS = [Battle, BattleTurn, BattleAnswer, Leaderboard, LeaderboardVariant]
 
 
 def populate(n=1, prefix="t"):
@@ -31,6 +49,8 @@ def populate(n=1, prefix="t"):
         for side in "ab":
             BattleAnswer.objects.create(turn=turn, side=side, status="done", text="hello")
         Leaderboard.objects.create(arena=made, result={"systems": []})
+        LeaderboardVariant.objects.create(arena=made, key="style", result={"systems": []})
+        ArenaCategory.objects.create(arena=made, name="maths", prompt_pattern="integral")
 
 
 @pytest.fixture
