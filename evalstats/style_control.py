@@ -333,7 +333,7 @@ def style_controlled_bradley_terry(
     mean = differences.mean(axis=0)
     std = differences.std(axis=0)
     kept = np.isfinite(std) & (std > 0)
-    for name in np.array(features)[~kept]:
+    for name in [name for name, keep in zip(features, kept, strict=True) if not keep]:
         warnings.append(f"style feature {name!r} does not vary across the battles: left out")
     z = (differences[:, kept] - mean[kept]) / std[kept]
     design = _design(a, b, o, z, n_systems)
