@@ -23,7 +23,8 @@ same fraction and rounds, in the same run; the ratio is the one measured there.
 
 Equality, asserted before timing, on the fraction: our point ratings against the
 reference's fit run to convergence (tol 1e-12) within 0.01 Elo; and our one-step rounds
-against refitted rounds on the same draws (the linearised bootstrap's error, reported).
+against refitted rounds on the same draws (the linearised bootstrap's error, reported), on
+the fraction and at full size (``--full-check-rounds`` rounds, refitted: ~1 s each).
 
     python bench/bench_style_control.py [--battles 1600000] [--systems 130] [--rounds 100]
         [--reference-battles 100000] [--reference-rounds 10]
@@ -164,6 +165,18 @@ def check_equal(battles, n_systems, rounds):
     return point_gap, step_gap, bound_gap, width
 
 
+def one_step_gap(battles, n_systems, rounds):
+    """One-step rounds against refitted ones on the same draws, at full size."""
+    refit = ours(battles, n_systems, rounds, bootstrap="refit")
+    step = ours(battles, n_systems, rounds, bootstrap="one_step")
+    gap = np.abs(refit.bootstrap_ratings - step.bootstrap_ratings)
+    print(
+        f"one-step vs refit, {battles[0].size:,} battles, {rounds} rounds: max "
+        f"{gap.max():.3f} Elo, median {np.median(gap):.4f} Elo"
+    )
+    return float(gap.max())
+
+
 def timed(fn):
     started = time.perf_counter()
     value = fn()
@@ -178,6 +191,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timed runs of ours")
     parser.add_argument("--reference-battles", type=int, default=100_000)
     parser.add_argument("--reference-rounds", type=int, default=10)
+    parser.add_argument("--full-check-rounds", type=int, default=6)
     args = parser.parse_args()
 
     load = harness.load_average()
@@ -188,6 +202,7 @@ def main() -> None:
         f"bootstrap rounds; load average {load:.2f} on {os.cpu_count()} cores"
     )
     gaps = check_equal(fraction, args.systems, args.reference_rounds)
+    full_gap = one_step_gap(battles, args.systems, args.full_check_rounds)
     full_seconds = harness.median_time(
         lambda: ours(battles, args.systems, args.rounds), repeats=args.repeats
     )
@@ -223,6 +238,7 @@ def main() -> None:
         one_step_round_gap_elo=gaps[1],
         one_step_bound_gap_elo=gaps[2],
         median_interval_width_elo=gaps[3],
+        full_size_one_step_round_gap_elo=full_gap,
         target_met=bool(met),
     )
 
