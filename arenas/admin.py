@@ -5,7 +5,16 @@ from django.contrib import admin
 
 from evalhub.admin_tools import RecordAdmin, pretty_json
 
-from .models import Arena, ArenaSystem, Battle, BattleAnswer, BattleTurn, Leaderboard
+from .models import (
+    Arena,
+    ArenaCategory,
+    ArenaSystem,
+    Battle,
+    BattleAnswer,
+    BattleTurn,
+    Leaderboard,
+    LeaderboardVariant,
+)
 
 
 class ArenaSystemInline(admin.TabularInline):
@@ -110,6 +119,22 @@ class LeaderboardAdmin(RecordAdmin):
     @admin.display(description="result")
     def result_shown(self, obj):
         return pretty_json(obj.result)
+
+
+@admin.register(LeaderboardVariant)
+class LeaderboardVariantAdmin(LeaderboardAdmin):
+    """A style-controlled or category leaderboard, computed with the overall one."""
+
+    list_display = ["arena", "key", "battles", "computed_at"]
+    search_fields = ["arena__slug", "key"]
+
+
+@admin.register(ArenaCategory)
+class ArenaCategoryAdmin(admin.ModelAdmin):
+    list_display = ["name", "arena", "language", "min_turns", "max_turns", "prompt_pattern"]
+    search_fields = ["name", "arena__slug"]
+    list_select_related = ["arena"]
+    raw_id_fields = ["arena"]
 
 
 # arenacrowd: the crowd models.

@@ -22,6 +22,20 @@ class ArenaSettings(Declared):
     max_turns: int = Field(
         3, ge=1, le=20, description="User turns a voter may write in one battle before voting."
     )
+    # Chatbot Arena-like: see docs/arena.md, "Leaderboard rules".
+    provisional_battles: int = Field(
+        300,
+        ge=0,
+        le=1_000_000,
+        description="A system is provisional (shown apart, never ranked first) until it has "
+        "at least this many counted battles...",
+    )
+    provisional_width: float = Field(
+        40.0,
+        ge=1.0,
+        le=2000.0,
+        description="...and its 95% interval is at most this many rating points wide.",
+    )
 
     # Moderation (arenas/voter_limits.py, arenas/fast_votes.py) ------------------------------
     battles_per_day: int = Field(
@@ -55,6 +69,21 @@ class ArenaSettings(Declared):
     )
 
 
+class CategorySettings(Declared):
+    """An owner-defined category: a battle is in it when it meets every rule given."""
+
+    noun: ClassVar[str] = "category rule"
+
+    min_turns: int = Field(1, ge=1, le=20, description="At least this many user turns.")
+    max_turns: int = Field(20, ge=1, le=20, description="At most this many user turns.")
+    min_user_tokens: int = Field(
+        0, ge=0, le=1_000_000, description="The prompts have at least this many tokens."
+    )
+    max_user_tokens: int = Field(
+        1_000_000, ge=0, le=1_000_000, description="The prompts have at most this many tokens."
+    )
+
+
 class EntrySettings(Declared):
     noun: ClassVar[str] = "arena system setting"
 
@@ -65,3 +94,7 @@ class EntrySettings(Declared):
         description="Sampling weight: a pair is drawn with probability proportional to the "
         "product of its two weights; 0 keeps the system out of new battles.",
     )
+
+
+MAX_CATEGORY_PATTERN_CHARS = 200
+MAX_CATEGORIES = 30

@@ -62,6 +62,9 @@ def load_arena_demo(owner) -> Arena:
             "and imported in Chatbot Arena's clean-battle format.",
             "owner": owner,
             "visibility": Arena.Visibility.PUBLIC,
+            # 400 battles are a small arena: rank its systems on what it has.
+            "provisional_battles": 100,
+            "provisional_width": 200.0,
         },
     )
     if created:

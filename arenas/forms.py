@@ -9,10 +9,11 @@ from evalhub.models import System
 from .arena_settings import (
     MAX_BLOCKED_PHRASE_CHARS,
     MAX_BLOCKED_PHRASES,
+    MAX_CATEGORIES,
     MAX_PROMPT_CHARS,
     ArenaSettings,
 )
-from .models import Arena, ArenaSystem, Battle, entry_problem
+from .models import Arena, ArenaCategory, ArenaSystem, Battle, entry_problem
 
 
 class BlockListField(forms.CharField):
@@ -69,6 +70,8 @@ class ArenaForm(forms.ModelForm):
             "repeat_window_hours",
             "max_prompt_repeats",
             "fast_vote_fraction",
+            "provisional_battles",
+            "provisional_width",
         ]
         widgets = {
             "description": forms.Textarea(attrs={"rows": 3}),
@@ -177,3 +180,37 @@ class FlagReviewForm(forms.Form):
         choices=[("confirmed", "Confirm"), ("cleared", "Clear")],
         error_messages={"invalid_choice": "Confirm the flag or clear it."},
     )
+
+
+class CategoryForm(forms.ModelForm):
+    """An owner's leaderboard category: a name and the rules a battle must meet."""
+
+    class Meta:
+        model = ArenaCategory
+        fields = [
+            "name",
+            "language",
+            "min_turns",
+            "max_turns",
+            "min_user_tokens",
+            "max_user_tokens",
+            "prompt_pattern",
+        ]
+
+    def __init__(self, *args, arena: Arena, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.arena = arena
+        self.instance.arena = arena
+
+    def clean_name(self):
+        name = self.cleaned_data["name"]
+        taken = ArenaCategory.objects.filter(arena=self.arena, name=name)
+        if taken.exclude(pk=self.instance.pk).exists():
+            raise forms.ValidationError(f"The arena has a category {name} already.")
+        return name
+
+    def clean(self):
+        data = super().clean()
+        if self.instance.pk is None and self.arena.categories.count() >= MAX_CATEGORIES:
+            raise forms.ValidationError(f"An arena has at most {MAX_CATEGORIES} categories.")
+        return data

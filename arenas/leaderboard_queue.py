@@ -23,6 +23,12 @@ from .tasks import send
 
 def vote_arrived(arena: Arena) -> None:
     """Ask for the arena's leaderboard (called inside the vote's transaction)."""
+    ask_for(arena)
+
+
+def ask_for(arena: Arena) -> None:
+    """Ask for the arena's leaderboard: after a vote, or when what it shows changed (a
+    category, the provisional rule)."""
     marked = Arena.objects.filter(pk=arena.pk, leaderboard_queued_at__isnull=True).update(
         leaderboard_queued_at=timezone.now()
     )

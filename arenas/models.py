@@ -33,11 +33,14 @@ from evalhub.slugs import validate_slug
 from .arena_settings import (
     MAX_BLOCKED_PHRASE_CHARS,
     MAX_BLOCKED_PHRASES,
+    MAX_CATEGORY_PATTERN_CHARS,
     MAX_PROMPT_CHARS,
     MAX_SYSTEM_PROMPT_CHARS,
     ArenaSettings,
+    CategorySettings,
     EntrySettings,
 )
+from .categories import is_builtin, pattern_problem
 
 
 def new_invitation_token() -> str:
@@ -145,6 +148,18 @@ class Arena(models.Model):
         help_text=ArenaSettings.model_fields["fast_vote_fraction"].description,
     )
     pairing_rule = models.CharField(max_length=20, choices=Pairing.choices, default=Pairing.UNIFORM)
+    provisional_battles = models.PositiveIntegerField(
+        "battles before a system is ranked",
+        default=ArenaSettings.model_fields["provisional_battles"].default,
+        validators=range_validators(ArenaSettings, "provisional_battles"),
+        help_text=ArenaSettings.model_fields["provisional_battles"].description,
+    )
+    provisional_width = models.FloatField(
+        "widest interval of a ranked system",
+        default=ArenaSettings.model_fields["provisional_width"].default,
+        validators=range_validators(ArenaSettings, "provisional_width"),
+        help_text=ArenaSettings.model_fields["provisional_width"].description,
+    )
     # Set when a vote asks for the leaderboard and the debounced task is queued; cleared
     # by the task when it starts, so that votes arriving during a computation queue again.
     leaderboard_queued_at = models.DateTimeField(null=True, blank=True, editable=False)
@@ -163,6 +178,8 @@ class Arena(models.Model):
                 "repeat_window_hours",
                 "max_prompt_repeats",
                 "fast_vote_fraction",
+                "provisional_battles",
+                "provisional_width",
             )
         ]
 
@@ -451,6 +468,95 @@ class Leaderboard(models.Model):
 
     def __str__(self):
         return f"leaderboard of {self.arena.slug} ({self.battles} battles)"
+
+
+def _category_field(name: str, field):
+    info = CategorySettings.model_fields[name]
+    return field(
+        default=info.default,
+        validators=range_validators(CategorySettings, name),
+        help_text=info.description,
+    )
+
+
+def validate_category_pattern(value: str):
+    problem = pattern_problem(value, MAX_CATEGORY_PATTERN_CHARS)
+    if problem:
+        raise ValidationError(problem)
+
+
+class ArenaCategory(models.Model):
+    """An owner-defined leaderboard category: the battles meeting every condition given
+    (language, turns, prompt tokens, a pattern in the prompts; arenas/categories.py)."""
+
+    arena = models.ForeignKey(Arena, on_delete=models.CASCADE, related_name="categories")
+    name = models.SlugField(
+        max_length=40,
+        validators=[validate_slug],
+        help_text="Lowercase letters, digits and hyphens, as in ?category=<name>.",
+    )
+    language = models.CharField(
+        max_length=40,
+        blank=True,
+        help_text="Only battles in this language (its English name: english, german...).",
+    )
+    min_turns = _category_field("min_turns", models.PositiveSmallIntegerField)
+    max_turns = _category_field("max_turns", models.PositiveSmallIntegerField)
+    min_user_tokens = _category_field("min_user_tokens", models.PositiveIntegerField)
+    max_user_tokens = _category_field("max_user_tokens", models.PositiveIntegerField)
+    prompt_pattern = models.CharField(
+        max_length=MAX_CATEGORY_PATTERN_CHARS,
+        blank=True,
+        validators=[validate_category_pattern],
+        help_text="A regular expression found in the prompts (Python syntax, case "
+        "sensitive unless it starts with (?i)); empty: any prompt.",
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["arena", "name"]
+        verbose_name_plural = "arena categories"
+        constraints = [
+            models.UniqueConstraint(fields=["arena", "name"], name="arena_category_once"),
+            range_constraint(CategorySettings, "min_turns", prefix="arena_category"),
+            range_constraint(CategorySettings, "max_turns", prefix="arena_category"),
+            range_constraint(CategorySettings, "min_user_tokens", prefix="arena_category"),
+            range_constraint(CategorySettings, "max_user_tokens", prefix="arena_category"),
+        ]
+
+    def __str__(self):
+        return f"{self.name} in {self.arena.slug}"
+
+    def clean(self):
+        super().clean()
+        if self.name and is_builtin(self.name):
+            raise ValidationError({"name": f"{self.name} is a built-in category."})
+        if self.min_turns > self.max_turns:
+            raise ValidationError({"max_turns": "At least the minimum number of turns."})
+        if self.min_user_tokens > self.max_user_tokens:
+            raise ValidationError({"max_user_tokens": "At least the minimum number of tokens."})
+        self.language = self.language.strip().lower()
+
+
+class LeaderboardVariant(models.Model):
+    """One variant of an arena's leaderboard (style-controlled, a category, or both),
+    computed with the overall one by the same task; `key` is "style", "category:<name>" or
+    "style,category:<name>" (arenas/leaderboard.py), `result` the API's answer."""
+
+    arena = models.ForeignKey(Arena, on_delete=models.CASCADE, related_name="leaderboard_variants")
+    key = models.CharField(max_length=80)
+    result = models.JSONField(default=dict)
+    battles = models.PositiveIntegerField(default=0)
+    computed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["arena", "key"]
+        constraints = [
+            models.UniqueConstraint(fields=["arena", "key"], name="leaderboard_variant_once")
+        ]
+
+    def __str__(self):
+        return f"leaderboard {self.key} of {self.arena.slug}"
 
 
 # arenacrowd: an arena's paid crowd (gold battles, launches, battles per slot).

@@ -11,7 +11,7 @@ from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from . import leaderboard
 from .language import detect_language
-from .models import Arena, Battle, BattleTurn, Leaderboard
+from .models import Arena, Battle, BattleTurn, Leaderboard, LeaderboardVariant
 
 logger = logging.getLogger(__name__)
 
@@ -21,20 +21,36 @@ LOST_AFTER_SECONDS = 120
 
 @shared_task(name="arenas.tasks.compute_leaderboard")
 def compute_leaderboard(arena_id: int) -> int | None:
-    """Compute and store the arena's leaderboard; the number of battles counted. Idempotent:
-    a computation that started earlier never overwrites one that started later."""
+    """Compute and store the arena's leaderboard and its variants (style control, each
+    category: arenas/leaderboard.py); the number of battles counted. Idempotent: a
+    computation that started earlier never overwrites one that started later."""
     started = timezone.now()
     # Cleared first: a vote from now on queues the next computation.
     Arena.objects.filter(pk=arena_id).update(leaderboard_queued_at=None)
     arena = Arena.objects.filter(pk=arena_id).first()
     if arena is None:
         return None
-    result = leaderboard.compute(arena)
+    results = leaderboard.compute_all(arena)
+    result = results.pop("")
     values = {"result": result, "battles": result["battles"], "computed_at": started}
     stored = Leaderboard.objects.filter(arena=arena, computed_at__lte=started).update(**values)
     if not stored:
         Leaderboard.objects.get_or_create(arena=arena, defaults=values)
+    store_variants(arena, results, started)
     return result["battles"]
+
+
+def store_variants(arena: Arena, results: dict, started) -> None:
+    """Each variant as its own row (the API reads one, not all); the variants of a
+    category that no longer exists go."""
+    for key, result in results.items():
+        values = {"result": result, "battles": result["battles"], "computed_at": started}
+        older = LeaderboardVariant.objects.filter(arena=arena, key=key, computed_at__lte=started)
+        if not older.update(**values):
+            LeaderboardVariant.objects.get_or_create(arena=arena, key=key, defaults=values)
+    LeaderboardVariant.objects.filter(arena=arena, computed_at__lt=started).exclude(
+        key__in=list(results)
+    ).delete()
 
 
 def send(arena_id: int, countdown: float | None = None) -> bool:

@@ -46,6 +46,12 @@ urlpatterns = [
     path("<slug:slug>/crowd/gold/<int:pk>/remove/", crowd.gold_remove, name="crowd-gold-remove"),
     path("<slug:slug>/crowd/launch/", crowd.crowd_launch, name="crowd-launch"),
     path("<slug:slug>/systems/", manage.arena_systems, name="systems"),
+    path("<slug:slug>/categories/", manage.arena_categories, name="categories"),
+    path(
+        "<slug:slug>/categories/<slug:name>/remove/",
+        manage.category_remove,
+        name="category-remove",
+    ),
     path(
         "<slug:slug>/systems/<slug:system_slug>/weight/",
         manage.entry_weight,

@@ -495,13 +495,6 @@ class Settings(BaseSettings):
         ge=10,
         le=10_000,
     )
-    EVALHUB_ARENA_PROVISIONAL_BATTLES: int = setting(
-        100,
-        "An arena's system with fewer voted battles than this is marked provisional.",
-        "endpoints",
-        ge=0,
-        le=1_000_000,
-    )
 
     EVALHUB_ARENA_ACTIONS_PER_MINUTE: int = setting(
         30,

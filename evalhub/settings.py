@@ -466,11 +466,10 @@ EVALHUB_LEASE_SWEEP_SECONDS = env.EVALHUB_LEASE_SWEEP_SECONDS
 EVALHUB_JUDGE_SLICE_SECONDS = env.EVALHUB_JUDGE_SLICE_SECONDS
 EVALHUB_JUDGE_MAX_REPLY_CHARS = env.EVALHUB_JUDGE_MAX_REPLY_CHARS
 # Arenas (arenas/): a vote asks for the leaderboard, computed by a task after this delay
-# (the votes of that while together), with this many bootstrap rounds; systems with fewer
-# battles are marked provisional.
+# (the votes of that while together), with this many bootstrap rounds. When a system is
+# provisional is each arena's setting (arenas/arena_settings.py).
 EVALHUB_ARENA_LEADERBOARD_DELAY_SECONDS = env.EVALHUB_ARENA_LEADERBOARD_DELAY_SECONDS
 EVALHUB_ARENA_BOOTSTRAP_ROUNDS = env.EVALHUB_ARENA_BOOTSTRAP_ROUNDS
-EVALHUB_ARENA_PROVISIONAL_BATTLES = env.EVALHUB_ARENA_PROVISIONAL_BATTLES
 # Each arena voter (account, invited visitor, crowd participant) takes at most this many
 # battle actions a minute (arenas/voter_limits.py).
 EVALHUB_ARENA_ACTIONS_PER_MINUTE = env.EVALHUB_ARENA_ACTIONS_PER_MINUTE

@@ -16,6 +16,10 @@ nothing else); this module adds what the arena's page shows with it:
   (FastChat's ``compute_pairwise_win_fraction`` on the battles without ties); NaN where
   they had none.
 
+With style features per side, `arena_style_leaderboard` fits Chatbot Arena's
+style-controlled model instead (`evalstats.style_control`), and `provisional_ranks` applies
+the arena's provisional rule (few battles or a wide interval: shown apart, never first).
+
 Pure: numpy and the other evalstats modules only. Outcomes are `pairwise`'s codes
 (``A_WINS``, ``B_WINS``, ``TIE``); "both are bad" is a ``TIE``.
 """
@@ -29,8 +33,9 @@ from numpy.typing import ArrayLike
 
 from evalstats.bradley_terry import bootstrap_bradley_terry
 from evalstats.pairwise import win_count_matrices, win_rate_matrix
+from evalstats.style_control import StyleControlResult, style_controlled_bradley_terry
 
-__all__ = ["ArenaLeaderboard", "arena_leaderboard"]
+__all__ = ["ArenaLeaderboard", "arena_leaderboard", "arena_style_leaderboard", "provisional_ranks"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,7 @@ class ArenaLeaderboard:
     n_bootstrap: int
     confidence: float
     warnings: tuple[str, ...]
+    style: StyleControlResult | None = None  # the style-controlled fit, when it is one
 
 
 def arena_leaderboard(
@@ -76,3 +82,65 @@ def arena_leaderboard(
         confidence=confidence,
         warnings=fit.warnings,
     )
+
+
+def arena_style_leaderboard(
+    system_a: ArrayLike,
+    system_b: ArrayLike,
+    outcome: ArrayLike,
+    style_a: ArrayLike,
+    style_b: ArrayLike,
+    n_systems: int,
+    *,
+    n_bootstrap: int = 100,
+    confidence: float = 0.95,
+    seed: int | None = None,
+) -> ArenaLeaderboard:
+    """The style-controlled leaderboard: ratings, intervals and ranks from
+    `style_controlled_bradley_terry` (style columns: tokens, headers, list items, bold);
+    battle counts and win rates as `arena_leaderboard` counts them."""
+    wins, ties = win_count_matrices(system_a, system_b, outcome, n_systems)
+    pair_battles = wins + wins.T + ties
+    fit = style_controlled_bradley_terry(
+        system_a,
+        system_b,
+        outcome,
+        style_a,
+        style_b,
+        n_systems,
+        n_bootstrap=n_bootstrap,
+        confidence=confidence,
+        seed=seed,
+    )
+    return ArenaLeaderboard(
+        ratings=fit.ratings,
+        lower=fit.lower,
+        upper=fit.upper,
+        ranks=fit.ranks,
+        battles=pair_battles.sum(axis=1),
+        pair_battles=pair_battles,
+        win_rate=win_rate_matrix(wins),
+        n_bootstrap=n_bootstrap,
+        confidence=confidence,
+        warnings=fit.warnings,
+        style=fit,
+    )
+
+
+def provisional_ranks(
+    ranks: ArrayLike,
+    battles: ArrayLike,
+    lower: ArrayLike,
+    upper: ArrayLike,
+    *,
+    min_battles: int,
+    max_width: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(provisional, ranks): a system is provisional while it has fewer than `min_battles`
+    battles or an interval wider than `max_width` points; a provisional system's rank is at
+    least 2, so that it is never ranked first."""
+    provisional = (np.asarray(battles) < min_battles) | (
+        np.asarray(upper, dtype=float) - np.asarray(lower, dtype=float) > max_width
+    )
+    adjusted = np.where(provisional, np.maximum(np.asarray(ranks), 2), ranks)
+    return provisional, adjusted

@@ -4,6 +4,8 @@
 
 The leaderboard is the one the last computation stored (arenas/tasks.py, after votes,
 debounced): never computed in the request. `pending` says a newer one is on its way.
+`?style_control=1` and `?category=<name>` choose a variant (arenas/leaderboard.py); one the
+last computation did not make yet (a category just defined) answers 202 and is queued.
 """
 
 from django.conf import settings
@@ -12,6 +14,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -23,7 +26,8 @@ from evalhub.permissions import IsManager, IsViewer, by_method
 
 from ..interchange.export import export_lines
 from ..interchange.writing import import_battles
-from ..leaderboard import stored_result
+from ..leaderboard import VariantState, stored_result, stored_variant
+from ..leaderboard_queue import ask_for
 from ..models import Arena
 
 LEADERBOARD_EXAMPLE = {
@@ -77,6 +81,37 @@ class LeaderboardSerializer(serializers.Serializer):
     warnings = serializers.ListField(child=serializers.CharField())
     computed_at = serializers.CharField(allow_null=True)
     pending = serializers.BooleanField()
+    categories = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="The overall leaderboard's categories: name, battles, builtin.",
+    )
+    category = serializers.CharField(required=False, allow_null=True)
+    style_control = serializers.BooleanField(required=False)
+    style_coefficients = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="With style_control: feature, coefficient (log-odds per SD), lower, upper.",
+    )
+    bootstrap_method = serializers.CharField(
+        required=False, help_text='With style_control: "refit" or "one_step".'
+    )
+    detail = serializers.CharField(required=False, help_text="202: being computed.")
+
+
+class LeaderboardQuerySerializer(serializers.Serializer):
+    style_control = serializers.BooleanField(
+        default=False,
+        help_text="Chatbot Arena's style control: ratings with answer length and markdown "
+        "held equal, plus style_coefficients.",
+    )
+    category = serializers.RegexField(
+        r"^[a-z0-9][a-z0-9_-]*$",
+        max_length=40,
+        required=False,
+        help_text="A built-in category (english, chinese, ... multiturn, long_user, coding) "
+        "or one the arena's owner defined.",
+    )
 
 
 class ArenaLeaderboard(APIView):
@@ -84,13 +119,26 @@ class ArenaLeaderboard(APIView):
 
     @extend_schema(
         summary="An arena's leaderboard",
-        responses={200: LeaderboardSerializer},
+        parameters=[LeaderboardQuerySerializer],
+        responses={200: LeaderboardSerializer, 202: LeaderboardSerializer},
         examples=[OpenApiExample("Two systems", value=LEADERBOARD_EXAMPLE, response_only=True)],
     )
     def get(self, request, slug):
         arena = get_object_or_404(Arena, slug=slug)
         self.check_object_permissions(request, arena)
-        return Response(stored_result(arena))
+        query = LeaderboardQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        style_control = query.validated_data["style_control"]
+        category = query.validated_data.get("category", "")
+        if not style_control and not category:
+            return Response(stored_result(arena))
+        state, result = stored_variant(arena, style_control, category)
+        if state is VariantState.UNKNOWN:
+            raise NotFound(f"The arena has no category {category!r}.")
+        if state is VariantState.COMPUTING:
+            ask_for(arena)  # a no-op when a computation is queued already
+        code = status.HTTP_202_ACCEPTED if state is VariantState.COMPUTING else status.HTTP_200_OK
+        return Response(result, status=code)
 
 
 class BattleUploadSerializer(serializers.Serializer):

@@ -14,8 +14,9 @@ from evalhub.errors import UserInputError, show_on_page
 from evalhub.uniqueness import SlugTaken, unique_slug
 
 from .. import entries
-from ..forms import ArenaForm, EntryForm, WeightForm
-from ..models import Arena, ArenaSystem
+from ..forms import ArenaForm, CategoryForm, EntryForm, WeightForm
+from ..leaderboard_queue import ask_for
+from ..models import Arena, ArenaCategory, ArenaSystem
 from .lookup import managed_arena
 
 
@@ -44,6 +45,8 @@ def arena_edit(request, slug):
     form = ArenaForm(request.POST or None, instance=arena, owner=arena.owner)
     if request.method == "POST" and form.is_valid():
         form.save()
+        if {"provisional_battles", "provisional_width", "exclude_flagged"} & set(form.changed_data):
+            ask_for(arena)  # what the leaderboard shows changed
         messages.success(request, f"Saved {arena.name}.")
         return redirect(arena)
     status = 400 if request.method == "POST" else 200
@@ -105,3 +108,30 @@ def entry_remove(request, slug, system_slug):
     entries.remove(entry)
     messages.success(request, f"Took {entry.system.name} out of new battles.")
     return redirect("arenas:systems", slug=entry.arena.slug)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def arena_categories(request, slug):
+    """The owner's leaderboard categories: each a name and rules (arenas/categories.py)."""
+    arena = managed_arena(request, slug)
+    form = CategoryForm(request.POST or None, arena=arena)
+    if request.method == "POST" and form.is_valid():
+        category = form.save()
+        ask_for(arena)
+        messages.success(request, f"Added the category {category.name}: being computed.")
+        return redirect("arenas:categories", slug=arena.slug)
+    status = 400 if request.method == "POST" else 200
+    context = {"arena": arena, "form": form, "categories": arena.categories.all()}
+    return render(request, "arenas/categories.html", context, status=status)
+
+
+@login_required
+@require_POST
+def category_remove(request, slug, name):
+    arena = managed_arena(request, slug)
+    category = get_object_or_404(ArenaCategory, arena=arena, name=name)
+    category.delete()
+    ask_for(arena)
+    messages.success(request, f"Removed the category {name}.")
+    return redirect("arenas:categories", slug=arena.slug)

@@ -12,8 +12,8 @@ from evalhub.listing import Sort, list_page
 
 from .. import voters
 from ..battles import drawable_entries
-from ..leaderboard import stored_result
-from ..models import Arena
+from ..leaderboard import stored_result, variant_key
+from ..models import Arena, LeaderboardVariant
 from .lookup import visible_arena_or_404
 
 ARENA_SORTS = {
@@ -48,6 +48,9 @@ def arena_detail(request, slug):
         "entries": arena.entries.select_related("system").order_by("system__name"),
         "battles_voted": arena.battles.exclude(vote="").exclude(source="gold").count(),
         "board": board,
+        "ranked": [row for row in board["systems"] if not row["provisional"]],
+        "provisional": [row for row in board["systems"] if row["provisional"]],
+        "variants": variant_boards(arena, board),
         "computed_at": parse_datetime(board["computed_at"]) if board["computed_at"] else None,
         "win_rates": matrix_rows(board["win_rate"]),
         "pair_battles": matrix_rows(board["pair_battles"]),
@@ -71,3 +74,29 @@ def arena_join(request, slug, token):
 def matrix_rows(matrix: dict) -> list[tuple[str, list]]:
     """(row system, its cells) of a leaderboard's matrix, for a table."""
     return list(zip(matrix["systems"], matrix["matrix"], strict=True))
+
+
+def variant_boards(arena: Arena, overall: dict) -> list[dict]:
+    """The style-controlled leaderboard and each category's with battles, for the page:
+    each row with its move against the overall rank (positive: up)."""
+    overall_rank = {row["system"]: row["rank"] for row in overall["systems"]}
+    stored = dict(LeaderboardVariant.objects.filter(arena=arena).values_list("key", "result"))
+    wanted = [("Style control", variant_key(True))] + [
+        (category["name"], variant_key(False, category["name"]))
+        for category in overall.get("categories", [])
+        if category["battles"]
+    ]
+    boards = []
+    for title, key in wanted:
+        result = stored.get(key)
+        if not result or not result["systems"]:
+            continue
+        rows = [
+            {**row, "moves": overall_rank[row["system"]] - row["rank"]}
+            if row["system"] in overall_rank
+            else {**row, "moves": None}
+            for row in result["systems"]
+        ]
+        anchor = "board-" + key.replace(":", "-").replace(",", "-")
+        boards.append({"title": title, "anchor": anchor, "result": result, "rows": rows})
+    return boards

@@ -7,7 +7,16 @@ from annotation.items import add_items
 from annotation.kinds.arena import battle_slots
 from annotation.models import Campaign
 from arenas.crowd_models import CrowdBattle, CrowdLaunch, GoldBattle
-from arenas.models import Arena, ArenaSystem, Battle, BattleAnswer, BattleTurn, Leaderboard
+from arenas.models import (
+    Arena,
+    ArenaCategory,
+    ArenaSystem,
+    Battle,
+    BattleAnswer,
+    BattleTurn,
+    Leaderboard,
+    LeaderboardVariant,
+)
 from tests import factories
 from tests.admin_pages import (
     admin_url,
@@ -29,8 +38,18 @@ MODELS = [
     GoldBattle,
     CrowdLaunch,
     CrowdBattle,
+    LeaderboardVariant,
+    ArenaCategory,
 ]
-RECORDS = [Battle, BattleTurn, BattleAnswer, Leaderboard, CrowdLaunch, CrowdBattle]
+RECORDS = [
+    Battle,
+    BattleTurn,
+    BattleAnswer,
+    Leaderboard,
+    CrowdLaunch,
+    CrowdBattle,
+    LeaderboardVariant,
+]
 
 
 def populate(n=1, prefix="t"):
@@ -45,6 +64,8 @@ def populate(n=1, prefix="t"):
         for side in "ab":
             BattleAnswer.objects.create(turn=turn, side=side, status="done", text="hello")
         Leaderboard.objects.create(arena=made, result={"systems": []})
+        LeaderboardVariant.objects.create(arena=made, key="style", result={"systems": []})
+        ArenaCategory.objects.create(arena=made, name="maths", prompt_pattern="integral")
         crowd(made, battle, f"{prefix}-crowd-{i}")
 
 

@@ -40,7 +40,8 @@ def setup():
     owner = factories.user()
     one = factories.system(owner, slug="one", name="One")
     two = factories.system(owner, slug="two", name="Two")
-    return arena(owner), one, two
+    # Ranked from the first battle: these tests are about the ratings.
+    return arena(owner, provisional_battles=0, provisional_width=2000), one, two
 
 
 def test_three_wins_to_one_give_the_hand_worked_ratings(setup):
@@ -78,12 +79,13 @@ def test_flagged_battles_are_left_out_unless_the_arena_counts_them(setup):
     assert counted["systems"][0]["system"] == "two"
 
 
-def test_systems_with_few_battles_are_provisional(setup, settings):
+def test_systems_with_few_battles_are_provisional(setup):
     made, one, two = setup
     battles(made, one, two, ["a_better", "b_better", "tie"])
-    settings.EVALHUB_ARENA_PROVISIONAL_BATTLES = 3
+    made.provisional_width = 2000  # the interval does not matter here
+    made.provisional_battles = 3
     assert [s["provisional"] for s in leaderboard.compute(made)["systems"]] == [False, False]
-    settings.EVALHUB_ARENA_PROVISIONAL_BATTLES = 4
+    made.provisional_battles = 4
     assert [s["provisional"] for s in leaderboard.compute(made)["systems"]] == [True, True]
 
 

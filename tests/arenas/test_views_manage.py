@@ -23,6 +23,8 @@ def form_data(**overrides):
         "system_prompt": "Be brief.",
         "block_list": "bomb\n  Forbidden Topic \n\nBOMB\n",
         "exclude_flagged": "on",
+        "provisional_battles": "300",
+        "provisional_width": "40",
     }
     return {**data, **overrides}
 
@@ -222,3 +224,131 @@ def test_the_battle_button_needs_two_live_systems(client):
     arena_system = bot_system(owner)
     ArenaSystem.objects.create(arena=made, system=arena_system, endpoint=arena_system.endpoint)
     assert battle_url in client.get(made.get_absolute_url()).content.decode()
+
+
+# Leaderboard categories and the provisional rule ----------------------------------------------
+
+
+def category_data(**overrides):
+    data = {
+        "name": "maths",
+        "language": "",
+        "min_turns": "1",
+        "max_turns": "20",
+        "min_user_tokens": "0",
+        "max_user_tokens": "1000000",
+        "prompt_pattern": r"(?i)\bintegral",
+    }
+    return {**data, **overrides}
+
+
+def test_the_owner_adds_a_category_and_the_leaderboard_is_asked_for(client):
+    from arenas.models import ArenaCategory
+
+    owner = factories.user()
+    made = arena(owner, slug="mine")
+    client.force_login(owner)
+    response = client.post(reverse("arenas:categories", args=["mine"]), category_data())
+    assert response.status_code == 302
+    category = ArenaCategory.objects.get(arena=made)
+    assert (category.name, category.prompt_pattern) == ("maths", r"(?i)\bintegral")
+    assert Arena.objects.get(pk=made.pk).leaderboard_queued_at is not None
+    page = client.get(reverse("arenas:categories", args=["mine"])).content.decode()
+    assert "maths" in page
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field_message"),
+    [
+        ({"prompt_pattern": "(a+)+"}, "Nested repetition"),
+        ({"prompt_pattern": "["}, "Not a regular expression"),
+        ({"name": "coding"}, "built-in category"),
+        ({"min_turns": "3", "max_turns": "2"}, "At least the minimum"),
+        ({"max_turns": "21"}, "20"),
+    ],
+)
+def test_a_bad_category_is_refused_and_nothing_is_stored(client, overrides, field_message):
+    from arenas.models import ArenaCategory
+
+    owner = factories.user()
+    arena(owner, slug="mine")
+    client.force_login(owner)
+    response = client.post(reverse("arenas:categories", args=["mine"]), category_data(**overrides))
+    assert response.status_code == 400
+    assert field_message in response.content.decode()
+    assert not ArenaCategory.objects.exists()
+
+
+def test_the_owner_removes_a_category(client):
+    from arenas.models import ArenaCategory
+
+    owner = factories.user()
+    made = arena(owner, slug="mine")
+    ArenaCategory.objects.create(arena=made, name="maths")
+    client.force_login(owner)
+    response = client.post(reverse("arenas:category-remove", args=["mine", "maths"]))
+    assert response.status_code == 302 and not ArenaCategory.objects.exists()
+
+
+def test_others_may_not_touch_the_categories(client):
+    from arenas.models import ArenaCategory
+
+    made = arena(factories.user(), slug="theirs")
+    ArenaCategory.objects.create(arena=made, name="maths")
+    client.force_login(factories.user())
+    assert client.get(reverse("arenas:categories", args=["theirs"])).status_code == 403
+    response = client.post(reverse("arenas:category-remove", args=["theirs", "maths"]))
+    assert response.status_code == 403 and ArenaCategory.objects.count() == 1
+
+
+def test_the_provisional_rule_is_the_owners_within_its_range(client):
+    owner = factories.user()
+    made = arena(owner, slug="chat-arena")
+    client.force_login(owner)
+    url = reverse("arenas:edit", args=["chat-arena"])
+    response = client.post(url, form_data(provisional_battles="50", provisional_width="60"))
+    assert response.status_code == 302
+    made.refresh_from_db()
+    assert (made.provisional_battles, made.provisional_width) == (50, 60.0)
+    assert made.leaderboard_queued_at is not None
+    response = client.post(url, form_data(provisional_width="0"))
+    assert response.status_code == 400
+    made.refresh_from_db()
+    assert made.provisional_width == 60.0
+
+
+def test_the_arena_page_shows_categories_with_rank_moves_and_provisional_apart(client):
+    from arenas.models import Leaderboard, LeaderboardVariant
+
+    made = arena(factories.user(), slug="open")
+
+    def row(slug, rank, provisional=False):
+        return {"system": slug, "name": slug.title(), "rating": 1000.0, "lower": 990.0,
+                "upper": 1010.0, "rank": rank, "battles": 500, "provisional": provisional}  # fmt: skip
+
+    base = {
+        "win_rate": {"systems": [], "matrix": []},
+        "pair_battles": {"systems": [], "matrix": []},
+        "battles": 900, "flagged_left_out": 0, "confidence": 0.95, "bootstrap_rounds": 200,
+        "scale": "Elo-like", "warnings": [], "computed_at": "2026-11-27T10:00:00+00:00",
+    }  # fmt: skip
+    overall = {
+        **base,
+        "systems": [row("one", 1), row("two", 2), row("newbie", 2, provisional=True)],
+        "categories": [{"name": "coding", "battles": 40, "builtin": True}],
+    }
+    Leaderboard.objects.create(arena=made, result=overall, battles=900)
+    coding = {**base, "systems": [row("two", 1), row("one", 2)], "battles": 40}
+    LeaderboardVariant.objects.create(arena=made, key="category:coding", result=coding)
+    styled = {
+        **base,
+        "systems": [row("one", 1), row("two", 1)],
+        "style_coefficients": [
+            {"feature": "length", "coefficient": 0.25, "lower": 0.2, "upper": 0.3}
+        ],
+    }
+    LeaderboardVariant.objects.create(arena=made, key="style", result=styled)
+    page = client.get(made.get_absolute_url()).content.decode()
+    assert 'id="provisional-table"' in page and "Newbie" in page
+    assert 'id="board-category-coding"' in page and "▲ 1" in page and "▼ 1" in page
+    assert 'id="board-style"' in page and "length 0.250 (0.200 – 0.300)" in page

@@ -51,7 +51,15 @@ def test_a_voter_sees_both_sides_stream_stops_one_votes_and_sees_who_was_who(
     page, live_server, models, screenshot
 ):
     owner, systems = models
-    made = arena(owner, systems=systems, slug="sea-arena", name="Sea arena")
+    # Ranked from the first vote, so that the leaderboard's table shows it.
+    made = arena(
+        owner,
+        systems=systems,
+        slug="sea-arena",
+        name="Sea arena",
+        provisional_battles=0,
+        provisional_width=2000,
+    )
     page.context.add_cookies([login_cookie(owner, live_server.url)])
     page.goto(f"/arenas/{made.slug}/battle/")
     page.locator("#prompt-text").fill("Why does the sea have waves?")

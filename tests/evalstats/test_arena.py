@@ -91,3 +91,33 @@ def test_the_same_seed_gives_the_same_intervals():
     first = arena_leaderboard(a, b, o, 3, n_bootstrap=40, seed=5)
     again = arena_leaderboard(a, b, o, 3, n_bootstrap=40, seed=5)
     assert np.array_equal(first.lower, again.lower) and np.array_equal(first.upper, again.upper)
+
+
+def test_provisional_systems_by_battles_or_width_are_never_first():
+    from evalstats.arena import provisional_ranks
+
+    provisional, ranks = provisional_ranks(
+        [1, 1, 3],
+        battles=[500, 20, 500],
+        lower=[990, 900, 950],
+        upper=[1010, 1100, 1000],
+        min_battles=300,
+        max_width=40,
+    )
+    assert provisional.tolist() == [False, True, True]  # 20 battles; an interval 50 wide
+    assert ranks.tolist() == [1, 2, 3]
+
+
+def test_the_style_leaderboard_counts_battles_as_the_plain_one():
+    from evalstats.arena import arena_style_leaderboard
+
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 3, 300)
+    b = (a + rng.integers(1, 3, 300)) % 3
+    outcome = rng.choice([A_WINS, B_WINS, TIE], 300)
+    style_a, style_b = rng.poisson(5, (300, 4)), rng.poisson(5, (300, 4))
+    styled = arena_style_leaderboard(a, b, outcome, style_a, style_b, 3, n_bootstrap=10, seed=1)
+    plain = arena_leaderboard(a, b, outcome, 3, n_bootstrap=10, seed=1)
+    assert styled.battles.tolist() == plain.battles.tolist()
+    assert np.array_equal(styled.pair_battles, plain.pair_battles)
+    assert styled.style is not None and styled.style.coefficients.shape == (4,)

@@ -119,3 +119,64 @@ def test_the_export_streams_json_lines(client):
     assert response["Content-Type"].startswith("application/x-ndjson")
     rows = [json.loads(text) for text in b"".join(response.streaming_content).decode().splitlines()]
     assert [(r["question_id"], r["winner"]) for r in rows] == [("q1", "model_a"), ("q2", "tie")]
+
+
+# Variants: ?style_control=1 and ?category=<name> --------------------------------------------
+
+
+def leaderboard_url(slug, **query):
+    from urllib.parse import urlencode
+
+    return reverse("api-arena-leaderboard", args=[slug]) + ("?" + urlencode(query) if query else "")
+
+
+def test_the_style_controlled_leaderboard_is_the_stored_variant(client):
+    from arenas.models import LeaderboardVariant
+
+    made = arena(factories.user(), slug="open")
+    Leaderboard.objects.create(arena=made, result={"systems": []}, battles=0)
+    result = {"systems": [{"system": "x"}], "style_coefficients": [{"feature": "length"}]}
+    LeaderboardVariant.objects.create(arena=made, key="style", result=result, battles=9)
+    response = client.get(leaderboard_url("open", style_control="1"))
+    assert response.status_code == 200
+    assert response.json() == {**result, "pending": False}
+    both = LeaderboardVariant.objects.create(
+        arena=made, key="style,category:english", result={"systems": []}, battles=0
+    )
+    response = client.get(leaderboard_url("open", style_control="true", category="english"))
+    assert response.status_code == 200 and response.json() == {**both.result, "pending": False}
+
+
+def test_an_unknown_category_is_404_and_a_bad_switch_400(client):
+    arena(factories.user(), slug="open")
+    response = client.get(leaderboard_url("open", category="nonsense"))
+    assert response.status_code == 404 and "nonsense" in response.json()["errors"][0]["message"]
+    assert client.get(leaderboard_url("open", style_control="maybe")).status_code == 400
+    assert client.get(leaderboard_url("open", category="Bad Name!")).status_code == 400
+
+
+def test_a_category_not_computed_yet_is_202_and_queued(client):
+    from arenas.models import ArenaCategory
+
+    made = arena(factories.user(), slug="open")
+    Leaderboard.objects.create(arena=made, result={"systems": []}, battles=0)
+    ArenaCategory.objects.create(arena=made, name="maths", prompt_pattern="integral")
+    response = client.get(leaderboard_url("open", category="maths"))
+    assert response.status_code == 202
+    body = response.json()
+    assert body["pending"] is True and body["systems"] == [] and body["category"] == "maths"
+    assert Arena.objects.get(pk=made.pk).leaderboard_queued_at is not None  # asked for
+    from arenas.tasks import compute_leaderboard
+
+    compute_leaderboard(made.pk)
+    again = client.get(leaderboard_url("open", category="maths"))
+    assert again.status_code == 200 and again.json()["battles"] == 0
+
+
+def test_a_language_nobody_wrote_in_is_an_empty_leaderboard(client):
+    made = arena(factories.user(), slug="open")
+    Leaderboard.objects.create(arena=made, result={"systems": []}, battles=0)
+    response = client.get(leaderboard_url("open", category="french"))
+    assert response.status_code == 200
+    assert response.json()["systems"] == [] and response.json()["pending"] is False
+    assert not Arena.objects.get(pk=made.pk).leaderboard_queued_at
