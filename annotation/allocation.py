@@ -116,6 +116,8 @@ def next_assignment(
                 )
             if current:
                 return current
+            if budget_reached(campaign):
+                break  # told outside the transaction, whose rollback would take the notice
             if held >= campaign.max_batches_per_worker:
                 raise NoWork(
                     f"You have done the most batches one person may do here ({held}). Thank you!"
@@ -144,4 +146,35 @@ def next_assignment(
                     setattr(slot, name, value)
                 slot.campaign = campaign
                 return slot
-    raise NoWork("Too many people are asking for work at once; please reload in a moment.")
+    else:
+        raise NoWork("Too many people are asking for work at once; please reload in a moment.")
+    tell_budget_reached(campaign)
+    raise NoWork("This campaign has spent its budget, so it hands out no new work. Thank you!")
+
+
+def budget_reached(campaign: Campaign) -> bool:
+    """Whether one more batch could take the campaign over its budget: what it paid (rewards
+    and bonuses, as its page counts them) plus the rewards of the batches in progress, which
+    are finished and paid, plus the next one's."""
+    if campaign.budget is None or not campaign.reward_per_batch:
+        return False
+    from .costs import amount_paid
+
+    started = Assignment.objects.filter(campaign=campaign, status=Assignment.Status.STARTED)
+    committed = amount_paid(campaign) + started.count() * campaign.reward_per_batch
+    return committed + campaign.reward_per_batch > campaign.budget
+
+
+def tell_budget_reached(campaign: Campaign) -> None:
+    """Its owner and staff hear it once."""
+    from evalhub.models import NoticeKind
+    from evalhub.notifications import notify, notify_staff
+
+    text = (
+        f'The campaign "{campaign.title}" reached its budget of {campaign.budget:.2f}: it '
+        "hands out no new batches (those in progress finish). Raise the budget to go on."
+    )
+    key = f"budget_reached:{campaign.pk}:{campaign.budget}"
+    url = campaign.get_absolute_url()
+    notify(campaign.owner, NoticeKind.BUDGET_REACHED, text, url, once_key=key)
+    notify_staff(NoticeKind.BUDGET_REACHED, text, url, once_key=key)

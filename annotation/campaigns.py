@@ -133,7 +133,7 @@ def create_campaign(
         raise SetupInvalid({"task_config": [str(invalid)]}) from None
     try:
         with unique_slug(Campaign, campaign.slug):
-            return _create(campaign, kind, source, gold_per_batch, user)
+            setup = _create(campaign, kind, source, gold_per_batch, user)
     except SlugTaken as taken:
         campaign.pk = None
         raise SetupInvalid({"slug": [str(taken)]}) from None
@@ -141,6 +141,17 @@ def create_campaign(
         # The transaction rolled the row back; the object must not look stored.
         campaign.pk = None
         raise
+    if untrainable(setup.campaign):
+        # Its launch will be refused until someone adds training items: staff hear it now.
+        notify_staff(
+            NoticeKind.TRAINING_MISSING,
+            f'The campaign "{campaign.title}" requires training but has no training items: '
+            "nobody can qualify, and it cannot launch until some are added or training is "
+            "turned off.",
+            campaign.get_absolute_url(),
+            once_key=f"training_missing:{campaign.pk}",
+        )
+    return setup
 
 
 def _create(campaign, kind, source, gold_per_batch, user) -> CampaignSetup:

@@ -69,7 +69,7 @@ def record(
     if isinstance(error, asyncio.CancelledError):
         summary = "the caller stopped reading the stream"
     try:
-        return EndpointCall.objects.create(
+        call = EndpointCall.objects.create(
             endpoint_id=endpoint_id,
             purpose=purpose,
             status=status,
@@ -83,11 +83,41 @@ def record(
             message=safe_message(summary),
             detail=staff_detail(error),
         )
+        if status != EndpointCall.Status.OK:
+            _tell_if_failing(endpoint_id, call)
+        return call
     except DatabaseError:
         # The endpoint may have been removed meanwhile, or the database is away: the call's
         # own result stands either way.
         logger.warning("Could not record a call's outcome for endpoint %s", endpoint_id)
         return None
+
+
+# An endpoint whose last this many calls all failed is "failing": its owner hears it once a
+# day, with the latest reason, instead of finding 90 failures on a tournament's page.
+FAILING_AFTER = 10
+
+
+def _tell_if_failing(endpoint_id: int, call: EndpointCall) -> None:
+    latest = list(
+        EndpointCall.objects.filter(endpoint_id=endpoint_id)
+        .order_by("-at", "-id")
+        .values_list("status", flat=True)[:FAILING_AFTER]
+    )
+    if len(latest) < FAILING_AFTER or EndpointCall.Status.OK in latest:
+        return
+    from evalhub.models import NoticeKind, System
+    from evalhub.notifications import notify
+
+    system = System.objects.select_related("owner").get(endpoint__pk=endpoint_id)
+    notify(
+        system.owner,
+        NoticeKind.ENDPOINT_FAILING,
+        f"The bot endpoint of {system.name} failed its last {FAILING_AFTER} calls; the "
+        f"latest: {call.get_status_display()}{f' ({call.message})' if call.message else ''}.",
+        f"/systems/{system.slug}/endpoint/",
+        once_key=f"endpoint_failing:{endpoint_id}:{timezone.now():%Y-%m-%d}",
+    )
 
 
 # The async client records from the event loop; the ORM is synchronous.

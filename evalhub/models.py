@@ -378,6 +378,10 @@ class NoticeKind(models.TextChoices):
     TOURNAMENT_RESULTS = "tournament_results", "A tournament's results are ready"
     LAUNCH_REQUESTED = "launch_requested", "A campaign launch was requested (staff)"
     LAUNCH_DECIDED = "launch_decided", "My launch request was approved or declined"
+    BUDGET_REACHED = "budget_reached", "A campaign reached its budget and stopped handing out work"
+    ANALYSIS_FAILED = "analysis_failed", "An analysis of mine failed"
+    ENDPOINT_FAILING = "endpoint_failing", "A bot endpoint of mine keeps failing"
+    TRAINING_MISSING = "training_missing", "A campaign requires training it does not have (staff)"
 
 
 class Notice(models.Model):

@@ -8,8 +8,10 @@ transaction commits, so a rolled-back event sends nothing.
 
 Events wired: a submission scored or failed (evalhub.tasks), a campaign complete
 (annotation: its last batch submitted, or finished by staff), a tournament's results ready
-(analysis.runs.tasks). Launch requests call `notify(staff, "launch_requested", ...)` for every
-staff user (`notify_staff`) and `notify(owner, "launch_decided", ...)` with the decision.
+and an analysis failed (analysis.runs.tasks), a launch requested (every staff user) and
+decided (annotation.campaigns), a budget reached (annotation.allocation), a campaign
+created needing training it lacks (annotation.campaigns), an endpoint failing
+(endpoints.calls).
 """
 
 import logging

@@ -381,6 +381,7 @@ def _compute_held(
             progress="",
             error=f"{type(error).__name__}: {error}"[:2000],
         )
+        _tell_failed(run_id)
         return "failed"
     apart = result.get("stability", {}) is None
     if not update(
@@ -396,6 +397,26 @@ def _compute_held(
         return "lost"  # another worker took the run over and writes it
     _tell_results_ready(run)
     return "succeeded"
+
+
+def _tell_failed(run_id: int) -> None:
+    """Whoever asked for the run (else its subject's owner) hears that it failed, once per
+    failure; the message is on the results page."""
+    run = AnalysisRun.objects.select_related(
+        "requested_by", "tournament__owner", "campaign__owner"
+    ).get(pk=run_id)
+    subject = run.tournament or run.campaign
+    who = run.requested_by or getattr(subject, "owner", None)
+    if who is None:
+        return
+    name = subject.name if run.tournament else (subject.title if subject else f"run {run.pk}")
+    notify(
+        who,
+        NoticeKind.ANALYSIS_FAILED,
+        f"The analysis of {name} failed: {run.error[:300]}",
+        subject.get_absolute_url() if subject is not None else "",
+        once_key=f"analysis_failed:{run.pk}:{run.finished_at:%Y%m%d%H%M%S%f}",
+    )
 
 
 def _tell_results_ready(run: AnalysisRun) -> None:

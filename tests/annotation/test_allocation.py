@@ -271,3 +271,56 @@ def test_allocation_and_worker_pages_use_the_same_queries_for_1k_and_50k_items()
     assert small["next_assignment"] <= 13
     assert small["item page"] <= 7
     assert small["submit item"] <= 13
+
+
+# --- The budget (#24): no new batch that could take the campaign over it ---------------------
+
+
+def budgeted(budget: str):
+    from decimal import Decimal
+
+    return ab_campaign(
+        4, batch_size=1, redundancy=1, reward_per_batch=Decimal("1.00"), budget=Decimal(budget)
+    )
+
+
+def test_no_new_batch_is_handed_out_once_the_next_could_exceed_the_budget():
+    c = budgeted("2.00")
+    judge_all(next_assignment(c, worker("w1")))
+    w2 = worker("w2")
+    second = next_assignment(c, w2)
+
+    with pytest.raises(NoWork, match="spent its budget"):
+        next_assignment(c, worker("w3"))
+
+    assert Assignment.objects.filter(campaign=c).exclude(status="open").count() == 2
+    # The batch in progress is still its worker's, and finishes.
+    assert next_assignment(c, w2) == second
+
+
+def test_a_campaign_without_a_budget_hands_out_every_batch():
+    c = ab_campaign(4, batch_size=1, redundancy=1)
+
+    for n in range(4):
+        next_assignment(c, worker(f"w{n}"))
+
+    assert Assignment.objects.filter(campaign=c, status="started").count() == 4
+
+
+def test_reaching_the_budget_tells_the_owner_and_staff_once(django_capture_on_commit_callbacks):
+    from evalhub.models import Notice
+    from tests import factories
+
+    owner, boss = factories.user("owner"), factories.user("boss", staff=True)
+    c = budgeted("1.00")
+    c.owner = owner
+    c.save(update_fields=["owner"])
+    next_assignment(c, worker("w1"))
+
+    for name in ("w2", "w3"):
+        with django_capture_on_commit_callbacks(execute=True), pytest.raises(NoWork):
+            next_assignment(c, worker(name))
+
+    for user in (owner, boss):
+        [notice] = Notice.objects.filter(user=user, kind="budget_reached")
+        assert "reached its budget of 1.00" in notice.text

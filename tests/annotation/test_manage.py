@@ -729,3 +729,23 @@ def test_a_campaign_ready_for_its_platform_lists_nothing_missing(staff, settings
     page = staff.get(url("manage-campaign", c.slug)).content.decode()
 
     assert "launch-problems" not in page
+
+
+def test_a_campaign_requiring_training_it_lacks_is_told_to_staff(staff):
+    from evalhub.models import Notice
+
+    data = form_data(
+        task_kind="abc_eval",
+        slug="untrained",
+        task_config=json.dumps(KIND_CONFIGS["abc_eval"]),
+        conversations=jsonl_file("talks.jsonl", *talks()),
+        requires_training="on",
+    )
+
+    staff.post(url("manage-campaign-create"), data, follow=True)
+
+    c = Campaign.objects.get(slug="untrained")
+    assert c.requires_training
+    [notice] = Notice.objects.filter(kind="training_missing")
+    assert "requires training but has no training items" in notice.text
+    assert notice.url == c.get_absolute_url()

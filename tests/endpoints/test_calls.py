@@ -289,3 +289,33 @@ def test_another_user_does_not_see_the_endpoint_page(client, failing):
     page = client.get(reverse("system-endpoint", args=[failing.system.slug]))
     assert page.status_code == 403
     assert "Retry-After" not in page.content.decode()
+
+
+# --- An endpoint that keeps failing (#24) ----------------------------------------------------
+
+
+def _endpoint(owner):
+    system = factories.system(owner, slug="flaky", name="Flaky bot")
+    return BotEndpoint.objects.create(system=system, url="https://bot.example.org/reply")
+
+
+def test_ten_failures_in_a_row_tell_the_owner_once_a_day(owner):
+    from evalhub.models import Notice
+
+    endpoint = _endpoint(owner)
+    for _ in range(calls.FAILING_AFTER + 3):
+        calls.record(endpoint.pk, purpose="collection", status="timeout", latency_ms=5)
+
+    [notice] = Notice.objects.filter(user=owner, kind="endpoint_failing")
+    assert "Flaky bot failed its last 10 calls" in notice.text and "timed out" in notice.text
+
+
+def test_a_success_among_the_last_calls_tells_nobody(owner):
+    from evalhub.models import Notice
+
+    endpoint = _endpoint(owner)
+    for n in range(calls.FAILING_AFTER + 3):
+        status = "ok" if n == 5 else "timeout"
+        calls.record(endpoint.pk, purpose="collection", status=status, latency_ms=5)
+
+    assert not Notice.objects.filter(kind="endpoint_failing").exists()

@@ -139,6 +139,24 @@ def test_a_failure_is_recorded_and_a_retry_succeeds(monkeypatch):
     assert retried.error == "" and retried.attempts == 2 and retried.result
 
 
+def test_a_failed_run_tells_who_asked_for_it(monkeypatch):
+    from evalhub.models import Notice
+
+    owner = factories.user("owner")
+    tournament = builders.spot_the_bot_tournament(owner=owner)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the survival fit exploded")
+
+    monkeypatch.setattr(tasks, "build_report", broken)
+    run = analyze_tournament(tournament, builders.FAST, synchronous=True, user=owner)
+
+    [notice] = Notice.objects.filter(user=owner, kind="analysis_failed")
+    assert run.status == AnalysisRun.Status.FAILED
+    assert notice.text.endswith("failed: RuntimeError: the survival fit exploded")
+    assert notice.url == tournament.get_absolute_url()
+
+
 def test_judgments_that_change_after_the_request_fail_the_run():
     tournament = builders.spot_the_bot_tournament()
     run = analyze_tournament(tournament, builders.FAST)  # queued, not computed
