@@ -78,12 +78,14 @@ class ArenaForm(forms.ModelForm):
             "system_prompt": forms.Textarea(attrs={"rows": 3}),
         }
 
-    # Moderation settings left empty take their defaults (arena_settings.py).
+    # Moderation and leaderboard settings left empty take their defaults (arena_settings.py).
     OPTIONAL = (
         "battles_per_day",
         "repeat_window_hours",
         "max_prompt_repeats",
         "fast_vote_fraction",
+        "provisional_battles",
+        "provisional_width",
     )
 
     def __init__(self, *args, owner=None, **kwargs):
