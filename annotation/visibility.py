@@ -76,3 +76,28 @@ PRIVATE_REFUSAL = (
     "This campaign is open only to participants invited to it or sent by its crowd "
     "platform. Use the link you were given."
 )
+
+
+def ways_in(campaign: Campaign) -> list[str]:
+    """How participants can reach this campaign, by the rules above (`may_serve` and the
+    start page's): what its pages tell the people who share it, so that no page offers a
+    link that answers 403."""
+    ways = []
+    if is_public(campaign):
+        ways.append("The start link: anybody signed in takes part as themselves.")
+        if campaign.allow_worker_param:
+            ways.append(
+                "The start link with ?worker=<participant id>: any id you give out names "
+                "a participant."
+            )
+    if campaign.provider in (Campaign.Provider.PROLIFIC, Campaign.Provider.MTURK):
+        platform = campaign.get_provider_display()
+        ways.append(
+            f"Participants {platform} sends from its own posting of this campaign (created "
+            f"at launch); a link with {platform}'s parameters typed by hand is not one."
+        )
+    ways.append(
+        "Invitation links: each admits one person (the first browser to open it), public "
+        "campaign or not."
+    )
+    return ways

@@ -14,6 +14,7 @@ from annotation import progress
 from annotation.campaigns import TransitionRefused
 from annotation.items import TooMuchWork
 from annotation.models import Campaign
+from annotation.visibility import ways_in
 from endpoints.calls import failure_summary
 from endpoints.models import BotEndpoint
 from evalhub.errors import UserInputError, show_on_page
@@ -148,6 +149,7 @@ def tournament_detail(request, slug):
     if campaign is not None:
         context["composition"] = progress.composition(campaign)
         context["progress"] = progress.progress(campaign)
+        context["ways_in"] = ways_in(campaign)
     if tournament.kind == Tournament.Kind.SPOT_THE_BOT:
         context["plan"] = _plan_summary(tournament)
         context["collection"] = spot_the_bot_campaign.collection_progress(tournament)

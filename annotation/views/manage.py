@@ -6,6 +6,7 @@ from dataclasses import replace
 from functools import wraps
 
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -14,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from evalhub.errors import UserInputError, show_on_page
 from evalhub.listing import Sort, list_page
-from evalhub.permissions import is_staff, manageable_or_403, staff_required
+from evalhub.permissions import is_staff, manageable_or_403, managed_by, staff_required
 
 from .. import export, progress
 from ..campaigns import (
@@ -42,7 +43,7 @@ from ..launch_checks import launch_problems
 from ..models import Campaign, Item, Judgment
 from ..oversight import confirm_context, oversight, preview_nav
 from ..services import safe_score
-from ..visibility import is_public
+from ..visibility import is_public, ways_in
 from .worker import task_page_context
 
 CAMPAIGN_SORTS = {
@@ -75,16 +76,18 @@ def campaign_manager_required(view):
     return wrapper
 
 
-@staff_required
+@login_required
 @require_GET
 def campaign_list(request):
+    """Every campaign for staff; a researcher's own ("My campaigns")."""
     context = list_page(
         request,
-        progress.with_progress(Campaign.objects.all()),
+        progress.with_progress(managed_by(Campaign.objects.all(), request.user)),
         search=["title", "slug", "task_kind", "status"],
         sorts=CAMPAIGN_SORTS,
         default="-created",
     )
+    context["mine"] = not is_staff(request.user)
     return render(request, "annotation/manage/campaign_list.html", context)
 
 
@@ -212,6 +215,7 @@ def campaign_detail(request, campaign):
                 "requested_by", "decided_by"
             ).first(),
             "public": is_public(campaign),
+            "ways_in": ways_in(campaign),
             "launch_problems": _launch_problems(campaign),
             "chat_budgets": chat_budgets(campaign),
             "endpoint_failures": chat_endpoint_failures(campaign),

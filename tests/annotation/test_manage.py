@@ -142,10 +142,10 @@ def test_anonymous_visitors_are_sent_to_log_in(client):
         assert response["Location"].startswith(reverse("login") + "?next="), address
 
 
-def test_researchers_are_refused(client):
+def test_researchers_are_refused_other_peoples_campaigns(client):
     client.force_login(factories.user("researcher"))
     c = ab_campaign(2, status="draft")
-    for method, address in manage_urls(c):
+    for method, address in manage_urls(c)[1:]:  # the list is their own campaigns
         assert getattr(client, method)(address).status_code == 403, address
     c.refresh_from_db()
     assert c.status == "draft"
@@ -749,3 +749,24 @@ def test_a_campaign_requiring_training_it_lacks_is_told_to_staff(staff):
     [notice] = Notice.objects.filter(kind="training_missing")
     assert "requires training but has no training items" in notice.text
     assert notice.url == c.get_absolute_url()
+
+
+def test_a_researcher_lists_only_their_own_campaigns(client):
+    researcher = factories.user("researcher")
+    ab_campaign(2, title="Mine", owner=researcher)
+    ab_campaign(2, title="Somebody else's")
+    client.force_login(researcher)
+
+    page = client.get(url("manage-campaigns")).content.decode()
+
+    assert "<h1>My campaigns</h1>" in page
+    assert ">Mine</a>" in page and "Somebody else" not in page
+
+
+def test_the_campaign_page_lists_the_ways_in(staff):
+    c = ab_campaign(2, status="live", allow_worker_param=True)
+
+    page = staff.get(url("manage-campaign", c.slug)).content.decode()
+
+    [ways] = page.split('data-testid="ways-in">')[1:]
+    assert "?worker=&lt;participant id&gt;" in ways.split("</ul>")[0]

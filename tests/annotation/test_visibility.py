@@ -201,3 +201,32 @@ def test_a_public_campaigns_start_page_shows_its_title(client):
     assert response.status_code == 200
     assert "Open garden study" in response.content.decode()
     assert not Assignment.objects.filter(campaign=c, worker__isnull=False).exists()
+
+
+# --- What the pages say about the ways in (ways_in) ------------------------------------------
+
+
+def test_a_public_campaign_with_worker_ids_offers_the_link_ids_and_invitations():
+    from annotation.visibility import ways_in
+    from tests.annotation.builders import ab_campaign
+
+    ways = ways_in(ab_campaign(2, allow_worker_param=True))
+
+    assert [w.split(":")[0] for w in ways] == [
+        "The start link",
+        "The start link with ?worker=<participant id>",
+        "Invitation links",
+    ]
+
+
+def test_a_private_campaign_offers_no_start_link_nor_worker_ids(monkeypatch):
+    from annotation import visibility
+    from tests.annotation.builders import ab_campaign
+
+    monkeypatch.setattr(visibility, "is_public", lambda campaign, now=None: False)
+
+    ways = visibility.ways_in(ab_campaign(2, allow_worker_param=True, provider="prolific"))
+
+    assert not any(w.startswith("The start link") for w in ways)
+    assert any(w.startswith("Participants Prolific sends") for w in ways)
+    assert ways[-1].startswith("Invitation links")

@@ -205,6 +205,22 @@ def test_launch_sets_live_and_calls_the_provider_hook(client, owner, monkeypatch
     assert t.campaign.start_url() in page and "Launch the campaign" not in page
 
 
+def test_a_live_tournament_page_shows_the_ways_in_and_links_its_campaign_for_the_owner(
+    client, owner
+):
+    t = spot(owner)
+    spot_the_bot_campaign.generate_campaign(t)
+    t.refresh_from_db()
+    Campaign.objects.filter(pk=t.campaign.pk).update(status="live")
+    client.force_login(owner)
+
+    page = client.get(url("detail", t)).content.decode()
+
+    assert 'data-testid="ways-in"' in page and "Invitation links" in page
+    assert reverse("annotation:manage-campaign", args=[t.campaign.slug]) in page
+    assert "PROLIFIC_PID" not in page
+
+
 def test_launch_before_generating_is_refused(client, owner):
     t = spot(owner)
     client.force_login(owner)
