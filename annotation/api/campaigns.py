@@ -35,6 +35,7 @@ from rest_framework.response import Response
 from evalhub.api.parsers import FormParser, JSONParser, MultiPartParser
 from evalhub.api.serializers import InputErrorsSerializer
 from evalhub.permissions import IsManager, IsStaff, SignedIn, by_method, managed_by
+from evalhub.quotas import check_quota
 
 from .. import export, progress
 from ..campaigns import change_status, create_campaign
@@ -210,9 +211,10 @@ def manageable_campaigns(user):
 class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     lookup_field = "slug"
     throttle_scopes = {"create": "uploads"}  # evalhub/api/throttles.py
-    # Reads are the campaign's managers' (the queryset holds only theirs); creating and
-    # every change of status (launch, pause, finish) is staff's.
-    permission_classes = [by_method(GET=IsManager, POST=IsStaff)]
+    # Reads are the campaign's managers' (the queryset holds only theirs); any researcher
+    # creates campaigns over what they may see (their systems, public ones); every change
+    # of status (launch, pause, finish) is staff's, or the owner's through a launch request.
+    permission_classes = [by_method(GET=IsManager, POST=IsStaff, create=SignedIn)]
     filterset_class = CampaignFilter
     search_fields = ["title", "slug"]
     ordering_fields = ["created", "title", "slug", "status", "n_judgments"]
@@ -233,7 +235,7 @@ class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         return [JSONParser(), MultiPartParser(), FormParser()]
 
     @extend_schema(
-        summary="Create a campaign (staff)",
+        summary="Create a campaign",
         request={
             "application/json": CampaignCreateSerializer,
             "multipart/form-data": CampaignCreateSerializer,
@@ -242,6 +244,7 @@ class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         examples=[CREATE_AB, ERRORS_EXAMPLE],
     )
     def create(self, request):
+        check_quota(request.user, Campaign)
         serializer = CampaignCreateSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
         form = serializer.validated_data["form"]

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from evalhub.errors import UserInputError, show_on_page
 from evalhub.listing import Sort, list_page
 from evalhub.permissions import is_staff, manageable_or_403, managed_by, staff_required
+from evalhub.quotas import QuotaExceeded, check_quota
 
 from .. import export, progress
 from ..campaigns import (
@@ -108,11 +109,24 @@ def campaign_judgments(request, campaign):
     return render(request, "annotation/manage/judgments.html", context)
 
 
-@staff_required
+@login_required
 @require_http_methods(["GET", "POST"])
 def campaign_create(request):
+    """Any researcher creates a campaign of any kind over what they may see (their own
+    systems, submissions and conversations, and public ones); launching one that pays
+    crowdworkers still waits for staff (a launch request)."""
     form = CampaignForm(request.POST or None, request.FILES or None, user=request.user)
     if request.method == "POST" and form.is_valid():
+        try:
+            check_quota(request.user, Campaign)
+        except QuotaExceeded as refused:
+            show_on_page(request, refused, form)
+            return render(
+                request,
+                "annotation/manage/campaign_form.html",
+                {"form": form, "kinds": kind_summaries()},
+                status=400,
+            )
         campaign = form.save(commit=False)
         campaign.task_config = form.cleaned_data["task_config"]
         campaign.owner = request.user

@@ -88,9 +88,22 @@ def test_a_bad_campaign_is_refused_per_field_and_nothing_stored(api, ab_setup, f
     assert not Campaign.objects.exists()
 
 
-def test_researchers_may_not_create_campaigns(ab_setup):  # noqa: F811
+def test_a_researcher_creates_a_campaign_and_owns_it(ab_setup):  # noqa: F811
+    from django.contrib.auth.models import User
+
     response = researcher_api().post("/api/campaigns/", ab_body(), format="json")
-    assert response.status_code == 403
+
+    assert response.status_code == 201, response.json()
+    campaign = Campaign.objects.get()
+    assert campaign.owner == User.objects.get(is_staff=False) and campaign.status == "draft"
+
+
+def test_anonymous_callers_may_not_create_campaigns(ab_setup):  # noqa: F811
+    from rest_framework.test import APIClient
+
+    response = APIClient().post("/api/campaigns/", ab_body(), format="json")
+
+    assert response.status_code == 401
     assert not Campaign.objects.exists()
 
 

@@ -145,7 +145,7 @@ def test_anonymous_visitors_are_sent_to_log_in(client):
 def test_researchers_are_refused_other_peoples_campaigns(client):
     client.force_login(factories.user("researcher"))
     c = ab_campaign(2, status="draft")
-    for method, address in manage_urls(c)[1:]:  # the list is their own campaigns
+    for method, address in manage_urls(c)[2:]:  # the list (their own) and creating are theirs
         assert getattr(client, method)(address).status_code == 403, address
     c.refresh_from_db()
     assert c.status == "draft"
@@ -770,3 +770,42 @@ def test_the_campaign_page_lists_the_ways_in(staff):
 
     [ways] = page.split('data-testid="ways-in">')[1:]
     assert "?worker=&lt;participant id&gt;" in ways.split("</ul>")[0]
+
+
+@pytest.mark.parametrize("kind", CONVERSATION_KINDS)
+def test_a_researcher_creates_a_campaign_of_each_kind_and_owns_it(client, kind):
+    researcher = factories.user("researcher")
+    client.force_login(researcher)
+    data = form_data(
+        task_kind=kind,
+        slug=f"mine-{kind.replace('_', '-')}",
+        task_config=json.dumps(KIND_CONFIGS.get(kind, {})),
+        conversations=jsonl_file("talks.jsonl", *talks()),
+    )
+
+    response = client.post(url("manage-campaign-create"), data)
+
+    c = Campaign.objects.get()
+    assert response.status_code == 302 and response["Location"] == c.get_absolute_url()
+    assert (c.owner, c.status, c.task_kind) == (researcher, "draft", kind)
+    assert client.get(c.get_absolute_url()).status_code == 200
+
+
+def test_a_researcher_cannot_build_a_campaign_on_another_owners_private_system(client):
+    from evalhub.models import System
+
+    prompt_set = factories.prompt_set(3, slug="greetings")
+    private = factories.system(factories.user("other"), slug="secret-bot", name="Secret")
+    System.objects.filter(pk=private.pk).update(visibility="private")
+    factories.submission(private, prompt_set)
+    public = factories.system(slug="baseline-1", name="Baseline One")
+    factories.submission(public, prompt_set)
+    client.force_login(factories.user("researcher"))
+
+    response = client.post(
+        url("manage-campaign-create"),
+        form_data(prompt_set="greetings", system="secret-bot", baselines=["baseline-1"]),
+    )
+
+    assert response.status_code == 400
+    assert not Campaign.objects.exists()
