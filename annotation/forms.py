@@ -308,3 +308,30 @@ def kind_summaries() -> list[dict]:
             }
         )
     return summaries
+
+
+class CrowdSettingsForm(RefusesNul, forms.ModelForm):
+    """What a campaign's owner may change until it launches: the pay and the limits a
+    launch is checked against (the items, and so the places, are fixed at creation)."""
+
+    class Meta:
+        model = Campaign
+        fields = [
+            "reward_per_batch",
+            "budget",
+            "max_batches_per_worker",
+            "time_limit_minutes",
+            "completion_redirect_url",
+        ]
+        labels = {"time_limit_minutes": "Time limit (minutes)"}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        declare_fields(self.fields, CampaignSettings)
+
+    def clean(self):
+        cleaned = super().clean()
+        for name, message in settings_errors(cleaned).items():
+            if name in self.fields:
+                self.add_error(name, message)
+        return cleaned

@@ -107,6 +107,11 @@ urlpatterns = [
         name="manage-campaign-review",
     ),
     path(
+        "manage/campaigns/<slug:slug>/settings/",
+        manage.crowd_settings,
+        name="manage-campaign-settings",
+    ),
+    path(
         "manage/campaigns/<slug:slug>/launch-request/",
         manage.launch_request,
         name="manage-campaign-launch-request",

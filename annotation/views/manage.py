@@ -37,7 +37,7 @@ from ..chat import chat_budgets, chat_endpoint_failures
 from ..costs import amount_paid, campaign_costs, campaign_figures
 from ..crowd import PROVIDERS, get_provider
 from ..crowd.base import CrowdError
-from ..forms import CampaignForm, kind_summaries
+from ..forms import CampaignForm, CrowdSettingsForm, kind_summaries
 from ..invitations import invitation_counts
 from ..kinds.base import PayloadInvalid
 from ..launch_checks import launch_problems
@@ -230,6 +230,11 @@ def campaign_detail(request, campaign):
             ).first(),
             "public": is_public(campaign),
             "ways_in": ways_in(campaign),
+            "settings_form": (
+                CrowdSettingsForm(instance=campaign)
+                if campaign.status == Campaign.Status.DRAFT
+                else None
+            ),
             "launch_problems": _launch_problems(campaign),
             "chat_budgets": chat_budgets(campaign),
             "endpoint_failures": chat_endpoint_failures(campaign),
@@ -358,4 +363,20 @@ def launch_decision(request, slug):
         messages.success(
             request, "Approved: the campaign is launched." if approve else "Launch declined."
         )
+    return redirect(campaign)
+
+
+@require_POST
+@campaign_manager_required
+def crowd_settings(request, campaign):
+    """The owner changes the pay and limits of a campaign that has not launched yet."""
+    if campaign.status != Campaign.Status.DRAFT:
+        show_on_page(request, "The pay and limits are fixed once a campaign has launched.")
+        return redirect(campaign)
+    form = CrowdSettingsForm(request.POST, instance=campaign)
+    if form.is_valid():
+        form.save()
+        messages.success(request, "Saved the campaign's pay and limits.")
+    else:
+        show_on_page(request, UserInputError.from_fields(form.errors))
     return redirect(campaign)

@@ -809,3 +809,53 @@ def test_a_researcher_cannot_build_a_campaign_on_another_owners_private_system(c
 
     assert response.status_code == 400
     assert not Campaign.objects.exists()
+
+
+def test_the_owner_sets_the_reward_and_budget_before_launch(client):
+    researcher = factories.user("researcher")
+    c = ab_campaign(2, status="draft", owner=researcher)
+    client.force_login(researcher)
+    data = {
+        "reward_per_batch": "1.50",
+        "budget": "20.00",
+        "max_batches_per_worker": "2",
+        "time_limit_minutes": "45",
+        "completion_redirect_url": "",
+    }
+
+    response = client.post(url("manage-campaign-settings", c.slug), data, follow=True)
+
+    c.refresh_from_db()
+    assert "Saved the campaign" in response.content.decode()
+    assert (c.reward_per_batch, c.budget, c.max_batches_per_worker, c.time_limit_minutes) == (
+        Decimal("1.50"),
+        Decimal("20.00"),
+        2,
+        45,
+    )
+
+
+def test_a_reward_out_of_range_is_refused_and_nothing_changes(client):
+    researcher = factories.user("researcher")
+    c = ab_campaign(2, status="draft", owner=researcher)
+    client.force_login(researcher)
+    data = {"reward_per_batch": "-1", "max_batches_per_worker": "2", "time_limit_minutes": "45"}
+
+    client.post(url("manage-campaign-settings", c.slug), data)
+
+    c.refresh_from_db()
+    assert c.reward_per_batch == Decimal("0") and c.time_limit_minutes != 45
+
+
+def test_the_pay_is_fixed_once_launched(client):
+    researcher = factories.user("researcher")
+    c = ab_campaign(2, status="live", owner=researcher)
+    client.force_login(researcher)
+
+    response = client.post(
+        url("manage-campaign-settings", c.slug), {"reward_per_batch": "9.00"}, follow=True
+    )
+
+    c.refresh_from_db()
+    assert "fixed once a campaign has launched" in response.content.decode()
+    assert c.reward_per_batch == Decimal("0")
