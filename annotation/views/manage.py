@@ -95,13 +95,14 @@ def campaign_list(request):
 @campaign_manager_required
 @require_GET
 def campaign_judgments(request, campaign):
-    """The campaign's judgments, searchable by worker id and item position; one query for
-    the page's rows whatever the campaign's size."""
+    """The campaign's judgments, searchable by worker id, item position and the systems the
+    item shows (its `meta`: system slugs, conversation ids); one query for the page's rows
+    whatever the campaign's size."""
     judgments = Judgment.objects.filter(campaign=campaign).select_related("worker", "item")
     context = list_page(
         request,
         judgments,
-        search=["worker__external_id", "item__position"],
+        search=["worker__external_id", "item__position", "item__content__meta"],
         sorts=JUDGMENT_SORTS,
         default="-submitted",
     )

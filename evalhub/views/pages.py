@@ -1,5 +1,7 @@
 """Public pages of the catalog: home, prompt sets, systems."""
 
+from urllib.parse import urlencode
+
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import Http404, StreamingHttpResponse
@@ -88,6 +90,13 @@ def system_list(request):
         .select_related("owner")
         .annotate(n_submissions=Count("submissions"))
     )
+    # ?owner=<username>, or ?owner=me for one's own systems.
+    owner = request.GET.get("owner", "").strip()[:150]
+    if owner == "me":
+        mine = request.user.is_authenticated
+        systems = systems.filter(owner=request.user) if mine else systems.none()
+    elif owner:
+        systems = systems.filter(owner__username=owner)
     context = list_page(
         request,
         systems,
@@ -95,4 +104,7 @@ def system_list(request):
         sorts=SYSTEM_SORTS,
         default="name",
     )
+    if owner:
+        context["owner"] = owner
+        context["query"] = "&".join(filter(None, [context["query"], urlencode({"owner": owner})]))
     return render(request, "evalhub/system_list.html", context)

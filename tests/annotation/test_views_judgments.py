@@ -112,3 +112,18 @@ def test_queries_do_not_grow_with_the_campaign(client, django_assert_max_num_que
         assert len(rows(response)) == n
         counts.append(len(queries))
     assert counts[0] == counts[1]
+
+
+def test_the_search_matches_the_systems_an_item_shows(client):
+    from annotation.models import Item
+
+    c = judged(2, 1)
+    first, second = shown(c)
+    Item.objects.filter(pk=first.pk).update(
+        content={**first.content, "meta": {"system_a": "persona-bot", "system_b": "seq2seq"}}
+    )
+    client.force_login(factories.user("boss", staff=True))
+
+    response = client.get(url(c) + "?q=persona")
+
+    assert [j.item_id for j in rows(response)] == [first.pk]

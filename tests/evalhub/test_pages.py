@@ -154,3 +154,20 @@ def test_the_account_page_makes_shows_once_and_revokes_api_tokens(client):
     assert revoked.status_code == 302
     assert not ApiToken.objects.exists()
     assert client.get(reverse("api-token-create")).status_code == 405
+
+
+def test_the_systems_list_filters_by_owner_and_mine(client):
+    from django.urls import reverse
+
+    from tests import factories
+
+    alice, bob = factories.user("alice"), factories.user("bob")
+    factories.system(alice, slug="alice-bot", name="Alice bot")
+    factories.system(bob, slug="bob-bot", name="Bob bot")
+    client.force_login(bob)
+
+    by_alice = client.get(reverse("system-list") + "?owner=alice").content.decode()
+    mine = client.get(reverse("system-list") + "?owner=me").content.decode()
+
+    assert "Alice bot" in by_alice and "Bob bot" not in by_alice
+    assert "Bob bot" in mine and "Alice bot" not in mine
