@@ -1,0 +1,321 @@
+"""Adaptive pairing: which pair of systems the next vote should compare, and when to stop.
+
+State. A Bradley-Terry model (``P(i beats j) = sigmoid(theta_i - theta_j)``, a tie half a
+win each way as in Chatbot Arena) with a Gaussian prior ``theta ~ N(0, I / prior_precision)``
+kept as its maximum a posteriori estimate and the Laplace approximation around it: the
+posterior covariance is ``Sigma = (L(theta) + prior_precision * I)^-1``, ``L`` the Fisher
+information (the weighted graph Laplacian with off-diagonal ``-N_ij p_ij (1 - p_ij)``). The
+state is the matrix of effective wins and ``theta``: a vote adds to one cell and moves
+``theta`` by Newton steps started from where it was (one or two suffice: the optimum moves
+by O(1/N) per vote), never refitting from the votes; its cost depends on the number of
+systems only, not on the votes stored. The prior keeps ``theta`` finite before every system
+has won and lost (where the maximum-likelihood estimate does not exist) and matters less
+as votes accumulate.
+
+Stopping rule. The ranking question (in what order are the systems?) is answered when every
+pair adjacent in the estimated order is separated: ``|theta_(k) - theta_(k+1)| / sd >=
+z_{(1 + level) / 2}``, the standard deviation of the difference from ``Sigma`` (a Wald test
+of each adjacent difference at ``level``). Checked after every vote it is a sequential test,
+so the chance of stopping on a wrong order is somewhat higher than ``1 - level`` per pair:
+docs/analysis.md says so.
+
+Pick rule: greedy sequential A-optimal design on the unresolved adjacent differences. A
+vote between i and j adds Fisher information ``w_ij u u^T`` to the posterior precision
+(``u = e_i - e_j``, ``w_ij = p_ij (1 - p_ij)``), so by Sherman-Morrison the variance of a
+contrast ``c`` falls by ``w_ij (c^T Sigma u)^2 / (1 + w_ij u^T Sigma u)``. The score of a
+pair is that fall summed over the adjacent differences, each weighted by ``1 / var`` (a
+relative fall, so a hard pair counts as much as an easy one) while it is unresolved and by
+``RESOLVED_WEIGHT / var`` once it is separated (the order may still change). This is the
+expected-information design of Glickman & Jensen (2005, "Adaptive paired comparison
+design", J. Statist. Plann. Inference 127) specialised to the ranking question, and the
+sampling follows Chatbot Arena's active sampling (Chiang et al. 2024, "Chatbot Arena: An
+Open Platform for Evaluating LLMs by Human Preference", section 5.2: a pair is drawn with
+probability proportional to the reduction of uncertainty one more vote brings, rather than
+the single best pair, so concurrent voters do not all get the same pair). The draw mixes a
+floor of uniform exploration and the owner's weights:
+
+    P(i, j) = (1 - exploration) * s_ij w_i w_j / sum(s w w) + exploration * w_i w_j / sum(w w).
+
+Pure: numpy only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import ndtri
+
+__all__ = [
+    "DEFAULT_EXPLORATION",
+    "DEFAULT_PRIOR_PRECISION",
+    "RESOLVED_WEIGHT",
+    "PairChoice",
+    "PairingState",
+    "Separation",
+    "add_vote",
+    "add_votes",
+    "choose_pair",
+    "covariance",
+    "new_state",
+    "pair_probabilities",
+    "pair_scores",
+    "separation",
+    "state_from_counts",
+]
+
+# theta ~ N(0, 1 / 0.1): a standard deviation of 3.2 in log-odds (about 550 Elo points), far
+# wider than any real arena's spread, so it only matters before the data can say anything.
+DEFAULT_PRIOR_PRECISION = 0.1
+DEFAULT_EXPLORATION = 0.1
+# How much a separated adjacent difference still counts in a pair's score.
+RESOLVED_WEIGHT = 0.05
+_TOLERANCE = 1e-9
+_MAX_STEPS = 25
+
+
+@dataclass(frozen=True)
+class PairingState:
+    """Effective wins ``wins[i, j]`` (a tie adds 1/2 both ways), the MAP ``strengths``
+    (log-odds scale) and the prior's precision; ``votes`` counts the votes added."""
+
+    wins: np.ndarray
+    strengths: np.ndarray
+    prior_precision: float
+    votes: int
+
+    @property
+    def n(self) -> int:
+        return self.strengths.size
+
+
+@dataclass(frozen=True)
+class Separation:
+    order: np.ndarray  # systems, strongest first
+    difference: np.ndarray  # (n - 1,) theta of order[k] minus theta of order[k + 1]
+    sd: np.ndarray  # (n - 1,) their standard deviations
+    z: np.ndarray  # difference / sd
+    separated: np.ndarray  # (n - 1,) bool
+    level: float
+
+    @property
+    def answered(self) -> bool:
+        return bool(self.separated.all())
+
+
+@dataclass(frozen=True)
+class PairChoice:
+    i: int
+    j: int
+    probability: float  # of the unordered pair under the mixed rule
+    score: float  # its expected reduction of the weighted variance
+
+
+# --- the state -------------------------------------------------------------------------------
+
+
+def _check_prior(prior_precision: float) -> float:
+    if not (np.isfinite(prior_precision) and prior_precision > 0):
+        raise ValueError("prior_precision must be positive (it keeps the strengths finite)")
+    return float(prior_precision)
+
+
+def new_state(n: int, prior_precision: float = DEFAULT_PRIOR_PRECISION) -> PairingState:
+    """No votes yet: every strength 0."""
+    if n < 2:
+        raise ValueError("pairing needs at least two systems")
+    return PairingState(np.zeros((n, n)), np.zeros(n), _check_prior(prior_precision), 0)
+
+
+def _information(theta: np.ndarray, totals: np.ndarray, prior: float) -> np.ndarray:
+    """``L(theta) + prior * I`` (the negative Hessian of the log posterior)."""
+    p = 1.0 / (1.0 + np.exp(theta[None, :] - theta[:, None]))
+    weight = totals * p * (1.0 - p)
+    matrix = -weight
+    np.fill_diagonal(matrix, weight.sum(axis=1) - np.diag(weight) + prior)
+    return matrix
+
+
+def _log_posterior(theta: np.ndarray, wins: np.ndarray, prior: float) -> float:
+    margin = theta[:, None] - theta[None, :]
+    return float(-(wins * np.logaddexp(0.0, -margin)).sum() - 0.5 * prior * theta @ theta)
+
+
+def _newton(
+    wins: np.ndarray, theta: np.ndarray, prior: float, max_steps: int = _MAX_STEPS
+) -> np.ndarray:
+    """Maximise the log posterior from ``theta`` (damped Newton: it is strictly concave)."""
+    totals = wins + wins.T
+    won = wins.sum(axis=1)
+    value = _log_posterior(theta, wins, prior)
+    for _ in range(max_steps):
+        p = 1.0 / (1.0 + np.exp(theta[None, :] - theta[:, None]))
+        gradient = won - (totals * p).sum(axis=1) - prior * theta
+        step = np.linalg.solve(_information(theta, totals, prior), gradient)
+        size = 1.0
+        while True:
+            candidate = theta + size * step
+            candidate_value = _log_posterior(candidate, wins, prior)
+            if candidate_value >= value + 1e-4 * size * (gradient @ step) - 1e-12 * (
+                1 + abs(value)
+            ) or size < 1e-8:
+                break
+            size /= 2.0
+        theta, value = candidate, candidate_value
+        if np.abs(size * step).max() < _TOLERANCE:
+            break
+    return theta
+
+
+def state_from_counts(
+    wins: ArrayLike,
+    ties: ArrayLike | None = None,
+    prior_precision: float = DEFAULT_PRIOR_PRECISION,
+) -> PairingState:
+    """The state of many votes at once (a full fit): ``wins[i, j]`` wins of i over j and
+    symmetric ``ties``, as `pairwise.win_count_matrices` gives them."""
+    w = np.asarray(wins, dtype=float)
+    if w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] < 2:
+        raise ValueError("wins must be a square matrix of at least two systems")
+    t = np.zeros_like(w) if ties is None else np.asarray(ties, dtype=float)
+    if t.shape != w.shape or not np.allclose(t, t.T):
+        raise ValueError("ties must be a symmetric matrix of the same shape as wins")
+    if np.any(w < 0) or np.any(t < 0) or not np.all(np.isfinite(w + t)):
+        raise ValueError("counts must be finite and non-negative")
+    effective = w + t / 2.0
+    np.fill_diagonal(effective, 0.0)
+    prior = _check_prior(prior_precision)
+    theta = _newton(effective, np.zeros(w.shape[0]), prior)
+    votes = int(round(np.triu(effective + effective.T, 1).sum()))
+    return PairingState(effective, theta, prior, votes)
+
+
+def add_vote(state: PairingState, winner: int, loser: int, tie: bool = False) -> PairingState:
+    """The state after one vote (``tie``: half a win each way), by Newton steps from the
+    current strengths."""
+    return add_votes(state, [winner], [loser], [tie])
+
+
+def add_votes(state: PairingState, first: ArrayLike, second: ArrayLike, tie: ArrayLike):
+    """The state after several votes (``first[k]`` beat ``second[k]``, or tied with it)."""
+    first = np.asarray(first, dtype=np.int64)
+    second = np.asarray(second, dtype=np.int64)
+    tie = np.asarray(tie, dtype=bool)
+    n = state.n
+    if first.shape != second.shape or first.shape != tie.shape:
+        raise ValueError("one winner, one loser and one tie flag per vote")
+    if np.any((first < 0) | (first >= n) | (second < 0) | (second >= n)):
+        raise ValueError(f"systems are numbered 0 to {n - 1}")
+    if np.any(first == second):
+        raise ValueError("a vote compares two different systems")
+    wins = state.wins.copy()
+    share = np.where(tie, 0.5, 1.0)
+    np.add.at(wins, (first, second), share)
+    np.add.at(wins, (second, first), 1.0 - share)
+    theta = _newton(wins, state.strengths, state.prior_precision)
+    return PairingState(wins, theta, state.prior_precision, state.votes + first.size)
+
+
+def covariance(state: PairingState) -> np.ndarray:
+    """The Laplace approximation's posterior covariance of the strengths."""
+    totals = state.wins + state.wins.T
+    return np.linalg.inv(_information(state.strengths, totals, state.prior_precision))
+
+
+# --- the stopping rule -----------------------------------------------------------------------
+
+
+def _critical(level: float) -> float:
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    return float(ndtri(0.5 + level / 2.0))
+
+
+def separation(
+    state: PairingState, level: float = 0.95, sigma: np.ndarray | None = None
+) -> Separation:
+    """Is every adjacent pair of the estimated order separated at ``level``?"""
+    z_star = _critical(level)
+    sigma = covariance(state) if sigma is None else sigma
+    theta = state.strengths
+    order = np.argsort(-theta, kind="stable")
+    upper, lower = order[:-1], order[1:]
+    difference = theta[upper] - theta[lower]
+    variance = sigma[upper, upper] + sigma[lower, lower] - 2.0 * sigma[upper, lower]
+    sd = np.sqrt(np.maximum(variance, 0.0))
+    z = difference / sd
+    return Separation(order, difference, sd, z, z >= z_star, level)
+
+
+# --- the pick rule ---------------------------------------------------------------------------
+
+
+def pair_scores(state: PairingState, level: float = 0.95) -> np.ndarray:
+    """``s[i, j]``: the expected fall of the weighted variance of the adjacent differences
+    after one more vote between i and j (symmetric, zero diagonal)."""
+    sigma = covariance(state)
+    sep = separation(state, level, sigma)
+    upper, lower = sep.order[:-1], sep.order[1:]
+    variance = np.maximum(sep.sd**2, 1e-300)
+    weight = np.where(sep.separated, RESOLVED_WEIGHT, 1.0) / variance
+    # M[:, k] = Sigma c_k; Q = M diag(weight) M^T; (c_k^T Sigma u_ij)^2 summed with the
+    # weights is Q_ii + Q_jj - 2 Q_ij.
+    m = sigma[:, upper] - sigma[:, lower]
+    q = (m * weight) @ m.T
+    d = np.diag(q)
+    gain = d[:, None] + d[None, :] - 2.0 * q
+    s = np.diag(sigma)
+    pair_variance = s[:, None] + s[None, :] - 2.0 * sigma
+    theta = state.strengths
+    p = 1.0 / (1.0 + np.exp(theta[None, :] - theta[:, None]))
+    w = p * (1.0 - p)
+    scores = np.maximum(w * gain / (1.0 + w * pair_variance), 0.0)
+    np.fill_diagonal(scores, 0.0)
+    return scores
+
+
+def pair_probabilities(
+    state: PairingState,
+    weights: ArrayLike | None = None,
+    *,
+    exploration: float = DEFAULT_EXPLORATION,
+    level: float = 0.95,
+    scores: np.ndarray | None = None,
+) -> np.ndarray:
+    """The probability of each unordered pair (upper triangle; the rest 0) under the
+    mixed rule of the module docstring. A weight of 0 keeps a system out."""
+    n = state.n
+    weights = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    if weights.shape != (n,) or np.any(weights < 0) or not np.all(np.isfinite(weights)):
+        raise ValueError("one finite, non-negative weight per system")
+    if not 0.0 <= exploration <= 1.0:
+        raise ValueError("exploration must be in [0, 1]")
+    owner = np.triu(np.outer(weights, weights), 1)
+    if owner.sum() <= 0:
+        raise ValueError("fewer than two systems have a positive weight")
+    scores = pair_scores(state, level) if scores is None else scores
+    adaptive = owner * np.triu(scores, 1)
+    uniform = owner / owner.sum()
+    if adaptive.sum() <= 0:
+        return uniform
+    return (1.0 - exploration) * adaptive / adaptive.sum() + exploration * uniform
+
+
+def choose_pair(
+    state: PairingState,
+    rng: np.random.Generator,
+    weights: ArrayLike | None = None,
+    *,
+    exploration: float = DEFAULT_EXPLORATION,
+    level: float = 0.95,
+) -> PairChoice:
+    """Draw the next unordered pair (i < j) by the mixed rule."""
+    scores = pair_scores(state, level)
+    probabilities = pair_probabilities(
+        state, weights, exploration=exploration, level=level, scores=scores
+    )
+    flat = probabilities.ravel()
+    cell = int(rng.choice(flat.size, p=flat / flat.sum()))
+    i, j = divmod(cell, state.n)
+    return PairChoice(i, j, float(flat[cell]), float(scores[i, j]))
