@@ -23,18 +23,22 @@ Pick rule: greedy sequential A-optimal design on the unresolved adjacent differe
 vote between i and j adds Fisher information ``w_ij u u^T`` to the posterior precision
 (``u = e_i - e_j``, ``w_ij = p_ij (1 - p_ij)``), so by Sherman-Morrison the variance of a
 contrast ``c`` falls by ``w_ij (c^T Sigma u)^2 / (1 + w_ij u^T Sigma u)``. The score of a
-pair is that fall summed over the adjacent differences, each weighted by ``1 / var`` (a
-relative fall, so a hard pair counts as much as an easy one) while it is unresolved and by
-``RESOLVED_WEIGHT / var`` once it is separated (the order may still change). This is the
+pair is that fall summed over the adjacent differences, each weighted by ``1 / (var +
+difference^2)`` (a relative fall of the difference's mean square, so a close pair counts
+more than one whose gap is plain) while it is unresolved, and by ``RESOLVED_WEIGHT`` times
+that once it is separated (the order may still change). This is the
 expected-information design of Glickman & Jensen (2005, "Adaptive paired comparison
 design", J. Statist. Plann. Inference 127) specialised to the ranking question, and the
 sampling follows Chatbot Arena's active sampling (Chiang et al. 2024, "Chatbot Arena: An
 Open Platform for Evaluating LLMs by Human Preference", section 5.2: a pair is drawn with
 probability proportional to the reduction of uncertainty one more vote brings, rather than
-the single best pair, so concurrent voters do not all get the same pair). The draw mixes a
-floor of uniform exploration and the owner's weights:
+the single best pair, so concurrent voters do not all get the same pair), with the scores
+sharpened by a power ``sharpness`` (default 4: the proportional draw spends votes on pairs
+that barely help; the greedy one sends every concurrent voter to the same pair). The draw
+mixes a floor of uniform exploration and the owner's weights:
 
-    P(i, j) = (1 - exploration) * s_ij w_i w_j / sum(s w w) + exploration * w_i w_j / sum(w w).
+    P(i, j) = (1 - exploration) * s_ij^sharpness w_i w_j / sum(s^sharpness w w)
+              + exploration * w_i w_j / sum(w w).
 
 Pure: numpy only.
 """
@@ -50,6 +54,7 @@ from scipy.special import ndtri
 __all__ = [
     "DEFAULT_EXPLORATION",
     "DEFAULT_PRIOR_PRECISION",
+    "DEFAULT_SHARPNESS",
     "RESOLVED_WEIGHT",
     "PairChoice",
     "PairingState",
@@ -68,7 +73,14 @@ __all__ = [
 # theta ~ N(0, 1 / 0.1): a standard deviation of 3.2 in log-odds (about 550 Elo points), far
 # wider than any real arena's spread, so it only matters before the data can say anything.
 DEFAULT_PRIOR_PRECISION = 0.1
-DEFAULT_EXPLORATION = 0.1
+# A twentieth of the votes go to pairs drawn as the uniform rule draws them (the owner's
+# weights only), so no pair is starved when the approximation is wrong.
+DEFAULT_EXPLORATION = 0.05
+# Scores are raised to this power before drawing: 1 is Chatbot Arena's proportional draw,
+# infinity the greedy best pair. 4 keeps most of the greedy rule's saving (bench/
+# bench_adaptive_pairing.py: with 10 systems the votes to separate fell by 29% at 1, 66%
+# at 4, 70% near-greedy) while concurrent voters still get different pairs.
+DEFAULT_SHARPNESS = 4.0
 # How much a separated adjacent difference still counts in a pair's score.
 RESOLVED_WEIGHT = 0.05
 _TOLERANCE = 1e-9
@@ -129,11 +141,19 @@ def new_state(n: int, prior_precision: float = DEFAULT_PRIOR_PRECISION) -> Pairi
 
 
 def _information(theta: np.ndarray, totals: np.ndarray, prior: float) -> np.ndarray:
-    """``L(theta) + prior * I`` (the negative Hessian of the log posterior)."""
+    """``L(theta) + prior * I + 11^T / n``: the negative Hessian of the log posterior plus
+    a unit of information on the mean strength.
+
+    No vote says anything about the mean (``L 1 = 0``): along ``1`` the posterior has only
+    the prior's precision, tiny for a weak prior, which makes the matrix nearly singular.
+    Strengths start centred and stay so (the gradient sums to ``-prior * sum(theta)``), and
+    everything read from the covariance is a difference, on which the extra term has no
+    effect: ``L``'s other eigenvectors are orthogonal to ``1``."""
+    n = theta.size
     p = 1.0 / (1.0 + np.exp(theta[None, :] - theta[:, None]))
     weight = totals * p * (1.0 - p)
-    matrix = -weight
-    np.fill_diagonal(matrix, weight.sum(axis=1) - np.diag(weight) + prior)
+    matrix = 1.0 / n - weight
+    matrix[np.diag_indices(n)] = weight.sum(axis=1) - np.diag(weight) + prior + 1.0 / n
     return matrix
 
 
@@ -157,9 +177,11 @@ def _newton(
         while True:
             candidate = theta + size * step
             candidate_value = _log_posterior(candidate, wins, prior)
-            if candidate_value >= value + 1e-4 * size * (gradient @ step) - 1e-12 * (
-                1 + abs(value)
-            ) or size < 1e-8:
+            if (
+                candidate_value
+                >= value + 1e-4 * size * (gradient @ step) - 1e-12 * (1 + abs(value))
+                or size < 1e-8
+            ):
                 break
             size /= 2.0
         theta, value = candidate, candidate_value
@@ -218,9 +240,12 @@ def add_votes(state: PairingState, first: ArrayLike, second: ArrayLike, tie: Arr
 
 
 def covariance(state: PairingState) -> np.ndarray:
-    """The Laplace approximation's posterior covariance of the strengths."""
+    """The Laplace approximation's posterior covariance of the centred strengths
+    ``theta - mean(theta)`` (what every difference of strengths is read from)."""
     totals = state.wins + state.wins.T
-    return np.linalg.inv(_information(state.strengths, totals, state.prior_precision))
+    sigma = np.linalg.inv(_information(state.strengths, totals, state.prior_precision))
+    centred = sigma - sigma.mean(axis=0, keepdims=True)
+    return centred - centred.mean(axis=1, keepdims=True)
 
 
 # --- the stopping rule -----------------------------------------------------------------------
@@ -258,7 +283,7 @@ def pair_scores(state: PairingState, level: float = 0.95) -> np.ndarray:
     sep = separation(state, level, sigma)
     upper, lower = sep.order[:-1], sep.order[1:]
     variance = np.maximum(sep.sd**2, 1e-300)
-    weight = np.where(sep.separated, RESOLVED_WEIGHT, 1.0) / variance
+    weight = np.where(sep.separated, RESOLVED_WEIGHT, 1.0) / (variance + sep.difference**2)
     # M[:, k] = Sigma c_k; Q = M diag(weight) M^T; (c_k^T Sigma u_ij)^2 summed with the
     # weights is Q_ii + Q_jj - 2 Q_ij.
     m = sigma[:, upper] - sigma[:, lower]
@@ -281,6 +306,7 @@ def pair_probabilities(
     *,
     exploration: float = DEFAULT_EXPLORATION,
     level: float = 0.95,
+    sharpness: float = DEFAULT_SHARPNESS,
     scores: np.ndarray | None = None,
 ) -> np.ndarray:
     """The probability of each unordered pair (upper triangle; the rest 0) under the
@@ -291,11 +317,13 @@ def pair_probabilities(
         raise ValueError("one finite, non-negative weight per system")
     if not 0.0 <= exploration <= 1.0:
         raise ValueError("exploration must be in [0, 1]")
+    if not 0.0 <= sharpness <= 64.0:
+        raise ValueError("sharpness must be in [0, 64]")
     owner = np.triu(np.outer(weights, weights), 1)
     if owner.sum() <= 0:
         raise ValueError("fewer than two systems have a positive weight")
     scores = pair_scores(state, level) if scores is None else scores
-    adaptive = owner * np.triu(scores, 1)
+    adaptive = owner * np.triu(scores, 1) ** sharpness
     uniform = owner / owner.sum()
     if adaptive.sum() <= 0:
         return uniform
@@ -309,11 +337,12 @@ def choose_pair(
     *,
     exploration: float = DEFAULT_EXPLORATION,
     level: float = 0.95,
+    sharpness: float = DEFAULT_SHARPNESS,
 ) -> PairChoice:
     """Draw the next unordered pair (i < j) by the mixed rule."""
     scores = pair_scores(state, level)
     probabilities = pair_probabilities(
-        state, weights, exploration=exploration, level=level, scores=scores
+        state, weights, exploration=exploration, level=level, sharpness=sharpness, scores=scores
     )
     flat = probabilities.ravel()
     cell = int(rng.choice(flat.size, p=flat / flat.sum()))
