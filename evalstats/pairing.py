@@ -61,6 +61,7 @@ __all__ = [
     "Separation",
     "add_vote",
     "add_votes",
+    "answered_by_counts",
     "choose_pair",
     "covariance",
     "new_state",
@@ -140,54 +141,114 @@ def new_state(n: int, prior_precision: float = DEFAULT_PRIOR_PRECISION) -> Pairi
     return PairingState(np.zeros((n, n)), np.zeros(n), _check_prior(prior_precision), 0)
 
 
+def _win_probability(theta: np.ndarray) -> np.ndarray:
+    """``p[..., i, j] = sigmoid(theta_i - theta_j)``."""
+    return 1.0 / (1.0 + np.exp(theta[..., None, :] - theta[..., :, None]))
+
+
 def _information(theta: np.ndarray, totals: np.ndarray, prior: float) -> np.ndarray:
-    """``L(theta) + prior * I + 11^T / n``: the negative Hessian of the log posterior plus
-    a unit of information on the mean strength.
+    """``L(theta) + prior * I + 11^T / n`` (batched over leading axes): the negative Hessian
+    of the log posterior plus a unit of information on the mean strength.
 
     No vote says anything about the mean (``L 1 = 0``): along ``1`` the posterior has only
     the prior's precision, tiny for a weak prior, which makes the matrix nearly singular.
     Strengths start centred and stay so (the gradient sums to ``-prior * sum(theta)``), and
     everything read from the covariance is a difference, on which the extra term has no
     effect: ``L``'s other eigenvectors are orthogonal to ``1``."""
-    n = theta.size
-    p = 1.0 / (1.0 + np.exp(theta[None, :] - theta[:, None]))
+    n = theta.shape[-1]
+    p = _win_probability(theta)
     weight = totals * p * (1.0 - p)
     matrix = 1.0 / n - weight
-    matrix[np.diag_indices(n)] = weight.sum(axis=1) - np.diag(weight) + prior + 1.0 / n
+    diagonal = np.arange(n)
+    matrix[..., diagonal, diagonal] = weight.sum(axis=-1) + prior + 1.0 / n
     return matrix
 
 
-def _log_posterior(theta: np.ndarray, wins: np.ndarray, prior: float) -> float:
-    margin = theta[:, None] - theta[None, :]
-    return float(-(wins * np.logaddexp(0.0, -margin)).sum() - 0.5 * prior * theta @ theta)
+def _log_posterior(theta: np.ndarray, wins: np.ndarray, prior: float) -> np.ndarray:
+    margin = theta[..., :, None] - theta[..., None, :]
+    likelihood = -(wins * np.logaddexp(0.0, -margin)).sum(axis=(-2, -1))
+    return likelihood - 0.5 * prior * (theta * theta).sum(axis=-1)
 
 
 def _newton(
     wins: np.ndarray, theta: np.ndarray, prior: float, max_steps: int = _MAX_STEPS
 ) -> np.ndarray:
-    """Maximise the log posterior from ``theta`` (damped Newton: it is strictly concave)."""
-    totals = wins + wins.T
-    won = wins.sum(axis=1)
+    """Maximise the log posterior from ``theta`` for a batch (wins (B, n, n), theta (B, n)):
+    damped Newton, the posterior being strictly concave."""
+    totals = wins + np.swapaxes(wins, -1, -2)
+    won = wins.sum(axis=-1)
     value = _log_posterior(theta, wins, prior)
+    active = np.ones(theta.shape[0], dtype=bool)
     for _ in range(max_steps):
-        p = 1.0 / (1.0 + np.exp(theta[None, :] - theta[:, None]))
-        gradient = won - (totals * p).sum(axis=1) - prior * theta
-        step = np.linalg.solve(_information(theta, totals, prior), gradient)
-        size = 1.0
-        while True:
-            candidate = theta + size * step
-            candidate_value = _log_posterior(candidate, wins, prior)
-            if (
-                candidate_value
-                >= value + 1e-4 * size * (gradient @ step) - 1e-12 * (1 + abs(value))
-                or size < 1e-8
-            ):
+        t, w, tot = theta[active], wins[active], totals[active]
+        gradient = won[active] - (tot * _win_probability(t)).sum(axis=-1) - prior * t
+        step = np.linalg.solve(_information(t, tot, prior), gradient[..., None])[..., 0]
+        ascent = (gradient * step).sum(axis=-1)
+        size = np.ones(t.shape[0])
+        accepted = np.zeros(t.shape[0], dtype=bool)
+        new_t, new_value = t.copy(), value[active].copy()
+        for _ in range(30):
+            candidate = t + size[:, None] * step
+            candidate_value = _log_posterior(candidate, w, prior)
+            slack = 1e-12 * (1.0 + np.abs(value[active]))
+            ok = ~accepted & (candidate_value >= value[active] + 1e-4 * size * ascent - slack)
+            new_t[ok], new_value[ok] = candidate[ok], candidate_value[ok]
+            accepted |= ok
+            if accepted.all():
                 break
-            size /= 2.0
-        theta, value = candidate, candidate_value
-        if np.abs(size * step).max() < _TOLERANCE:
+            size = np.where(accepted, size, size / 2.0)
+        moved = np.abs(new_t - t).max(axis=-1)
+        theta[active], value[active] = new_t, new_value
+        active[np.flatnonzero(active)[moved < _TOLERANCE]] = False
+        if not active.any():
             break
     return theta
+
+
+def _covariance(theta: np.ndarray, wins: np.ndarray, prior: float) -> np.ndarray:
+    """The posterior covariance of the centred strengths (batched)."""
+    totals = wins + np.swapaxes(wins, -1, -2)
+    sigma = np.linalg.inv(_information(theta, totals, prior))
+    centred = sigma - sigma.mean(axis=-2, keepdims=True)
+    return centred - centred.mean(axis=-1, keepdims=True)
+
+
+def _separation_arrays(theta: np.ndarray, sigma: np.ndarray, z_star: float):
+    """(order, difference, sd, z, separated), batched over the leading axis."""
+    order = np.argsort(-theta, axis=-1, kind="stable")
+    upper, lower = order[:, :-1], order[:, 1:]
+    batch = np.arange(theta.shape[0])[:, None]
+    difference = np.take_along_axis(theta, upper, -1) - np.take_along_axis(theta, lower, -1)
+    variance = (
+        sigma[batch, upper, upper] + sigma[batch, lower, lower] - 2.0 * sigma[batch, upper, lower]
+    )
+    sd = np.sqrt(np.maximum(variance, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(sd > 0, difference / np.where(sd > 0, sd, 1.0), np.inf)
+    return order, difference, sd, z, z >= z_star
+
+
+def _scores(theta: np.ndarray, sigma: np.ndarray, z_star: float) -> np.ndarray:
+    """``pair_scores`` for a batch (theta (B, n), sigma (B, n, n))."""
+    order, difference, sd, _, separated = _separation_arrays(theta, sigma, z_star)
+    upper, lower = order[:, :-1], order[:, 1:]
+    weight = np.where(separated, RESOLVED_WEIGHT, 1.0) / np.maximum(sd**2 + difference**2, 1e-300)
+    # M[:, k] = Sigma c_k; Q = M diag(weight) M^T; (c_k^T Sigma u_ij)^2 summed with the
+    # weights is Q_ii + Q_jj - 2 Q_ij.
+    m = np.take_along_axis(sigma, upper[:, None, :], -1) - np.take_along_axis(
+        sigma, lower[:, None, :], -1
+    )
+    q = (m * weight[:, None, :]) @ np.swapaxes(m, -1, -2)
+    d = np.diagonal(q, axis1=-2, axis2=-1)
+    gain = d[:, :, None] + d[:, None, :] - 2.0 * q
+    s = np.diagonal(sigma, axis1=-2, axis2=-1)
+    pair_variance = s[:, :, None] + s[:, None, :] - 2.0 * sigma
+    p = _win_probability(theta)
+    w = p * (1.0 - p)
+    scores = np.maximum(w * gain / (1.0 + w * pair_variance), 0.0)
+    n = theta.shape[-1]
+    scores[:, np.arange(n), np.arange(n)] = 0.0
+    return scores
 
 
 def state_from_counts(
@@ -208,7 +269,7 @@ def state_from_counts(
     effective = w + t / 2.0
     np.fill_diagonal(effective, 0.0)
     prior = _check_prior(prior_precision)
-    theta = _newton(effective, np.zeros(w.shape[0]), prior)
+    theta = _newton(effective[None], np.zeros((1, w.shape[0])), prior)[0]
     votes = int(round(np.triu(effective + effective.T, 1).sum()))
     return PairingState(effective, theta, prior, votes)
 
@@ -235,17 +296,14 @@ def add_votes(state: PairingState, first: ArrayLike, second: ArrayLike, tie: Arr
     share = np.where(tie, 0.5, 1.0)
     np.add.at(wins, (first, second), share)
     np.add.at(wins, (second, first), 1.0 - share)
-    theta = _newton(wins, state.strengths, state.prior_precision)
+    theta = _newton(wins[None], state.strengths[None].copy(), state.prior_precision)[0]
     return PairingState(wins, theta, state.prior_precision, state.votes + first.size)
 
 
 def covariance(state: PairingState) -> np.ndarray:
     """The Laplace approximation's posterior covariance of the centred strengths
     ``theta - mean(theta)`` (what every difference of strengths is read from)."""
-    totals = state.wins + state.wins.T
-    sigma = np.linalg.inv(_information(state.strengths, totals, state.prior_precision))
-    centred = sigma - sigma.mean(axis=0, keepdims=True)
-    return centred - centred.mean(axis=1, keepdims=True)
+    return _covariance(state.strengths[None], state.wins[None], state.prior_precision)[0]
 
 
 # --- the stopping rule -----------------------------------------------------------------------
@@ -263,14 +321,29 @@ def separation(
     """Is every adjacent pair of the estimated order separated at ``level``?"""
     z_star = _critical(level)
     sigma = covariance(state) if sigma is None else sigma
-    theta = state.strengths
-    order = np.argsort(-theta, kind="stable")
-    upper, lower = order[:-1], order[1:]
-    difference = theta[upper] - theta[lower]
-    variance = sigma[upper, upper] + sigma[lower, lower] - 2.0 * sigma[upper, lower]
-    sd = np.sqrt(np.maximum(variance, 0.0))
-    z = difference / sd
-    return Separation(order, difference, sd, z, z >= z_star, level)
+    arrays = _separation_arrays(state.strengths[None], sigma[None], z_star)
+    return Separation(*(array[0] for array in arrays), level)
+
+
+def answered_by_counts(
+    wins: ArrayLike,
+    ties: ArrayLike | None = None,
+    level: float = 0.95,
+    prior_precision: float = DEFAULT_PRIOR_PRECISION,
+) -> np.ndarray:
+    """For a stack of count matrices (shape (B, n, n)), fitted from scratch: is each one's
+    ranking question answered? (The full-fit path, for checking the incremental one.)"""
+    w = np.asarray(wins, dtype=float)
+    t = np.zeros_like(w) if ties is None else np.asarray(ties, dtype=float)
+    if w.ndim != 3 or w.shape[1] != w.shape[2] or t.shape != w.shape:
+        raise ValueError("wins and ties are stacks of square matrices of one shape")
+    effective = w + t / 2.0
+    n = w.shape[1]
+    effective[:, np.arange(n), np.arange(n)] = 0.0
+    prior = _check_prior(prior_precision)
+    theta = _newton(effective, np.zeros(w.shape[:2]), prior)
+    sigma = _covariance(theta, effective, prior)
+    return _separation_arrays(theta, sigma, _critical(level))[-1].all(axis=-1)
 
 
 # --- the pick rule ---------------------------------------------------------------------------
@@ -280,24 +353,7 @@ def pair_scores(state: PairingState, level: float = 0.95) -> np.ndarray:
     """``s[i, j]``: the expected fall of the weighted variance of the adjacent differences
     after one more vote between i and j (symmetric, zero diagonal)."""
     sigma = covariance(state)
-    sep = separation(state, level, sigma)
-    upper, lower = sep.order[:-1], sep.order[1:]
-    variance = np.maximum(sep.sd**2, 1e-300)
-    weight = np.where(sep.separated, RESOLVED_WEIGHT, 1.0) / (variance + sep.difference**2)
-    # M[:, k] = Sigma c_k; Q = M diag(weight) M^T; (c_k^T Sigma u_ij)^2 summed with the
-    # weights is Q_ii + Q_jj - 2 Q_ij.
-    m = sigma[:, upper] - sigma[:, lower]
-    q = (m * weight) @ m.T
-    d = np.diag(q)
-    gain = d[:, None] + d[None, :] - 2.0 * q
-    s = np.diag(sigma)
-    pair_variance = s[:, None] + s[None, :] - 2.0 * sigma
-    theta = state.strengths
-    p = 1.0 / (1.0 + np.exp(theta[None, :] - theta[:, None]))
-    w = p * (1.0 - p)
-    scores = np.maximum(w * gain / (1.0 + w * pair_variance), 0.0)
-    np.fill_diagonal(scores, 0.0)
-    return scores
+    return _scores(state.strengths[None], sigma[None], _critical(level))[0]
 
 
 def pair_probabilities(
