@@ -5,7 +5,15 @@ from django.contrib import admin
 
 from evalhub.admin_tools import RecordAdmin, pretty_json
 
-from .models import Arena, ArenaSystem, Battle, BattleAnswer, BattleTurn, Leaderboard
+from .models import (
+    Arena,
+    ArenaSystem,
+    Battle,
+    BattleAnswer,
+    BattleTurn,
+    Leaderboard,
+    PairingState,
+)
 
 
 class ArenaSystemInline(admin.TabularInline):
@@ -110,3 +118,18 @@ class LeaderboardAdmin(RecordAdmin):
     @admin.display(description="result")
     def result_shown(self, obj):
         return pretty_json(obj.result)
+
+
+# Pairing (issue 27) --------------------------------------------------------------------------
+
+
+@admin.register(PairingState)
+class PairingStateAdmin(RecordAdmin):
+    """Updated by each vote and rebuilt with each leaderboard (arenas/pairing_state.py); an
+    edit would steer the draws and the stopping rule by numbers no vote gave."""
+
+    list_display = ["arena", "votes", "separated_pairs", "adjacent_pairs", "answered", "updated"]
+    list_filter = ["answered"]
+    search_fields = ["arena__slug"]
+    list_select_related = ["arena"]
+    exclude = ["wins"]

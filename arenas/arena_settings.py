@@ -22,6 +22,14 @@ class ArenaSettings(Declared):
     max_turns: int = Field(
         3, ge=1, le=20, description="User turns a voter may write in one battle before voting."
     )
+    # Pairing (issue 27): the stopping rule's level (evalstats/pairing.py).
+    separation_level: float = Field(
+        0.95,
+        ge=0.5,
+        le=0.999,
+        description="The ranking question is answered when every pair of systems adjacent "
+        "in the ranking is separated at this level (0.5 to 0.999).",
+    )
 
 
 class EntrySettings(Declared):

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from evalhub.errors import UserInputError
 
-from . import leaderboard_queue
+from . import leaderboard_queue, pairing_state
 from .arena_settings import MAX_PROMPT_CHARS
 from .models import Arena, ArenaSystem, Battle, BattleAnswer, BattleTurn
 from .pairing import NoPair, draw_pair
@@ -61,11 +61,16 @@ def start_battle(
 ) -> Battle:
     """A new battle: two systems drawn by the arena's rule, the first turn asked of both."""
     prompt = check_prompt(arena, prompt)
+    if arena.paused:
+        raise BattleRefused("This arena is paused: it is not starting new battles.")
     entries = drawable_entries(arena)
     try:
-        draw = draw_pair(
-            [e.system.slug for e in entries], [e.weight for e in entries], rng or _RANDOM
-        )
+        if arena.pairing_rule == Arena.Pairing.ADAPTIVE:
+            draw = pairing_state.draw(arena, entries, rng or _RANDOM)
+        else:
+            draw = draw_pair(
+                [e.system.slug for e in entries], [e.weight for e in entries], rng or _RANDOM
+            )
     except NoPair:
         raise BattleRefused("This arena has fewer than two systems to draw from.") from None
     systems = {e.system.slug: e.system for e in entries}
@@ -183,6 +188,7 @@ def cast_vote(battle: Battle, vote: str) -> Battle:
         battle.vote = vote
         battle.voted_at = timezone.now()
         battle.save(update_fields=["vote", "voted_at"])
+        pairing_state.record_vote(battle)
         leaderboard_queue.vote_arrived(battle.arena)
     return battle
 

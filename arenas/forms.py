@@ -59,6 +59,10 @@ class ArenaForm(forms.ModelForm):
             "system_prompt",
             "block_list",
             "exclude_flagged",
+            "pairing_rule",
+            "separation_level",
+            "pause_when_answered",
+            "paused",
         ]
         widgets = {
             "description": forms.Textarea(attrs={"rows": 3}),

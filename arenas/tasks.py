@@ -9,7 +9,7 @@ from django.conf import settings
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
-from . import leaderboard
+from . import leaderboard, pairing_state
 from .language import detect_language
 from .models import Arena, Battle, BattleTurn, Leaderboard
 
@@ -30,6 +30,8 @@ def compute_leaderboard(arena_id: int) -> int | None:
     if arena is None:
         return None
     result = leaderboard.compute(arena)
+    # Pairing (issue 27): the pairing state caught up with every counted battle.
+    pairing_state.rebuild(arena)
     values = {"result": result, "battles": result["battles"], "computed_at": started}
     stored = Leaderboard.objects.filter(arena=arena, computed_at__lte=started).update(**values)
     if not stored:

@@ -14,6 +14,7 @@ from .. import voters
 from ..battles import drawable_entries
 from ..leaderboard import stored_result
 from ..models import Arena
+from ..pairing_state import stopping_status
 from .lookup import visible_arena_or_404
 
 ARENA_SORTS = {
@@ -51,6 +52,7 @@ def arena_detail(request, slug):
         "computed_at": parse_datetime(board["computed_at"]) if board["computed_at"] else None,
         "win_rates": matrix_rows(board["win_rate"]),
         "pair_battles": matrix_rows(board["pair_battles"]),
+        "stopping": stopping_status(arena),
     }
     return render(request, "arenas/arena_detail.html", context)
 

@@ -3,7 +3,15 @@ queries whatever the size, and battles are records."""
 
 import pytest
 
-from arenas.models import Arena, ArenaSystem, Battle, BattleAnswer, BattleTurn, Leaderboard
+from arenas.models import (
+    Arena,
+    ArenaSystem,
+    Battle,
+    BattleAnswer,
+    BattleTurn,
+    Leaderboard,
+    PairingState,
+)
 from tests import factories
 from tests.admin_pages import (
     admin_url,
@@ -15,8 +23,8 @@ from tests.arenas.builders import arena, bot_system
 
 pytestmark = pytest.mark.django_db
 
-MODELS = [Arena, ArenaSystem, Battle, BattleTurn, BattleAnswer, Leaderboard]
-RECORDS = [Battle, BattleTurn, BattleAnswer, Leaderboard]
+MODELS = [Arena, ArenaSystem, Battle, BattleTurn, BattleAnswer, Leaderboard, PairingState]
+RECORDS = [Battle, BattleTurn, BattleAnswer, Leaderboard, PairingState]
 
 
 def populate(n=1, prefix="t"):
@@ -31,6 +39,7 @@ def populate(n=1, prefix="t"):
         for side in "ab":
             BattleAnswer.objects.create(turn=turn, side=side, status="done", text="hello")
         Leaderboard.objects.create(arena=made, result={"systems": []})
+        PairingState.objects.create(arena=made, systems=[one.pk, two.pk], wins=[0, 2, 0, 0])
 
 
 @pytest.fixture

@@ -23,6 +23,8 @@ def form_data(**overrides):
         "system_prompt": "Be brief.",
         "block_list": "bomb\n  Forbidden Topic \n\nBOMB\n",
         "exclude_flagged": "on",
+        "pairing_rule": "uniform",
+        "separation_level": "0.95",
     }
     return {**data, **overrides}
 
