@@ -65,6 +65,10 @@ def _store(row: PairingState, state, ids: list[int], level: float) -> PairingSta
     return row
 
 
+def _entered(arena: Arena) -> list[int]:
+    return list(arena.entries.order_by("pk").values_list("system_id", flat=True))
+
+
 def _pause_if_answered(arena: Arena, row: PairingState) -> None:
     if row.answered and arena.pause_when_answered and not arena.paused:
         Arena.objects.filter(pk=arena.pk).update(paused=True)
@@ -102,9 +106,20 @@ def rebuild(arena: Arena) -> PairingState:
             ties[a, b] += count
             ties[b, a] += count
     state = pairing.state_from_counts(wins, ties)
+    # Every entered system is in the ranking, voted on yet or not (no votes: strength 0).
+    ids = list(index) + [pk for pk in _entered(arena) if pk not in index]
+    if len(ids) > n:
+        grown = np.zeros((len(ids), len(ids)))
+        grown[:n, :n] = state.wins
+        state = pairing.PairingState(
+            grown,
+            np.concatenate([state.strengths, np.zeros(len(ids) - n)]),
+            state.prior_precision,
+            state.votes,
+        )
     with transaction.atomic():
         row, _ = PairingState.objects.select_for_update().get_or_create(arena=arena)
-        row = _store(row, state, list(index), arena.separation_level)
+        row = _store(row, state, ids, arena.separation_level)
         _pause_if_answered(arena, row)
     return row
 
@@ -123,7 +138,7 @@ def record_vote(battle: Battle) -> None:
         return
     from evalstats import pairing
 
-    state, ids = _state(row, [battle.system_a_id, battle.system_b_id])
+    state, ids = _state(row, [battle.system_a_id, battle.system_b_id, *_entered(arena)])
     a, b = ids.index(battle.system_a_id), ids.index(battle.system_b_id)
     code = outcome_codes()[battle.vote]
     if code == A_WINS:
