@@ -101,18 +101,33 @@ def simulate_votes(
     tie_rate: float,
     rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Votes on the pairs (first[k], second[k]) under the model: (winner, loser, tie)."""
+    """Votes on the pairs (first[k], second[k]) under the model: (winner, loser, tie).
+    With one row of strengths per study, ``first`` and ``second`` have a row per study."""
     u = rng.random(first.shape)
     tie = u < tie_rate
-    p = 1.0 / (1.0 + np.exp(strengths[second] - strengths[first]))
+    if strengths.ndim == 2:
+        p = 1.0 / (
+            1.0
+            + np.exp(
+                np.take_along_axis(strengths, second, -1) - np.take_along_axis(strengths, first, -1)
+            )
+        )
+    else:
+        p = 1.0 / (1.0 + np.exp(strengths[second] - strengths[first]))
     first_won = (u - tie_rate) / max(1.0 - tie_rate, 1e-12) < p
     return np.where(first_won, first, second), np.where(first_won, second, first), tie
 
 
 def _check(strengths, tie_rate, level, allocation, n_studies, max_votes, min_batch, growth):
     theta = np.asarray(strengths, dtype=float)
-    if theta.ndim != 1 or not 2 <= theta.size <= 200 or not np.all(np.isfinite(theta)):
-        raise ValueError("strengths: 2 to 200 finite numbers")
+    if theta.ndim == 2 and theta.shape[0] != n_studies:
+        raise ValueError("strengths: one row per simulated study")
+    if (
+        theta.ndim not in (1, 2)
+        or not 2 <= theta.shape[-1] <= 200
+        or not np.all(np.isfinite(theta))
+    ):
+        raise ValueError("strengths: 2 to 200 finite numbers (or a row of them per study)")
     if not 0.0 <= tie_rate < 1.0:
         raise ValueError("the tie share is in [0, 1)")
     if not 0.5 <= level < 1.0:
@@ -125,7 +140,8 @@ def _check(strengths, tie_rate, level, allocation, n_studies, max_votes, min_bat
         raise ValueError("max_votes is 1 to 100,000,000")
     if not 1 <= min_batch <= 100_000 or not 0.0 <= growth <= 1.0:
         raise ValueError("min_batch is 1 to 100,000 and growth in [0, 1]")
-    return theta - theta.mean()
+    theta = theta - theta.mean(axis=-1, keepdims=True)
+    return np.broadcast_to(theta, (n_studies, theta.shape[-1]))
 
 
 def plan_study(
@@ -143,12 +159,13 @@ def plan_study(
     prior_precision: float = pg.DEFAULT_PRIOR_PRECISION,
     seed: int | None = None,
 ) -> StudyPlan:
-    """Run ``n_studies`` simulated studies (see the module docstring)."""
+    """Run ``n_studies`` simulated studies (see the module docstring). ``strengths``: the
+    systems' log-odds strengths, or one row of them per study (shape (n_studies, n))."""
     theta = _check(strengths, tie_rate, level, allocation, n_studies, max_votes, min_batch, growth)
-    n = theta.size
+    n = theta.shape[-1]
     z_star = pg._critical(level)
     rows, cols = np.triu_indices(n, 1)
-    true_order = np.argsort(-theta, kind="stable")
+    true_order = np.argsort(-theta, axis=-1, kind="stable")
     rng = np.random.default_rng(seed)
     # Every study gets batches of the same sizes (they depend on the votes so far only), so
     # the studies still running advance together, as arrays.
@@ -169,7 +186,7 @@ def plan_study(
         else:
             pair = rng.integers(rows.size, size=(running.size, size))
             first, second = rows[pair], cols[pair]
-        winner, loser, tie = simulate_votes(theta, first, second, tie_rate, rng)
+        winner, loser, tie = simulate_votes(theta[running], first, second, tie_rate, rng)
         share = np.where(tie, 0.5, 1.0)
         study = np.broadcast_to(running[:, None], winner.shape)
         np.add.at(wins, (study, winner, loser), share)
@@ -180,7 +197,7 @@ def plan_study(
         order, *_, separated = pg._separation_arrays(strengths[running], sigma, z_star)
         done = separated.all(axis=-1)
         stopping[running[done]] = votes
-        correct[running[done]] = (order[done] == true_order).all(axis=-1)
+        correct[running[done]] = (order[done] == true_order[running[done]]).all(axis=-1)
         running = running[~done]
     return StudyPlan(allocation, level, stopping, correct, max_votes)
 
