@@ -437,9 +437,9 @@ class PairingState(models.Model):
 
     arena = models.OneToOneField(Arena, on_delete=models.CASCADE, related_name="pairing_state")
     # System ids in the state's order; `wins` holds 2 x the effective wins (a tie is one
-    # each way) row by row, so it stays whole numbers.
+    # each way, so they stay whole numbers) row by row, as base64 of little-endian int32.
     systems = models.JSONField(default=list)
-    wins = models.JSONField(default=list)
+    wins = models.JSONField(default=str)
     strengths = models.JSONField(default=list)
     votes = models.PositiveIntegerField(default=0)
     # The stopping rule when the state was last updated.

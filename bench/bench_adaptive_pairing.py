@@ -14,8 +14,8 @@
 3. The decision after each vote at Chatbot Arena's scale: 130 systems, the state fitted
    from 1.6M simulated votes (strengths ~ N(0, 1)); per vote, the incremental update
    (`add_vote`) and the draw of the next pair (`choose_pair`), p50/p95 over 300 votes;
-   and the decode of the stored state an arena reads before it draws (JSON of 130 x 130
-   counts). Reference in the same run: the same decision after a full refit of the counts
+   and the decode of the stored state an arena reads before it draws (base64 of 130 x 130
+   int32 counts). Reference in the same run: the same decision after a full refit of the counts
    (`state_from_counts`), what a rule without an incremental state would pay.
 
 Sections 1 and 2 run every simulated study as arrays (evalstats/planner.py's `plan_study`,
@@ -27,7 +27,7 @@ the planner's own simulation with the engine's pick rule).
 from __future__ import annotations
 
 import argparse
-import json
+import base64
 import sys
 import time
 from pathlib import Path
@@ -112,7 +112,8 @@ def decisions(n: int, votes: int, count: int, seed: int) -> dict:
     np.add.at(ties, (winner[tie], loser[tie]), 1)
     ties = ties + ties.T
     state = pg.state_from_counts(wins, ties)
-    stored = json.dumps([int(2 * v) for v in state.wins.ravel()])
+    # As arenas/pairing_state.py stores it: base64 of the doubled wins as int32.
+    stored = base64.b64encode(np.rint(2 * state.wins).astype("<i4").tobytes()).decode()
     generator = np.random.default_rng(seed + 1)
     incremental, refit, decode = [], [], []
     for _ in range(count):
@@ -124,7 +125,7 @@ def decisions(n: int, votes: int, count: int, seed: int) -> dict:
         state = pg.add_vote(state, a, b)
         incremental.append(time.perf_counter() - started)
         started = time.perf_counter()
-        np.asarray(json.loads(stored), dtype=float).reshape(n, n)
+        np.frombuffer(base64.b64decode(stored), dtype="<i4").reshape(n, n).astype(float)
         decode.append(time.perf_counter() - started)
     for _ in range(max(count // 10, 5)):
         started = time.perf_counter()

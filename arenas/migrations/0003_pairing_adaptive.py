@@ -20,7 +20,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('systems', models.JSONField(default=list)),
-                ('wins', models.JSONField(default=list)),
+                ('wins', models.JSONField(default=str)),
                 ('strengths', models.JSONField(default=list)),
                 ('votes', models.PositiveIntegerField(default=0)),
                 ('separated_pairs', models.PositiveIntegerField(default=0)),

@@ -39,7 +39,7 @@ def populate(n=1, prefix="t"):
         for side in "ab":
             BattleAnswer.objects.create(turn=turn, side=side, status="done", text="hello")
         Leaderboard.objects.create(arena=made, result={"systems": []})
-        PairingState.objects.create(arena=made, systems=[one.pk, two.pk], wins=[0, 2, 0, 0])
+        PairingState.objects.create(arena=made, systems=[one.pk, two.pk], votes=1)
 
 
 @pytest.fixture
