@@ -10,7 +10,7 @@ from datetime import datetime
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from . import hot_queries
+from . import hot_queries, pairing
 from .models import Assignment, Campaign, Item, Judgment, completion_code
 
 logger = logging.getLogger(__name__)
@@ -93,6 +93,7 @@ def submit_if_complete(assignment: Assignment, n_items: int) -> bool:
     assignment.refresh_from_db(fields=list(closed))
     if updated:
         _finish_campaign_later(assignment.campaign_id)
+        pairing.pause_later_if_answered(assignment.campaign_id)
     return bool(updated) or assignment.status in Assignment.DONE
 
 
