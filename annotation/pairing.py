@@ -87,6 +87,21 @@ def judged_pairs(campaign: Campaign) -> Counter:
     return counts
 
 
+def item_systems(campaign: Campaign) -> list[str]:
+    """The systems the campaign's task items compare, judged yet or not."""
+    rows = (
+        Item.objects.filter(campaign=campaign, role=Item.Role.TASK)
+        .order_by()
+        .values_list(*_meta_fields(campaign))
+        .distinct()
+    )
+    keys: list[str] = []
+    for a, b in rows:
+        pair = _pair_key(campaign, a, b)
+        keys += [key for key in pair or () if key not in keys]
+    return keys
+
+
 def campaign_state(campaign: Campaign, extra_keys=()):
     """(evalstats state, system keys) fitted from the campaign's judgments."""
     import numpy as np

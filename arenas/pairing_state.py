@@ -28,7 +28,7 @@ from .models import Arena, ArenaSystem, Battle, PairingState
 from .pairing import Draw, draw_adaptive
 
 
-def _state(row: PairingState | None, extra_ids=()):
+def state_of(row: PairingState | None, extra_ids=()):
     """(evalstats state, system ids) of the row, with `extra_ids` appended (no votes)."""
     import numpy as np
 
@@ -153,7 +153,7 @@ def record_vote(battle: Battle) -> None:
         return
     from evalstats import pairing
 
-    state, ids = _state(row, [battle.system_a_id, battle.system_b_id, *_entered(arena)])
+    state, ids = state_of(row, [battle.system_a_id, battle.system_b_id, *_entered(arena)])
     a, b = ids.index(battle.system_a_id), ids.index(battle.system_b_id)
     code = outcome_codes()[battle.vote]
     if code == A_WINS:
@@ -169,7 +169,7 @@ def draw(arena: Arena, entries: list[ArenaSystem], rng: random.Random) -> Draw:
     """The adaptive draw among the drawable `entries`, from the arena's state (systems
     that are not drawable still count in the ranking, with weight 0)."""
     row = PairingState.objects.filter(arena=arena).first()
-    state, ids = _state(row, [entry.system_id for entry in entries])
+    state, ids = state_of(row, [entry.system_id for entry in entries])
     weight = {entry.system_id: entry.weight for entry in entries}
     slugs = {entry.system_id: entry.system.slug for entry in entries}
     missing = [pk for pk in ids if pk not in slugs]

@@ -6,6 +6,8 @@ The leaderboard is the one the last computation stored (arenas/tasks.py, after v
 debounced): never computed in the request. `pending` says a newer one is on its way.
 """
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -16,6 +18,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.api.planning import PlanQuerySerializer, PlanSerializer
 from evalhub.api.parsers import FormParser, MultiPartParser
 from evalhub.errors import Problem
 from evalhub.importers.problems import InvalidUpload
@@ -25,6 +28,8 @@ from ..interchange.export import export_lines
 from ..interchange.writing import import_battles
 from ..leaderboard import stored_result
 from ..models import Arena
+from ..pairing_state import stopping_status
+from ..planning import plan_for_arena
 
 LEADERBOARD_EXAMPLE = {
     "systems": [
@@ -202,3 +207,67 @@ class BattleExport(APIView):
         )
         response["Content-Disposition"] = f'attachment; filename="{arena.slug}-battles.jsonl"'
         return response
+
+
+# Pairing (issue 27) --------------------------------------------------------------------------
+
+
+class ArenaPlanQuerySerializer(PlanQuerySerializer):
+    price_per_vote = serializers.DecimalField(
+        required=False,
+        max_digits=8,
+        decimal_places=4,
+        min_value=Decimal("0"),
+        max_value=Decimal("1000"),
+        help_text="What a vote costs, if voters are paid (the platform's fee is added).",
+    )
+    provider = serializers.ChoiceField(
+        choices=["local", "prolific", "mturk"],
+        default="local",
+        help_text="Where paid voters come from: its fee is added to the price.",
+    )
+
+
+class StoppingStatusSerializer(serializers.Serializer):
+    rule = serializers.CharField()
+    level = serializers.FloatField()
+    votes = serializers.IntegerField()
+    adjacent_pairs = serializers.IntegerField()
+    separated_pairs = serializers.IntegerField()
+    answered = serializers.BooleanField()
+    pause_when_answered = serializers.BooleanField()
+    paused = serializers.BooleanField()
+    updated = serializers.CharField(allow_null=True)
+
+
+class ArenaPlan(APIView):
+    """Votes (and money, if voters are paid) needed to separate the systems."""
+
+    permission_classes = [by_method(GET=IsManager)]
+
+    @extend_schema(
+        summary="Budget planner",
+        parameters=[ArenaPlanQuerySerializer],
+        responses={200: PlanSerializer},
+    )
+    def get(self, request, slug):
+        arena = get_object_or_404(Arena, slug=slug)
+        self.check_object_permissions(request, arena)
+        query = ArenaPlanQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        return Response(
+            plan_for_arena(arena, query.inputs(), data.get("price_per_vote"), data["provider"])
+        )
+
+
+class ArenaStopping(APIView):
+    """Is the arena's ranking question answered (every adjacent pair separated)?"""
+
+    permission_classes = [by_method(GET=IsViewer)]
+
+    @extend_schema(summary="Stopping rule", responses={200: StoppingStatusSerializer})
+    def get(self, request, slug):
+        arena = get_object_or_404(Arena, slug=slug)
+        self.check_object_permissions(request, arena)
+        return Response(StoppingStatusSerializer(stopping_status(arena)).data)

@@ -53,6 +53,7 @@ def arena_detail(request, slug):
         "win_rates": matrix_rows(board["win_rate"]),
         "pair_battles": matrix_rows(board["pair_battles"]),
         "stopping": stopping_status(arena),
+        **plan_context(request, arena, manages),
     }
     return render(request, "arenas/arena_detail.html", context)
 
@@ -73,3 +74,17 @@ def arena_join(request, slug, token):
 def matrix_rows(matrix: dict) -> list[tuple[str, list]]:
     """(row system, its cells) of a leaderboard's matrix, for a table."""
     return list(zip(matrix["systems"], matrix["matrix"], strict=True))
+
+
+def plan_context(request, arena, manages: bool) -> dict:
+    """The budget planner's section, for the arena's managers (issue 27)."""
+    if not manages:
+        return {}
+    from annotation.forms import plan_section
+
+    from ..planning import plan_for_arena
+
+    form, plan, problem = plan_section(
+        request, lambda inputs: plan_for_arena(arena, inputs, None, "local")
+    )
+    return {"plan_form": form, "plan": plan, "plan_problem": problem}
