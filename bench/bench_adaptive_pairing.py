@@ -15,8 +15,10 @@
    from 1.6M simulated votes (strengths ~ N(0, 1)); per vote, the incremental update
    (`add_vote`) and the draw of the next pair (`choose_pair`), p50/p95 over 300 votes;
    and the decode of the stored state an arena reads before it draws (base64 of 130 x 130
-   int32 counts). Reference in the same run: the same decision after a full refit of the counts
-   (`state_from_counts`), what a rule without an incremental state would pay.
+   int32 counts). Wall and CPU time: the machine is shared, so the CPU time is what the
+   decision costs and the wall time what it took among the other processes. Reference in
+   the same run: the same decision without an incremental state - the stored votes counted
+   again (`win_count_matrices`) and fitted (`state_from_counts`).
 
 Sections 1 and 2 run every simulated study as arrays (evalstats/planner.py's `plan_study`,
 the planner's own simulation with the engine's pick rule).
@@ -39,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalstats import pairing as pg  # noqa: E402
 from evalstats import planner as pl  # noqa: E402
+from evalstats.pairwise import A_WINS, TIE, win_count_matrices  # noqa: E402
 
 ELO = pl.ELO_PER_LOG_ODDS
 TARGET_SAVING = 0.30
@@ -115,21 +118,24 @@ def decisions(n: int, votes: int, count: int, seed: int) -> dict:
     # As arenas/pairing_state.py stores it: base64 of the doubled wins as int32.
     stored = base64.b64encode(np.rint(2 * state.wins).astype("<i4").tobytes()).decode()
     generator = np.random.default_rng(seed + 1)
-    incremental, refit, decode = [], [], []
+    incremental, cpu, refit, decode = [], [], [], []
     for _ in range(count):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         choice = pg.choose_pair(state, generator)
         p = 1.0 / (1.0 + np.exp(theta[choice.j] - theta[choice.i]))
         won = generator.random() < p
         a, b = (choice.i, choice.j) if won else (choice.j, choice.i)
         state = pg.add_vote(state, a, b)
         incremental.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - started_cpu)
         started = time.perf_counter()
         np.frombuffer(base64.b64decode(stored), dtype="<i4").reshape(n, n).astype(float)
         decode.append(time.perf_counter() - started)
-    for _ in range(max(count // 10, 5)):
+    for _ in range(max(count // 30, 5)):
+        # Without an incremental state: the stored votes counted again, then fitted.
         started = time.perf_counter()
-        fresh = pg.state_from_counts(state.wins)
+        counts, tie_counts = win_count_matrices(winner, loser, np.where(tie, TIE, A_WINS), n)
+        fresh = pg.state_from_counts(counts, tie_counts)
         pg.choose_pair(fresh, generator)
         refit.append(time.perf_counter() - started)
     figures = {
@@ -138,14 +144,18 @@ def decisions(n: int, votes: int, count: int, seed: int) -> dict:
         "decisions": count,
         "incremental_p50_ms": round(1000 * float(np.percentile(incremental, 50)), 3),
         "incremental_p95_ms": round(1000 * float(np.percentile(incremental, 95)), 3),
+        "incremental_cpu_p50_ms": round(1000 * float(np.percentile(cpu, 50)), 3),
+        "incremental_cpu_p95_ms": round(1000 * float(np.percentile(cpu, 95)), 3),
         "decode_p95_ms": round(1000 * float(np.percentile(decode, 95)), 3),
         "refit_p50_ms": round(1000 * float(np.percentile(refit, 50)), 3),
     }
     figures["refit_ratio"] = round(figures["refit_p50_ms"] / figures["incremental_p50_ms"], 2)
-    figures["met"] = figures["incremental_p95_ms"] + figures["decode_p95_ms"] < TARGET_P95_MS
+    figures["met_wall"] = figures["incremental_p95_ms"] + figures["decode_p95_ms"] < TARGET_P95_MS
+    figures["met_cpu"] = figures["incremental_cpu_p95_ms"] < TARGET_P95_MS
     print(
         f"decision ({n} systems, {votes:,} votes): update + draw p50 "
-        f"{figures['incremental_p50_ms']} ms, p95 {figures['incremental_p95_ms']} ms; "
+        f"{figures['incremental_p50_ms']} ms, p95 {figures['incremental_p95_ms']} ms (CPU "
+        f"p50 {figures['incremental_cpu_p50_ms']} ms, p95 {figures['incremental_cpu_p95_ms']} ms); "
         f"decoding the stored state p95 {figures['decode_p95_ms']} ms; a full refit + draw "
         f"p50 {figures['refit_p50_ms']} ms (x{figures['refit_ratio']}); target p95 < "
         f"{TARGET_P95_MS} ms",
