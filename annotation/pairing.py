@@ -223,24 +223,3 @@ def pause_if_answered(campaign_id: int) -> bool:
     except TransitionRefused:
         return False
     return True
-
-
-def pause_later_if_answered(campaign_id: int) -> None:
-    """After the commit of a submitted batch: queue the check when the campaign may pause."""
-    from django.db import transaction
-
-    def check():
-        from evalhub.queueing import enqueue
-
-        from .tasks import pause_campaign_if_answered
-
-        asks = Campaign.objects.filter(
-            pk=campaign_id,
-            pause_when_answered=True,
-            status=Campaign.Status.LIVE,
-            task_kind__in=KINDS,
-        )
-        if asks.exists():
-            enqueue(pause_campaign_if_answered, campaign_id)
-
-    transaction.on_commit(check)

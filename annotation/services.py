@@ -93,7 +93,7 @@ def submit_if_complete(assignment: Assignment, n_items: int) -> bool:
     assignment.refresh_from_db(fields=list(closed))
     if updated:
         _finish_campaign_later(assignment.campaign_id)
-        pairing.pause_later_if_answered(assignment.campaign_id)
+        _pause_later_if_answered(assignment.campaign_id)
     return bool(updated) or assignment.status in Assignment.DONE
 
 
@@ -112,3 +112,24 @@ def _finish_if_no_slot_left(campaign_id: int) -> bool:
 
     pending = Assignment.objects.filter(campaign_id=campaign_id, status__in=Assignment.PENDING)
     return not pending.exists() and enqueue(finish_campaign_if_complete, campaign_id)
+
+
+def _pause_later_if_answered(campaign_id: int) -> None:
+    """After the commit of a submitted batch: queue the stopping rule's check when the
+    campaign asks to pause once answered (annotation/pairing.py)."""
+
+    def check():
+        from evalhub.queueing import enqueue
+
+        from .tasks import pause_campaign_if_answered
+
+        asks = Campaign.objects.filter(
+            pk=campaign_id,
+            pause_when_answered=True,
+            status=Campaign.Status.LIVE,
+            task_kind__in=pairing.KINDS,
+        )
+        if asks.exists():
+            enqueue(pause_campaign_if_answered, campaign_id)
+
+    transaction.on_commit(check)

@@ -41,6 +41,16 @@ PLAN_EXAMPLE = {
 }
 
 
+STOPPING_EXAMPLE = {
+    "level": 0.95,
+    "judgments": 120,
+    "adjacent_pairs": 2,
+    "separated_pairs": 1,
+    "answered": False,
+    "order": ["gpt-4", "vicuna-13b", "alpaca-13b"],
+}
+
+
 class PlanQuerySerializer(serializers.Serializer):
     pilot = serializers.BooleanField(
         default=False, help_text="Plan from the judgments so far instead of an assumed spread."
@@ -112,7 +122,11 @@ class CampaignStopping(APIView):
 
     permission_classes = [by_method(GET=IsManager)]
 
-    @extend_schema(summary="Stopping rule", responses={200: StoppingSerializer})
+    @extend_schema(
+        summary="Stopping rule",
+        responses={200: StoppingSerializer},
+        examples=[OpenApiExample("Open", value=STOPPING_EXAMPLE, response_only=True)],
+    )
     def get(self, request, slug):
         campaign = campaign_for(self, request, slug)
         status = pairing.stopping_status(campaign)

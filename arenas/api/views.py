@@ -18,7 +18,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.planning import PlanQuerySerializer, PlanSerializer
+from annotation.api.planning import PLAN_EXAMPLE, PlanQuerySerializer, PlanSerializer
 from evalhub.api.parsers import FormParser, MultiPartParser
 from evalhub.errors import Problem
 from evalhub.importers.problems import InvalidUpload
@@ -249,6 +249,7 @@ class ArenaPlan(APIView):
         summary="Budget planner",
         parameters=[ArenaPlanQuerySerializer],
         responses={200: PlanSerializer},
+        examples=[OpenApiExample("Two systems", value=PLAN_EXAMPLE, response_only=True)],
     )
     def get(self, request, slug):
         arena = get_object_or_404(Arena, slug=slug)
@@ -266,7 +267,27 @@ class ArenaStopping(APIView):
 
     permission_classes = [by_method(GET=IsViewer)]
 
-    @extend_schema(summary="Stopping rule", responses={200: StoppingStatusSerializer})
+    @extend_schema(
+        summary="Stopping rule",
+        responses={200: StoppingStatusSerializer},
+        examples=[
+            OpenApiExample(
+                "Answered",
+                value={
+                    "rule": "every pair adjacent in the ranking separated",
+                    "level": 0.95,
+                    "votes": 5120,
+                    "adjacent_pairs": 9,
+                    "separated_pairs": 9,
+                    "answered": True,
+                    "pause_when_answered": True,
+                    "paused": True,
+                    "updated": "2026-11-27T10:00:00+00:00",
+                },
+                response_only=True,
+            )
+        ],
+    )
     def get(self, request, slug):
         arena = get_object_or_404(Arena, slug=slug)
         self.check_object_permissions(request, arena)
