@@ -102,13 +102,14 @@ def item_systems(campaign: Campaign) -> list[str]:
     return keys
 
 
-def campaign_state(campaign: Campaign, extra_keys=()):
-    """(evalstats state, system keys) fitted from the campaign's judgments."""
+def campaign_state(campaign: Campaign, extra_keys=(), counts: Counter | None = None):
+    """(evalstats state, system keys) fitted from the campaign's judgments (`counts`:
+    `judged_pairs(campaign)` when the caller has it)."""
     import numpy as np
 
     from evalstats import pairing
 
-    counts = judged_pairs(campaign)
+    counts = judged_pairs(campaign) if counts is None else counts
     keys: list[str] = []
     for a, b, _ in counts:
         keys += [k for k in (a, b) if k not in keys]
@@ -190,7 +191,7 @@ def stopping_status(campaign: Campaign) -> dict | None:
             "separated_pairs": 0,
             "answered": False,
         }
-    state, keys = campaign_state(campaign)
+    state, keys = campaign_state(campaign, counts=counts)
     separation = pairing.separation(state, campaign.separation_level)
     return {
         "level": campaign.separation_level,

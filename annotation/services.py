@@ -93,12 +93,15 @@ def submit_if_complete(assignment: Assignment, n_items: int) -> bool:
     assignment.refresh_from_db(fields=list(closed))
     if updated:
         _finish_campaign_later(assignment.campaign_id)
-        _pause_later_if_answered(assignment.campaign_id)
     return bool(updated) or assignment.status in Assignment.DONE
 
 
 def _finish_campaign_later(campaign_id: int) -> None:
-    transaction.on_commit(lambda: _finish_if_no_slot_left(campaign_id))
+    def after_commit():
+        _finish_if_no_slot_left(campaign_id)
+        _pause_if_answered_later(campaign_id)
+
+    transaction.on_commit(after_commit)
 
 
 def _finish_if_no_slot_left(campaign_id: int) -> bool:
@@ -114,22 +117,18 @@ def _finish_if_no_slot_left(campaign_id: int) -> bool:
     return not pending.exists() and enqueue(finish_campaign_if_complete, campaign_id)
 
 
-def _pause_later_if_answered(campaign_id: int) -> None:
-    """After the commit of a submitted batch: queue the stopping rule's check when the
-    campaign asks to pause once answered (annotation/pairing.py)."""
+def _pause_if_answered_later(campaign_id: int) -> None:
+    """Queue the stopping rule's check when the campaign asks to pause once its ranking is
+    answered (annotation/pairing.py): one indexed query, nothing queued otherwise."""
+    from evalhub.queueing import enqueue
 
-    def check():
-        from evalhub.queueing import enqueue
+    from .tasks import pause_campaign_if_answered
 
-        from .tasks import pause_campaign_if_answered
-
-        asks = Campaign.objects.filter(
-            pk=campaign_id,
-            pause_when_answered=True,
-            status=Campaign.Status.LIVE,
-            task_kind__in=pairing.KINDS,
-        )
-        if asks.exists():
-            enqueue(pause_campaign_if_answered, campaign_id)
-
-    transaction.on_commit(check)
+    asks = Campaign.objects.filter(
+        pk=campaign_id,
+        pause_when_answered=True,
+        status=Campaign.Status.LIVE,
+        task_kind__in=pairing.KINDS,
+    )
+    if asks.exists():
+        enqueue(pause_campaign_if_answered, campaign_id)
