@@ -325,7 +325,7 @@ class PlanForm(RefusesNul, forms.Form):
     pilot = forms.BooleanField(
         required=False, label="From the judgments so far (a pilot) instead of a spread"
     )
-    systems = forms.IntegerField(required=False, min_value=2, max_value=40, initial=10)
+    systems = forms.IntegerField(required=False, min_value=2, max_value=30, initial=10)
     spread_elo = forms.FloatField(
         required=False,
         min_value=1,

@@ -8,8 +8,9 @@ so far, their fitted strengths and tie share. The answer, for each allocation: t
 judgments that separate every adjacent pair at the chosen level with 80% and with 95%
 probability (None when more than the simulation's cap would be needed), their cost at the
 price of a judgment, and the share of simulated studies that stopped on a wrong order.
-The simulation is bounded (`MAX_STUDIES`, `MAX_SYSTEMS`, `MAX_VOTES`) so a request costs
-seconds at most.
+The simulation is bounded (`MAX_STUDIES`, `MAX_SYSTEMS`, `MAX_VOTES`, and studies x
+systems^2 at most `MAX_WORK`; batches of 5% of the votes so far, so the counts are within 5%)
+so a request costs seconds at most.
 """
 
 from __future__ import annotations
@@ -23,9 +24,13 @@ from .costs import price_per_judgment
 from .models import Campaign
 
 MAX_STUDIES = 400
-MAX_SYSTEMS = 40
-MAX_VOTES = 500_000
+MAX_SYSTEMS = 30
+MAX_VOTES = 200_000
 DEFAULT_STUDIES = 100
+# A request's simulation work grows with studies x systems^2 (and the batches, at most ~200
+# with a batch of 5% of the votes so far): capped so a plan takes seconds, not minutes.
+MAX_WORK = 20_000
+GROWTH = 0.05
 SEED = 20261127  # the same inputs give the same plan
 
 
@@ -67,6 +72,12 @@ def plan(strengths, keys: list[str], tie_rate: float, inputs: PlanInputs, price)
 
     if len(keys) > MAX_SYSTEMS:
         raise PlanRefused(f"The planner simulates at most {MAX_SYSTEMS} systems.")
+    if inputs.studies * len(keys) ** 2 > MAX_WORK:
+        most = max(MAX_WORK // len(keys) ** 2, 1)
+        raise PlanRefused(
+            f"With {len(keys)} systems, simulate at most {most} studies (the planner's "
+            "time is bounded)."
+        )
     rows = {}
     for allocation in planner.ALLOCATIONS:
         study = planner.plan_study(
@@ -76,6 +87,7 @@ def plan(strengths, keys: list[str], tie_rate: float, inputs: PlanInputs, price)
             allocation=allocation,
             n_studies=inputs.studies,
             max_votes=MAX_VOTES,
+            growth=GROWTH,
             seed=SEED,
         )
         row = {"wrong_order_share": round(study.wrong_order_share, 4)}

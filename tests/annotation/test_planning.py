@@ -142,3 +142,10 @@ def test_a_bad_level_is_refused_and_nothing_changes(client, owner):
     )
     made.refresh_from_db()
     assert (made.allocation, made.separation_level) == (Campaign.Allocation.IN_ORDER, 0.95)
+
+
+def test_a_plan_too_large_for_a_request_is_refused_saying_how_many_studies_fit(owner):
+    made = pairs_campaign([("x", "y")] * 4, owner=owner)
+    response = api(owner).get(plan_url(made), {"systems": 30, "spread_elo": 300, "studies": 100})
+    assert response.status_code == 400
+    assert "at most 22 studies" in response.json()["errors"][0]["message"]
