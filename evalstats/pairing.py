@@ -30,7 +30,7 @@ that once it is separated (the order may still change). This is the
 expected-information design of Glickman & Jensen (2005, "Adaptive paired comparison
 design", J. Statist. Plann. Inference 127) specialised to the ranking question, and the
 sampling follows Chatbot Arena's active sampling (Chiang et al. 2024, "Chatbot Arena: An
-Open Platform for Evaluating LLMs by Human Preference", section 5.2: a pair is drawn with
+Open Platform for Evaluating LLMs by Human Preference", section 5: a pair is drawn with
 probability proportional to the reduction of uncertainty one more vote brings, rather than
 the single best pair, so concurrent voters do not all get the same pair), with the scores
 sharpened by a power ``sharpness`` (default 4: the proportional draw spends votes on pairs
@@ -40,7 +40,7 @@ mixes a floor of uniform exploration and the owner's weights:
     P(i, j) = (1 - exploration) * s_ij^sharpness w_i w_j / sum(s^sharpness w w)
               + exploration * w_i w_j / sum(w w).
 
-Pure: numpy only.
+Pure: numpy and scipy only.
 """
 
 from __future__ import annotations
