@@ -8,54 +8,90 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('arenas', '0002_battle_turn_regenerated'),
+        ("arenas", "0002_battle_turn_regenerated"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PairingState',
+            name="PairingState",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('systems', models.JSONField(default=list)),
-                ('wins', models.JSONField(default=str)),
-                ('strengths', models.JSONField(default=list)),
-                ('votes', models.PositiveIntegerField(default=0)),
-                ('separated_pairs', models.PositiveIntegerField(default=0)),
-                ('adjacent_pairs', models.PositiveIntegerField(default=0)),
-                ('answered', models.BooleanField(default=False)),
-                ('updated', models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("systems", models.JSONField(default=list)),
+                ("wins", models.JSONField(default=str)),
+                ("strengths", models.JSONField(default=list)),
+                ("votes", models.PositiveIntegerField(default=0)),
+                ("separated_pairs", models.PositiveIntegerField(default=0)),
+                ("adjacent_pairs", models.PositiveIntegerField(default=0)),
+                ("answered", models.BooleanField(default=False)),
+                ("updated", models.DateTimeField(default=django.utils.timezone.now)),
             ],
         ),
         migrations.AddField(
-            model_name='arena',
-            name='pause_when_answered',
-            field=models.BooleanField(default=False, help_text='Stop holding new battles once every adjacent pair is separated.', verbose_name='pause when the ranking is answered'),
+            model_name="arena",
+            name="pause_when_answered",
+            field=models.BooleanField(
+                default=False,
+                help_text="Stop holding new battles once every adjacent pair is separated.",
+                verbose_name="pause when the ranking is answered",
+            ),
         ),
         migrations.AddField(
-            model_name='arena',
-            name='paused',
-            field=models.BooleanField(default=False, help_text='No new battles start (set by the owner, or by the stopping rule).'),
+            model_name="arena",
+            name="paused",
+            field=models.BooleanField(
+                default=False,
+                help_text="No new battles start (set by the owner, or by the stopping rule).",
+            ),
         ),
         migrations.AddField(
-            model_name='arena',
-            name='separation_level',
-            field=models.FloatField(default=0.95, help_text='The ranking question is answered when every pair of systems adjacent in the ranking is separated at this level (0.5 to 0.999).', validators=[evalhub.declared.InRange('separation_level', 0.5, 0.999)], verbose_name='separation level'),
+            model_name="arena",
+            name="separation_level",
+            field=models.FloatField(
+                default=0.95,
+                help_text="The ranking question is answered when every pair of systems adjacent in the ranking is separated at this level (0.5 to 0.999).",
+                validators=[evalhub.declared.InRange("separation_level", 0.5, 0.999)],
+                verbose_name="separation level",
+            ),
         ),
         migrations.AlterField(
-            model_name='arena',
-            name='pairing_rule',
-            field=models.CharField(choices=[('uniform', "Uniform over pairs, weighted by the systems' weights"), ('adaptive', "Adaptive: mostly the pairs whose next vote narrows the ranking most (with uniform exploration and the systems' weights)")], default='uniform', max_length=20),
+            model_name="arena",
+            name="pairing_rule",
+            field=models.CharField(
+                choices=[
+                    ("uniform", "Uniform over pairs, weighted by the systems' weights"),
+                    (
+                        "adaptive",
+                        "Adaptive: mostly the pairs whose next vote narrows the ranking most (with uniform exploration and the systems' weights)",
+                    ),
+                ],
+                default="uniform",
+                max_length=20,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='arena',
-            constraint=models.CheckConstraint(condition=models.Q(('separation_level__gte', 0.5), ('separation_level__lte', 0.999)), name='arena_separation_level_range', violation_error_message='separation_level must be from 0.5 to 0.999.'),
+            model_name="arena",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("separation_level__gte", 0.5), ("separation_level__lte", 0.999)
+                ),
+                name="arena_separation_level_range",
+                violation_error_message="separation_level must be from 0.5 to 0.999.",
+            ),
         ),
         migrations.AddField(
-            model_name='pairingstate',
-            name='arena',
-            field=models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='pairing_state', to='arenas.arena'),
+            model_name="pairingstate",
+            name="arena",
+            field=models.OneToOneField(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="pairing_state",
+                to="arenas.arena",
+            ),
         ),
     ]
