@@ -87,6 +87,8 @@ class CampaignAdmin(ModelAdmin):
     raw_id_fields = ["owner"]
     date_hierarchy = "created"
     readonly_fields = ["status", "created", "launched_at", "finished_at", "start_link"]
+    # Pairing (issue 27): set on the campaign's page (annotation/views/manage.py), shown here.
+    readonly_fields += ["allocation", "separation_level", "pause_when_answered"]
     baked_in = ["slug", "task_kind", "task_config", "redundancy", "batch_size"]
     offered_at_launch = ["provider", "provider_config", "reward_per_batch"]
 

@@ -16,12 +16,14 @@ the claim is a conditional UPDATE whose row count is checked.
 The number of queries does not depend on the size of the campaign.
 """
 
+import random
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import connection, transaction
 from django.utils import timezone
 
+from . import pairing
 from .conflicts import items_showing_systems_of
 from .hot_queries import started_and_held
 from .models import Assignment, Campaign, Item, Worker
@@ -64,7 +66,7 @@ def _lock_worker(worker: Worker, now) -> None:
     Worker.objects.filter(pk=worker.pk).update(last_seen=now)
 
 
-def _open_slot(campaign: Campaign, worker: Worker, batch=None, owners=frozenset()):
+def _open_slot(campaign: Campaign, worker: Worker, batch=None, owners=frozenset(), rng=None):
     seen_batches = Assignment.objects.filter(campaign=campaign, worker=worker).values("batch_id")
     seen_groups = (
         Item.objects.filter(batch__assignments__worker=worker, batch__campaign=campaign)
@@ -87,13 +89,24 @@ def _open_slot(campaign: Campaign, worker: Worker, batch=None, owners=frozenset(
         # importers), so batch_id order is position order, and it is the open-slot index's.
         .order_by("batch_id", "pk")
     )
+    if campaign.allocation == Campaign.Allocation.ADAPTIVE and pairing.supported(campaign):
+        # Pairing (issue 27): the slot the adaptive rule draws; if another allocator took
+        # it meanwhile, the first free one in order.
+        chosen = pairing.choose_slot(campaign, candidates, rng or _RANDOM)
+        if chosen is not None:
+            picked = candidates.filter(pk=chosen)
+            if connection.vendor == "postgresql":
+                picked = picked.select_for_update(skip_locked=True, of=("self",))
+            slot = picked.first()
+            if slot is not None:
+                return slot
     if connection.vendor == "postgresql":
         candidates = candidates.select_for_update(skip_locked=True, of=("self",))
     return candidates.first()
 
 
 def next_assignment(
-    campaign: Campaign, worker: Worker, now=None, *, batch=None, owners=frozenset()
+    campaign: Campaign, worker: Worker, now=None, *, batch=None, owners=frozenset(), rng=None
 ) -> Assignment:
     """The worker's started assignment, or a newly claimed one; raises NoWork with a reason.
     With `batch`, only a slot of that batch will do (an MTurk HIT is one batch). `owners`
@@ -122,7 +135,7 @@ def next_assignment(
                 raise NoWork(
                     f"You have done the most batches one person may do here ({held}). Thank you!"
                 )
-            slot = _open_slot(campaign, worker, batch, owners)
+            slot = _open_slot(campaign, worker, batch, owners, rng)
             if slot is None and owners and items_showing_systems_of(campaign, owners).exists():
                 raise NoWork(
                     "This campaign shows a system you own, and its owner may not judge it: "
@@ -178,3 +191,6 @@ def tell_budget_reached(campaign: Campaign) -> None:
     url = campaign.get_absolute_url()
     notify(campaign.owner, NoticeKind.BUDGET_REACHED, text, url, once_key=key)
     notify_staff(NoticeKind.BUDGET_REACHED, text, url, once_key=key)
+
+
+_RANDOM = random.SystemRandom()

@@ -128,3 +128,32 @@ def campaign_costs(campaign: Campaign, figures: dict | None = None) -> CampaignC
         projection=projected_cost(summary, target_judgments),
         widths=tuple(widths),
     )
+
+
+# Pairing (issue 27): the price of one judgment, for the budget planner ------------------------
+
+
+def fee_per_place(provider: str, reward: Decimal, redundancy: int) -> Decimal:
+    """The platform's fee on one paid place (one batch's reward), as its estimate counts it:
+    MTurk's commission (annotation/crowd/mturk.py), Prolific's service fee
+    (EVALHUB_PROLIFIC_SERVICE_FEE), nothing on the shareable link."""
+    from django.conf import settings
+
+    from .crowd.base import money
+
+    if provider == Campaign.Provider.MTURK:
+        from .crowd.mturk import commission
+
+        return commission(money(reward), redundancy)
+    if provider == Campaign.Provider.PROLIFIC:
+        return money(money(reward) * Decimal(str(settings.EVALHUB_PROLIFIC_SERVICE_FEE)))
+    return Decimal("0.00")
+
+
+def price_per_judgment(
+    provider: str, reward_per_batch: Decimal, batch_size: int, redundancy: int
+) -> Decimal:
+    """What one judgment costs with the platform's fee: a batch's reward and fee over the
+    judgments it holds."""
+    reward = Decimal(reward_per_batch)
+    return (reward + fee_per_place(provider, reward, redundancy)) / max(batch_size, 1)

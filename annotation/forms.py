@@ -335,3 +335,65 @@ class CrowdSettingsForm(RefusesNul, forms.ModelForm):
             if name in self.fields:
                 self.add_error(name, message)
         return cleaned
+
+
+# Pairing (issue 27): the allocation and stopping settings, and the budget planner's inputs --
+
+
+class PairingSettingsForm(RefusesNul, forms.ModelForm):
+    class Meta:
+        model = Campaign
+        fields = ["allocation", "separation_level", "pause_when_answered"]
+
+
+class PlanForm(RefusesNul, forms.Form):
+    """The planner's inputs on a campaign's or an arena's page (a GET form)."""
+
+    pilot = forms.BooleanField(
+        required=False, label="From the judgments so far (a pilot) instead of a spread"
+    )
+    systems = forms.IntegerField(required=False, min_value=2, max_value=30, initial=10)
+    spread_elo = forms.FloatField(
+        required=False,
+        min_value=1,
+        max_value=2000,
+        initial=200,
+        label="Spread of strengths (Elo points, best minus worst)",
+    )
+    tie_rate = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=0.95,
+        label="Share of ties (empty: the pilot's, or 0)",
+    )
+    level = forms.FloatField(min_value=0.5, max_value=0.999, initial=0.95)
+    studies = forms.IntegerField(min_value=10, max_value=400, initial=100)
+
+    def inputs(self):
+        from .planning import PlanInputs
+
+        data = self.cleaned_data
+        return PlanInputs(
+            systems=data.get("systems"),
+            spread_elo=data.get("spread_elo"),
+            tie_rate=data.get("tie_rate"),
+            level=data["level"],
+            studies=data["studies"],
+            pilot=data["pilot"],
+        )
+
+
+def plan_section(request, plan_for):
+    """(form, plan, problem) of a page's planner section: the plan is computed when the
+    page is asked for with the form's inputs (`?plan=1&...`)."""
+    from .planning import PlanRefused
+
+    if "plan" not in request.GET:
+        return PlanForm(), None, ""
+    form = PlanForm(request.GET)
+    if not form.is_valid():
+        return form, None, ""
+    try:
+        return form, plan_for(form.inputs()), ""
+    except PlanRefused as refused:
+        return form, None, str(refused)

@@ -141,6 +141,33 @@ class Campaign(models.Model):
         default=True, help_text="MTurk: use the sandbox (no money moves)."
     )
     platform_ref = models.CharField(max_length=200, blank=True)
+
+    # Pairing (issue 27): which slot a worker gets next, and the stopping rule
+    # (annotation/pairing.py) --------------------------------------------------------------
+    class Allocation(models.TextChoices):
+        IN_ORDER = "in_order", "In order: the first open batch"
+        ADAPTIVE = (
+            "adaptive",
+            (
+                "Adaptive (A/B and comparative): mostly the batches whose pairs of systems "
+                "narrow the ranking most"
+            ),
+        )
+
+    allocation = models.CharField(
+        max_length=10, choices=Allocation.choices, default=Allocation.IN_ORDER
+    )
+    separation_level = models.FloatField(
+        default=0.95,
+        validators=[MinValueValidator(0.5), MaxValueValidator(0.999)],
+        help_text="The ranking question is answered when every pair of systems adjacent in "
+        "the ranking is separated at this level (0.5 to 0.999).",
+    )
+    pause_when_answered = models.BooleanField(
+        default=False,
+        help_text="Pause the campaign once its ranking question is answered.",
+    )
+    # ---------------------------------------------------------------------------------------
     # Off by default: anyone can invent ids for `?worker=`, so a campaign that takes them
     # trusts whoever holds its link (the start link's new-identity limits still apply).
     allow_worker_param = models.BooleanField(
@@ -153,8 +180,14 @@ class Campaign(models.Model):
     class Meta:
         ordering = ["-created"]
         constraints = [
-            range_constraint(CampaignSettings, name, prefix="campaign")
-            for name in CampaignSettings.STORED
+            *(
+                range_constraint(CampaignSettings, name, prefix="campaign")
+                for name in CampaignSettings.STORED
+            ),
+            models.CheckConstraint(
+                condition=Q(separation_level__gte=0.5, separation_level__lte=0.999),
+                name="campaign_separation_level_range",
+            ),
         ]
 
     def __str__(self):

@@ -10,7 +10,7 @@ from datetime import datetime
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from . import hot_queries
+from . import hot_queries, pairing
 from .models import Assignment, Campaign, Item, Judgment, completion_code
 
 logger = logging.getLogger(__name__)
@@ -97,7 +97,11 @@ def submit_if_complete(assignment: Assignment, n_items: int) -> bool:
 
 
 def _finish_campaign_later(campaign_id: int) -> None:
-    transaction.on_commit(lambda: _finish_if_no_slot_left(campaign_id))
+    def after_commit():
+        _finish_if_no_slot_left(campaign_id)
+        _pause_if_answered_later(campaign_id)
+
+    transaction.on_commit(after_commit)
 
 
 def _finish_if_no_slot_left(campaign_id: int) -> bool:
@@ -111,3 +115,20 @@ def _finish_if_no_slot_left(campaign_id: int) -> bool:
 
     pending = Assignment.objects.filter(campaign_id=campaign_id, status__in=Assignment.PENDING)
     return not pending.exists() and enqueue(finish_campaign_if_complete, campaign_id)
+
+
+def _pause_if_answered_later(campaign_id: int) -> None:
+    """Queue the stopping rule's check when the campaign asks to pause once its ranking is
+    answered (annotation/pairing.py): one indexed query, nothing queued otherwise."""
+    from evalhub.queueing import enqueue
+
+    from .tasks import pause_campaign_if_answered
+
+    asks = Campaign.objects.filter(
+        pk=campaign_id,
+        pause_when_answered=True,
+        status=Campaign.Status.LIVE,
+        task_kind__in=pairing.KINDS,
+    )
+    if asks.exists():
+        enqueue(pause_campaign_if_answered, campaign_id)

@@ -95,3 +95,14 @@ def training_passed(campaign: Campaign, worker: Worker) -> None:
     if campaign.provider != Campaign.Provider.MTURK or worker.provider != "mturk":
         return
     transaction.on_commit(lambda: enqueue(grant_training_qualification, campaign.pk, worker.pk))
+
+
+# Pairing (issue 27) --------------------------------------------------------------------------
+
+
+@shared_task
+def pause_campaign_if_answered(campaign_id: int) -> bool:
+    """Pause the campaign once its ranking question is answered (annotation/pairing.py)."""
+    from .pairing import pause_if_answered
+
+    return pause_if_answered(campaign_id)

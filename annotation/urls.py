@@ -65,6 +65,11 @@ urlpatterns = [
         name="manage-campaign-finish",
     ),
     path(
+        "manage/campaigns/<slug:slug>/pairing/",
+        manage.campaign_pairing,
+        name="manage-campaign-pairing",
+    ),
+    path(
         "manage/campaigns/<slug:slug>/preview/<int:position>/",
         manage.campaign_preview,
         name="manage-campaign-preview",

@@ -14,6 +14,7 @@ from .models import (
     BattleTurn,
     Leaderboard,
     LeaderboardVariant,
+    PairingState,
 )
 
 
@@ -135,6 +136,21 @@ class ArenaCategoryAdmin(admin.ModelAdmin):
     search_fields = ["name", "arena__slug"]
     list_select_related = ["arena"]
     raw_id_fields = ["arena"]
+
+
+# Pairing (issue 27) --------------------------------------------------------------------------
+
+
+@admin.register(PairingState)
+class PairingStateAdmin(RecordAdmin):
+    """Updated by each vote and rebuilt with each leaderboard (arenas/pairing_state.py); an
+    edit would steer the draws and the stopping rule by numbers no vote gave."""
+
+    list_display = ["arena", "votes", "separated_pairs", "adjacent_pairs", "answered", "updated"]
+    list_filter = ["answered"]
+    search_fields = ["arena__slug"]
+    list_select_related = ["arena"]
+    exclude = ["wins"]
 
 
 # arenacrowd: the crowd models.

@@ -68,6 +68,15 @@ class ArenaSettings(Declared):
         "answers (238 words a minute) flags the battle. 0: votes are never flagged as fast.",
     )
 
+    # Pairing (issue 27): the stopping rule's level (evalstats/pairing.py).
+    separation_level: float = Field(
+        0.95,
+        ge=0.5,
+        le=0.999,
+        description="The ranking question is answered when every pair of systems adjacent "
+        "in the ranking is separated at this level (0.5 to 0.999).",
+    )
+
 
 class CategorySettings(Declared):
     """An owner-defined category: a battle is in it when it meets every rule given."""

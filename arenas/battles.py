@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from evalhub.errors import UserInputError
 
-from . import crowd_slots, flags, leaderboard_queue, voter_limits
+from . import crowd_slots, flags, leaderboard_queue, pairing_state, voter_limits
 from .arena_settings import MAX_PROMPT_CHARS
 from .fast_votes import fast_vote_note
 from .models import Arena, ArenaSystem, Battle, BattleAnswer, BattleTurn
@@ -64,13 +64,18 @@ def start_battle(
     (within the voter's limits: arenas/voter_limits.py)."""
     voter_limits.count_action(voter.ref, voter.platform)
     prompt = check_prompt(arena, prompt)
+    if arena.paused:
+        raise BattleRefused("This arena is paused: it is not starting new battles.")
     now = timezone.now()
     checked = voter_limits.check_new_battle(arena, voter.ref, prompt, now)
     entries = drawable_entries(arena)
     try:
-        draw = draw_pair(
-            [e.system.slug for e in entries], [e.weight for e in entries], rng or _RANDOM
-        )
+        if arena.pairing_rule == Arena.Pairing.ADAPTIVE:
+            draw = pairing_state.draw(arena, entries, rng or _RANDOM)
+        else:
+            draw = draw_pair(
+                [e.system.slug for e in entries], [e.weight for e in entries], rng or _RANDOM
+            )
     except NoPair:
         raise BattleRefused("This arena has fewer than two systems to draw from.") from None
     systems = {e.system.slug: e.system for e in entries}
@@ -203,6 +208,7 @@ def cast_vote(battle: Battle, vote: str) -> Battle:
         if note:
             flags.raise_flag(battle, flags.FAST_VOTE, note)
         if battle.source != Battle.Source.GOLD:  # arenacrowd: gold never counts
+            pairing_state.record_vote(battle)
             leaderboard_queue.vote_arrived(battle.arena)
         crowd_slots.record_vote(battle)  # arenacrowd: a crowd slot's judgment
     return battle

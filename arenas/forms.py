@@ -72,6 +72,10 @@ class ArenaForm(forms.ModelForm):
             "fast_vote_fraction",
             "provisional_battles",
             "provisional_width",
+            "pairing_rule",
+            "separation_level",
+            "pause_when_answered",
+            "paused",
         ]
         widgets = {
             "description": forms.Textarea(attrs={"rows": 3}),

@@ -81,6 +81,13 @@ class Arena(models.Model):
 
     class Pairing(models.TextChoices):
         UNIFORM = "uniform", "Uniform over pairs, weighted by the systems' weights"
+        ADAPTIVE = (
+            "adaptive",
+            (
+                "Adaptive: mostly the pairs whose next vote narrows the ranking most "
+                "(with uniform exploration and the systems' weights)"
+            ),
+        )
 
     slug = models.SlugField(max_length=80, unique=True, validators=[validate_slug])
     name = models.CharField(max_length=200)
@@ -160,6 +167,23 @@ class Arena(models.Model):
         validators=range_validators(ArenaSettings, "provisional_width"),
         help_text=ArenaSettings.model_fields["provisional_width"].description,
     )
+    # Pairing (issue 27): the stopping rule (arenas/pairing_state.py) ---------------------
+    separation_level = models.FloatField(
+        "separation level",
+        default=ArenaSettings.model_fields["separation_level"].default,
+        validators=range_validators(ArenaSettings, "separation_level"),
+        help_text=ArenaSettings.model_fields["separation_level"].description,
+    )
+    pause_when_answered = models.BooleanField(
+        "pause when the ranking is answered",
+        default=False,
+        help_text="Stop holding new battles once every adjacent pair is separated.",
+    )
+    paused = models.BooleanField(
+        default=False,
+        help_text="No new battles start (set by the owner, or by the stopping rule).",
+    )
+    # ---------------------------------------------------------------------------------------
     # Set when a vote asks for the leaderboard and the debounced task is queued; cleared
     # by the task when it starts, so that votes arriving during a computation queue again.
     leaderboard_queued_at = models.DateTimeField(null=True, blank=True, editable=False)
@@ -180,6 +204,7 @@ class Arena(models.Model):
                 "fast_vote_fraction",
                 "provisional_battles",
                 "provisional_width",
+                "separation_level",
             )
         ]
 
@@ -557,6 +582,31 @@ class LeaderboardVariant(models.Model):
 
     def __str__(self):
         return f"leaderboard {self.key} of {self.arena.slug}"
+
+
+# Pairing (issue 27) --------------------------------------------------------------------------
+
+
+class PairingState(models.Model):
+    """The arena's Bradley-Terry state for pairing and stopping (evalstats/pairing.py), kept
+    up to date vote by vote (arenas/pairing_state.py) and rebuilt from the counted battles
+    with each leaderboard, so that a decision never reads the battles."""
+
+    arena = models.OneToOneField(Arena, on_delete=models.CASCADE, related_name="pairing_state")
+    # System ids in the state's order; `wins` holds 2 x the effective wins (a tie is one
+    # each way, so they stay whole numbers) row by row, as base64 of little-endian int32.
+    systems = models.JSONField(default=list)
+    wins = models.JSONField(default=str)
+    strengths = models.JSONField(default=list)
+    votes = models.PositiveIntegerField(default=0)
+    # The stopping rule when the state was last updated.
+    separated_pairs = models.PositiveIntegerField(default=0)
+    adjacent_pairs = models.PositiveIntegerField(default=0)
+    answered = models.BooleanField(default=False)
+    updated = models.DateTimeField(default=timezone.now)
+
+    def __str__(self):
+        return f"pairing state of {self.arena.slug} ({self.votes} votes)"
 
 
 # arenacrowd: an arena's paid crowd (gold battles, launches, battles per slot).

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
-from . import leaderboard
+from . import leaderboard, pairing_state
 from .language import detect_language
 from .models import Arena, Battle, BattleTurn, Leaderboard, LeaderboardVariant
 
@@ -32,6 +32,8 @@ def compute_leaderboard(arena_id: int) -> int | None:
         return None
     results = leaderboard.compute_all(arena)
     result = results.pop("")
+    # Pairing (issue 27): the pairing state caught up with every counted battle.
+    pairing_state.rebuild(arena)
     values = {"result": result, "battles": result["battles"], "computed_at": started}
     stored = Leaderboard.objects.filter(arena=arena, computed_at__lte=started).update(**values)
     if not stored:

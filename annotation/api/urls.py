@@ -3,7 +3,7 @@
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
-from . import crowd
+from . import crowd, planning
 from .campaigns import CampaignViewSet, ItemViewSet, JudgmentViewSet
 from .views import AbcEvalImport
 
@@ -17,6 +17,9 @@ items.register("items", ItemViewSet, basename="api-campaign-item")
 # the router's campaign detail so that their longer paths win.
 CAMPAIGN = "campaigns/<slug:slug>/"
 urlpatterns = [
+    # Pairing (issue 27): the budget planner and the stopping rule.
+    path(f"{CAMPAIGN}plan/", planning.CampaignPlan.as_view(), name="api-campaign-plan"),
+    path(f"{CAMPAIGN}stopping/", planning.CampaignStopping.as_view(), name="api-campaign-stopping"),
     path(f"{CAMPAIGN}crowd/estimate/", crowd.CrowdEstimate.as_view(), name="api-crowd-estimate"),
     path(f"{CAMPAIGN}crowd/launch/", crowd.CrowdLaunch.as_view(), name="api-crowd-launch"),
     path(f"{CAMPAIGN}crowd/sync/", crowd.CrowdSync.as_view(), name="api-crowd-sync"),

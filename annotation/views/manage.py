@@ -226,6 +226,7 @@ def campaign_detail(request, campaign):
             "pays": pays_crowdworkers(campaign),
             "may_launch": may_launch(request.user, campaign),
             "is_staff": is_staff(request.user),
+            **pairing_context(request, campaign),
             "launch_request": campaign.launch_requests.select_related(
                 "requested_by", "decided_by"
             ).first(),
@@ -380,4 +381,43 @@ def crowd_settings(request, campaign):
         messages.success(request, "Saved the campaign's pay and limits.")
     else:
         show_on_page(request, UserInputError.from_fields(form.errors))
+    return redirect(campaign)
+
+
+# Pairing (issue 27): allocation and stopping settings, and the budget planner --------------
+
+
+def pairing_context(request, campaign) -> dict:
+    from .. import pairing
+    from ..forms import PairingSettingsForm, plan_section
+    from ..planning import plan_for_campaign
+
+    if not pairing.supported(campaign):
+        return {}
+    form, plan, problem = plan_section(request, lambda inputs: plan_for_campaign(campaign, inputs))
+    return {
+        "stopping": pairing.stopping_status(campaign),
+        "pairing_form": PairingSettingsForm(instance=campaign),
+        "plan_form": form,
+        "plan": plan,
+        "plan_problem": problem,
+    }
+
+
+@require_POST
+@campaign_manager_required
+def campaign_pairing(request, campaign):
+    """The owner sets how slots are handed out and when the campaign stops by itself."""
+    from .. import pairing
+    from ..forms import PairingSettingsForm
+
+    if not pairing.supported(campaign):
+        return HttpResponse(status=404)
+    form = PairingSettingsForm(request.POST, instance=campaign)
+    if not form.is_valid():
+        for field, errors in form.errors.items():
+            show_on_page(request, f"{field}: {' '.join(errors)}")
+        return redirect(campaign)
+    form.save()
+    messages.success(request, "Allocation and stopping saved.")
     return redirect(campaign)

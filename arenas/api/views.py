@@ -8,6 +8,8 @@ debounced): never computed in the request. `pending` says a newer one is on its 
 last computation did not make yet (a category just defined) answers 202 and is queued.
 """
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -19,6 +21,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.api.planning import PLAN_EXAMPLE, PlanQuerySerializer, PlanSerializer
 from evalhub.api.parsers import FormParser, MultiPartParser
 from evalhub.errors import Problem
 from evalhub.importers.problems import InvalidUpload
@@ -29,6 +32,8 @@ from ..interchange.writing import import_battles
 from ..leaderboard import VariantState, stored_result, stored_variant
 from ..leaderboard_queue import ask_for
 from ..models import Arena
+from ..pairing_state import stopping_status
+from ..planning import plan_for_arena
 
 LEADERBOARD_EXAMPLE = {
     "systems": [
@@ -250,3 +255,88 @@ class BattleExport(APIView):
         )
         response["Content-Disposition"] = f'attachment; filename="{arena.slug}-battles.jsonl"'
         return response
+
+
+# Pairing (issue 27) --------------------------------------------------------------------------
+
+
+class ArenaPlanQuerySerializer(PlanQuerySerializer):
+    price_per_vote = serializers.DecimalField(
+        required=False,
+        max_digits=8,
+        decimal_places=4,
+        min_value=Decimal("0"),
+        max_value=Decimal("1000"),
+        help_text="What a vote costs, if voters are paid (the platform's fee is added).",
+    )
+    provider = serializers.ChoiceField(
+        choices=["local", "prolific", "mturk"],
+        default="local",
+        help_text="Where paid voters come from: its fee is added to the price.",
+    )
+
+
+class StoppingStatusSerializer(serializers.Serializer):
+    rule = serializers.CharField()
+    level = serializers.FloatField()
+    votes = serializers.IntegerField()
+    adjacent_pairs = serializers.IntegerField()
+    separated_pairs = serializers.IntegerField()
+    answered = serializers.BooleanField()
+    pause_when_answered = serializers.BooleanField()
+    paused = serializers.BooleanField()
+    updated = serializers.CharField(allow_null=True)
+
+
+class ArenaPlan(APIView):
+    """Votes (and money, if voters are paid) needed to separate the systems."""
+
+    permission_classes = [by_method(GET=IsManager)]
+
+    @extend_schema(
+        summary="Budget planner",
+        parameters=[ArenaPlanQuerySerializer],
+        responses={200: PlanSerializer},
+        examples=[OpenApiExample("Two systems", value=PLAN_EXAMPLE, response_only=True)],
+    )
+    def get(self, request, slug):
+        arena = get_object_or_404(Arena, slug=slug)
+        self.check_object_permissions(request, arena)
+        query = ArenaPlanQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        return Response(
+            plan_for_arena(arena, query.inputs(), data.get("price_per_vote"), data["provider"])
+        )
+
+
+class ArenaStopping(APIView):
+    """Is the arena's ranking question answered (every adjacent pair separated)?"""
+
+    permission_classes = [by_method(GET=IsViewer)]
+
+    @extend_schema(
+        summary="Stopping rule",
+        responses={200: StoppingStatusSerializer},
+        examples=[
+            OpenApiExample(
+                "Answered",
+                value={
+                    "rule": "every pair adjacent in the ranking separated",
+                    "level": 0.95,
+                    "votes": 5120,
+                    "adjacent_pairs": 9,
+                    "separated_pairs": 9,
+                    "answered": True,
+                    "pause_when_answered": True,
+                    "paused": True,
+                    "updated": "2026-11-27T10:00:00+00:00",
+                },
+                response_only=True,
+            )
+        ],
+    )
+    def get(self, request, slug):
+        arena = get_object_or_404(Arena, slug=slug)
+        self.check_object_permissions(request, arena)
+        return Response(StoppingStatusSerializer(stopping_status(arena)).data)

@@ -14,6 +14,7 @@ from .. import voters
 from ..battles import drawable_entries
 from ..leaderboard import stored_result, variant_key
 from ..models import Arena, LeaderboardVariant
+from ..pairing_state import stopping_status
 from .lookup import visible_arena_or_404
 
 ARENA_SORTS = {
@@ -54,6 +55,8 @@ def arena_detail(request, slug):
         "computed_at": parse_datetime(board["computed_at"]) if board["computed_at"] else None,
         "win_rates": matrix_rows(board["win_rate"]),
         "pair_battles": matrix_rows(board["pair_battles"]),
+        "stopping": stopping_status(arena),
+        **plan_context(request, arena, manages),
     }
     return render(request, "arenas/arena_detail.html", context)
 
@@ -100,3 +103,17 @@ def variant_boards(arena: Arena, overall: dict) -> list[dict]:
         anchor = "board-" + key.replace(":", "-").replace(",", "-")
         boards.append({"title": title, "anchor": anchor, "result": result, "rows": rows})
     return boards
+
+
+def plan_context(request, arena, manages: bool) -> dict:
+    """The budget planner's section, for the arena's managers (issue 27)."""
+    if not manages:
+        return {}
+    from annotation.forms import plan_section
+
+    from ..planning import plan_for_arena
+
+    form, plan, problem = plan_section(
+        request, lambda inputs: plan_for_arena(arena, inputs, None, "local")
+    )
+    return {"plan_form": form, "plan": plan, "plan_problem": problem}

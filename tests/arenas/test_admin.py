@@ -16,6 +16,7 @@ from arenas.models import (
     BattleTurn,
     Leaderboard,
     LeaderboardVariant,
+    PairingState,
 )
 from tests import factories
 from tests.admin_pages import (
@@ -40,6 +41,7 @@ MODELS = [
     CrowdBattle,
     LeaderboardVariant,
     ArenaCategory,
+    PairingState,
 ]
 RECORDS = [
     Battle,
@@ -49,6 +51,7 @@ RECORDS = [
     CrowdLaunch,
     CrowdBattle,
     LeaderboardVariant,
+    PairingState,
 ]
 
 
@@ -66,6 +69,7 @@ def populate(n=1, prefix="t"):
         Leaderboard.objects.create(arena=made, result={"systems": []})
         LeaderboardVariant.objects.create(arena=made, key="style", result={"systems": []})
         ArenaCategory.objects.create(arena=made, name="maths", prompt_pattern="integral")
+        PairingState.objects.create(arena=made, systems=[one.pk, two.pk], votes=1)
         crowd(made, battle, f"{prefix}-crowd-{i}")
 
 

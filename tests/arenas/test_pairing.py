@@ -1,5 +1,5 @@
-"""The uniform pairing rule: pair probabilities by hand, and drawn frequencies against them
-(a chi-square goodness-of-fit test from scipy)."""
+"""The pairing rules: uniform pair probabilities by hand, drawn frequencies against them
+(a chi-square goodness-of-fit test from scipy), and the adaptive draw against the engine."""
 
 import random
 from collections import Counter
@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 from scipy import stats
 
-from arenas.pairing import NoPair, draw_pair, pair_weights
+from arenas.pairing import NoPair, draw_adaptive, draw_pair, pair_weights
 
 
 def test_pair_weights_are_products_over_unordered_pairs():
@@ -51,3 +51,35 @@ def test_a_zero_weight_is_never_drawn_and_one_system_is_no_pair():
         draw_pair(["x", "y"], [1.0, 0.0], rng)
     with pytest.raises(ValueError):
         draw_pair(["x", "y"], [1.0, -1.0], rng)
+
+
+# The adaptive rule (issue 27) -------------------------------------------------------------
+
+
+def test_the_adaptive_draw_follows_the_engine_s_probabilities():
+    # Drawn frequencies against evalstats.pairing's pair probabilities (chi-square).
+    from evalstats import pairing
+
+    state = pairing.add_votes(pairing.new_state(3), [0, 0, 1, 0], [1, 1, 2, 2], [False] * 4)
+    expected = pairing.pair_probabilities(state)
+    rng = random.Random(11)
+    counts = Counter()
+    for _ in range(3000):
+        draw = draw_adaptive(["x", "y", "z"], [1.0, 1.0, 1.0], state, rng, level=0.95)
+        counts[frozenset((draw.a, draw.b))] += 1
+    cells = [(frozenset("xy"), 0, 1), (frozenset("xz"), 0, 2), (frozenset("yz"), 1, 2)]
+    observed = [counts[key] for key, _, _ in cells]
+    probabilities = [expected[i, j] for _, i, j in cells]
+    assert stats.chisquare(observed, [3000 * p for p in probabilities]).pvalue > 0.001
+
+
+def test_the_adaptive_record_names_the_rule_its_inputs_and_the_pairs_probability():
+    from evalstats import pairing
+
+    state = pairing.new_state(3)
+    draw = draw_adaptive(["x", "y", "z"], [1.0, 0.0, 2.0], state, random.Random(2), level=0.9)
+    assert {draw.a, draw.b} == {"x", "z"}  # y has weight 0
+    assert draw.state["rule"] == "adaptive" and draw.state["level"] == 0.9
+    assert draw.state["weights"] == {"x": 1.0, "z": 2.0}
+    assert draw.state["probability"] == pytest.approx(1.0)
+    assert draw.state["strengths"] == {"x": 0.0, "y": 0.0, "z": 0.0}

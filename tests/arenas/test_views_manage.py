@@ -25,6 +25,8 @@ def form_data(**overrides):
         "exclude_flagged": "on",
         "provisional_battles": "300",
         "provisional_width": "40",
+        "pairing_rule": "uniform",
+        "separation_level": "0.95",
     }
     return {**data, **overrides}
 
