@@ -114,7 +114,7 @@ def next_assignment(
     their systems is handed out."""
     now = now or timezone.now()
     if worker.blocked:
-        raise NoWork("Your account cannot take new work in this campaign.")
+        raise NoWork(blocked_message(worker))
     if not campaign.is_live:
         raise NoWork("This campaign is not accepting work right now.")
     for _ in range(5):
@@ -194,3 +194,14 @@ def tell_budget_reached(campaign: Campaign) -> None:
 
 
 _RANDOM = random.SystemRandom()
+
+
+def blocked_message(worker: Worker) -> str:
+    """What a blocked worker is told: that they cannot take work here, and why, in the
+    reason staff gave (workers see only their own)."""
+    if worker.blocked_reason:
+        return (
+            f"Your account cannot take new work in this campaign: {worker.blocked_reason} "
+            "If you think this is a mistake, reply to the study's message on your platform."
+        )
+    return "Your account cannot take new work in this campaign."

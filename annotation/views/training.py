@@ -8,6 +8,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from ..allocation import blocked_message
 from ..entry import current_worker
 from ..kinds.base import PayloadInvalid
 from ..models import Campaign
@@ -31,7 +32,7 @@ def _state_or_response(request, slug):
         return None, redirect("annotation:start", slug=campaign.slug)
     if worker.blocked or not campaign.is_live:
         reason = (
-            "Your account cannot take new work in this campaign."
+            blocked_message(worker)
             if worker.blocked
             else "This campaign is not accepting work right now."
         )

@@ -107,5 +107,23 @@
     }
   });
 
+  // The batch's time limit, counting down (the page says the limit and its end without
+  // JavaScript; an expired batch is refused on the server whatever this shows).
+  function countDown() {
+    var clock = document.querySelector(".time-left[data-expires]");
+    if (!clock) return;
+    var end = Date.parse(clock.getAttribute("data-expires"));
+    var out = clock.querySelector(".countdown");
+    function tick() {
+      var left = Math.max(0, Math.round((end - Date.now()) / 1000));
+      var m = Math.floor(left / 60), s = left % 60;
+      out.textContent = left ? " (" + m + ":" + (s < 10 ? "0" : "") + s + " left)" : " (time is up)";
+      clock.classList.toggle("urgent", left < 300);
+      if (left) setTimeout(tick, 1000);
+    }
+    tick();
+  }
+
   setUp();
+  countDown();
 })();

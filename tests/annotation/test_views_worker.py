@@ -218,3 +218,30 @@ def test_a_malformed_stored_gold_answer_is_logged_left_unscored_and_the_worker_g
     judgment = Judgment.objects.get(item=gold)
     assert judgment.gold_correct is None and judgment.gold_mistakes is None
     assert "cannot be scored" in caplog.text
+
+
+def test_the_task_page_says_the_batchs_time_limit_and_its_end(client):
+    c = ab_campaign(2, time_limit_minutes=45)
+
+    response = start(client, c, "worker=w1")
+
+    html = client.get(response["Location"]).content.decode()
+    expires = assignment_of("link:w1").expires_at
+    assert 'data-testid="time-left"' in html and "Time for this batch: 45 min" in html
+    assert f"{expires:%H:%M} UTC" in html
+
+
+def test_a_blocked_worker_is_told_why(client):
+    c = ab_campaign(2)
+    Worker.objects.create(
+        provider="local",
+        external_id="link:w1",
+        blocked=True,
+        blocked_reason="Your answers did not match the attention checks.",
+    )
+
+    response = start(client, c, "worker=w1")
+
+    page = response.content.decode()
+    assert "cannot take new work in this campaign: Your answers did not match" in page
+    assert not Assignment.objects.filter(campaign=c).exclude(status="open").exists()
