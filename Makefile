@@ -23,6 +23,8 @@ install: $(STAMP)
 PORT ?= 8000
 run: export DEBUG := 1
 run: export CELERY_BROKER_URL := filesystem://
+# The demo's chatbot answers on this machine (demo/responder.py); nothing else local is let in.
+run: export EVALHUB_OUTBOUND_ALLOW := 127.0.0.1:8009
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo

@@ -8,6 +8,7 @@ from django.db import transaction
 
 from annotation.demo import load_annotation_demo
 from arenas.demo import load_arena_demo
+from demo.chat import load_chat_demo
 from demo.judgments import load_judgments_demo
 from demo.leaderboards import load_analysis_demo
 from demo.versus import load_versus_demo
@@ -25,6 +26,8 @@ def load_demo() -> list[tuple[str, str | None]]:
         accounts = load_catalog_demo()
         # The annotation demo needs the catalog: its A/B campaign compares submissions.
         load_annotation_demo(accounts["admin"])
+        # A chat campaign with the demo bot that `make run` starts (demo/responder.py).
+        load_chat_demo(accounts["admin"])
     # A finished Spot The Bot tournament and an A/B experiment, simulated from a known model
     # and analysed now, so that the leaderboards have something to show on the first run.
     load_analysis_demo(accounts["admin"])

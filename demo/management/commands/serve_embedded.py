@@ -1,5 +1,5 @@
-"""`make run`'s server: Django's development server, and a real Celery worker (with beat)
-beside it on the filesystem broker, so that background work (collection, judges, analyses,
+"""`make run`'s server: Django's development server, a real Celery worker (with beat) beside
+it on the filesystem broker, and the demo's chatbot (demo/responder.py), so that background work (collection, judges, analyses,
 plots) runs in the background as it does in production instead of inside the click.
 
 The worker is started once, by the outer process: the development server's autoreloader
@@ -16,6 +16,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+
+from demo.responder import DEFAULT_PORT
 
 QUEUES = "collection,analysis,celery"
 
@@ -55,19 +57,25 @@ class Command(BaseCommand):
                 "serve_embedded runs its worker on the filesystem broker: set "
                 "CELERY_BROKER_URL=filesystem:// (make run does)."
             )
-        worker = None
+        helpers = []
         if os.environ.get("RUN_MAIN") != "true":
-            worker = subprocess.Popen(worker_command(settings.EVALHUB_EMBEDDED_BROKER_DIR))
-            self.stdout.write(f"Background worker started (pid {worker.pid}).")
+            helpers.append(subprocess.Popen(worker_command(settings.EVALHUB_EMBEDDED_BROKER_DIR)))
+            # The demo's chatbot (demo/responder.py), which the demo chat campaign talks to.
+            helpers.append(subprocess.Popen([sys.executable, "-m", "demo.responder"]))
+            self.stdout.write(
+                f"Background worker (pid {helpers[0].pid}) and demo bot "
+                f"(127.0.0.1:{DEFAULT_PORT}) started."
+            )
         # A SIGTERM (a supervisor, `kill`) ends the server through the finally below, so
         # the worker does not outlive it.
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
         try:
             call_command("runserver", addrport)
         finally:
-            if worker is not None:
-                worker.send_signal(signal.SIGTERM)  # a warm shutdown: running tasks finish
+            for helper in helpers:
+                helper.send_signal(signal.SIGTERM)  # the worker's warm shutdown: tasks finish
+            for helper in helpers:
                 try:
-                    worker.wait(timeout=30)
+                    helper.wait(timeout=30)
                 except subprocess.TimeoutExpired:
-                    worker.kill()
+                    helper.kill()

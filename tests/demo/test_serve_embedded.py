@@ -1,4 +1,4 @@
-"""`make run`'s server (evalhub/management/commands/serve_embedded.py): a real Celery worker
+"""`make run`'s server (demo/management/commands/serve_embedded.py): a real Celery worker
 beside the development server on the filesystem broker, so background work runs in the
 background; and the Makefile's PORT."""
 
@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from evalhub.celery import app
-from evalhub.management.commands.serve_embedded import QUEUES, worker_command
+from demo.management.commands.serve_embedded import QUEUES, worker_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
