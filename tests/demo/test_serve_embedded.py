@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from evalhub.celery import app
 from demo.management.commands.serve_embedded import QUEUES, worker_command
+from evalhub.celery import app
 
 ROOT = Path(__file__).resolve().parents[2]
 
