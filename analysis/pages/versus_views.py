@@ -57,7 +57,15 @@ def _chosen(runs: list[JudgeRun], wanted: str | None) -> JudgeRun | None:
 @require_GET
 def campaign_versus(request, slug):
     campaign = _campaign_or_404(request, slug)
-    runs = judge_runs_of(campaign)
+    subject = {"campaign": campaign, "tournament": tournament_of(campaign)}
+    return _versus_page(
+        request, "analysis/human_vs_automatic.html", judge_runs_of(campaign), subject
+    )
+
+
+def _versus_page(request, template: str, runs, subject: dict):
+    """A comparison page: the chosen judge run of `runs` (?judge_run=), its latest
+    comparison, and one in progress or failed."""
     judge_run = _chosen(runs, request.GET.get("judge_run"))
     comparison = latest_comparison(judge_run) if judge_run else None
     latest = latest_comparison(judge_run, succeeded=False) if judge_run else None
@@ -65,17 +73,16 @@ def campaign_versus(request, slug):
     failed = latest if latest is not None and latest.status == AnalysisRun.Status.FAILED else None
     return render(
         request,
-        "analysis/human_vs_automatic.html",
+        template,
         {
             **comparison_context(comparison),
-            "campaign": campaign,
-            "tournament": tournament_of(campaign),
+            **subject,
             "judge_runs": runs,
             "judge_run": judge_run,
             "active_run": active,
             "failed_run": failed,
             "refresh": REFRESH_SECONDS if active else None,
-            # Runs start on a judge's page, where the campaign is chosen.
+            # Runs start on a judge's page, where the campaign or arena is chosen.
             "start_judge_run_url": reverse("judging:judge-list"),
             "judge_run_url": judge_run.get_absolute_url() if judge_run else None,
         },
@@ -107,26 +114,8 @@ def _arena_or_404(request, slug) -> Arena:
 @require_GET
 def arena_versus(request, slug):
     arena = _arena_or_404(request, slug)
-    runs = arena_judge_runs(arena)
-    judge_run = _chosen(runs, request.GET.get("judge_run"))
-    comparison = latest_comparison(judge_run) if judge_run else None
-    latest = latest_comparison(judge_run, succeeded=False) if judge_run else None
-    active = latest if latest is not None and latest.in_progress else None
-    failed = latest if latest is not None and latest.status == AnalysisRun.Status.FAILED else None
-    return render(
-        request,
-        "analysis/arena_versus.html",
-        {
-            **comparison_context(comparison),
-            "arena": arena,
-            "judge_runs": runs,
-            "judge_run": judge_run,
-            "active_run": active,
-            "failed_run": failed,
-            "refresh": REFRESH_SECONDS if active else None,
-            "start_judge_run_url": reverse("judging:judge-list"),
-            "judge_run_url": judge_run.get_absolute_url() if judge_run else None,
-        },
+    return _versus_page(
+        request, "analysis/arena_versus.html", arena_judge_runs(arena), {"arena": arena}
     )
 
 
