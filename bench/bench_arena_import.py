@@ -256,7 +256,7 @@ def stored_battles(arena_slug: str) -> list[tuple]:
         "voter_platform",
     )
     rows = Battle.objects.filter(arena__slug=arena_slug).values_list(*fields)
-    return sorted((json.dumps(row, sort_keys=True, default=str) for row in rows))
+    return sorted(json.dumps(row, sort_keys=True, default=str) for row in rows)
 
 
 def migrate(database: str) -> None:

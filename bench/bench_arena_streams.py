@@ -48,13 +48,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
 import re
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import threading
@@ -216,10 +216,8 @@ def cpu_seconds(pid: int) -> float:
 def threads(pid: int) -> int:
     total = 0
     for member in family(pid):
-        try:
+        with contextlib.suppress(OSError):
             total += len(list(Path(f"/proc/{member}/task").iterdir()))
-        except OSError:
-            pass
     return total
 
 
@@ -473,7 +471,9 @@ async def battle_life(port, battle: Battle, rng: random.Random, timeout: float, 
     battle.streams = {side: Stream() for side in ("a", "b")}
     await asyncio.gather(
         *(
-            read_stream(port, battle.stream_paths[side], battle.session, battle.streams[side], timeout)
+            read_stream(
+                port, battle.stream_paths[side], battle.session, battle.streams[side], timeout
+            )
             for side in ("a", "b")
         )
     )
@@ -624,9 +624,7 @@ def queued_leaderboards(args) -> int | None:
     import redis
 
     client = redis.Redis.from_url(f"{args.redis}/{args.broker_db}")
-    return sum(
-        b"compute_leaderboard" in message for message in client.lrange("analysis", 0, -1)
-    )
+    return sum(b"compute_leaderboard" in message for message in client.lrange("analysis", 0, -1))
 
 
 def build(args, model_port: int, voters: int) -> tuple[list[str], list[str]]:
@@ -743,9 +741,7 @@ def arguments():
     parser.add_argument("--cache-db", type=int, default=12)
     parser.add_argument("--broker-db", type=int, default=13)
     parser.add_argument("--skip-threads", action="store_true", help="no reference phase")
-    parser.add_argument(
-        "--vote-threads", action="store_true", help="vote in the threads phase too"
-    )
+    parser.add_argument("--vote-threads", action="store_true", help="vote in the threads phase too")
     parser.add_argument("--smoke", action="store_true", help="a tiny run on SQLite: it runs")
     parser.add_argument("--label", default="")
     parser.add_argument("--serve-models", help=argparse.SUPPRESS)
