@@ -675,18 +675,16 @@ def build(args, model_port: int, voters: int) -> tuple[list[str], list[str]]:
     return slugs, sessions
 
 
-def checked_in_database(battles: list[Battle], tokens: int, votes: bool) -> None:
-    """Every answer stored whole, every vote stored."""
+def stored_in_database(battles: list[Battle], tokens: int) -> dict:
+    """How many answers were stored whole, and votes stored."""
     from arenas.models import Battle as StoredBattle
     from arenas.models import BattleAnswer
 
     ids = [b.url.rstrip("/").rsplit("/", 1)[1] for b in battles]
     answers = BattleAnswer.objects.filter(turn__battle__public_id__in=ids)
     done = answers.filter(status=BattleAnswer.Status.DONE, tokens=tokens).count()
-    assert done == 2 * len(battles), f"{done} of {2 * len(battles)} answers stored whole"
-    if votes:
-        voted = StoredBattle.objects.filter(public_id__in=ids).exclude(vote="").count()
-        assert voted == len(battles), f"{voted} of {len(battles)} votes stored"
+    voted = StoredBattle.objects.filter(public_id__in=ids).exclude(vote="").count()
+    return {"answers_stored_whole": done, "votes_stored": voted}
 
 
 def warm_up(args, port, arenas, sessions) -> None:
@@ -705,7 +703,8 @@ def warm_up(args, port, arenas, sessions) -> None:
             assert stream.status == "done", (side, stream.status, stream.error)
             assert stream.tokens == list(range(args.tokens)), f"side {side}: tokens lost"
         assert battle.vote_ms is not None, battle.vote_error
-    checked_in_database(battles, args.tokens, True)
+    found = stored_in_database(battles, args.tokens)
+    assert found == {"answers_stored_whole": 2 * len(battles), "votes_stored": len(battles)}, found
 
 
 def measure_server(args, kind, env, arenas, sessions) -> dict:
@@ -717,9 +716,7 @@ def measure_server(args, kind, env, arenas, sessions) -> dict:
         battles = [Battle(arenas[n % len(arenas)], s) for n, s in enumerate(voters)]
         votes = kind == "asgi" or args.vote_threads
         figures = asyncio.run(run_phase(args, port, server.pid, battles, votes))
-        if kind == "asgi":
-            checked_in_database(battles, args.tokens, votes)
-        return figures
+        return {**figures, **stored_in_database(battles, args.tokens)}
     finally:
         stop(server)
 
@@ -736,6 +733,12 @@ def arguments():
     parser.add_argument("--timeout", type=float, default=900, help="seconds a stream may take")
     parser.add_argument(
         "--server", default="postgresql://postgres@127.0.0.1:5432/postgres", help="PostgreSQL"
+    )
+    parser.add_argument(
+        "--database",
+        choices=["auto", "postgres", "sqlite"],
+        default="auto",
+        help="auto: PostgreSQL when it has a free connection per stream, else SQLite",
     )
     parser.add_argument("--redis", default="redis://127.0.0.1:6379", help="'' for none")
     parser.add_argument("--cache-db", type=int, default=12)
@@ -766,12 +769,25 @@ def database(args):
         finally:
             path.unlink(missing_ok=True)
 
-    if args.smoke:
+    if args.smoke or args.database == "sqlite":
         return sqlite()
     try:
-        psycopg.connect(args.server, connect_timeout=5).close()
+        with psycopg.connect(args.server, connect_timeout=5) as admin:
+            limit = int(admin.execute("SHOW max_connections").fetchone()[0])
+            used = admin.execute("SELECT count(*) FROM pg_stat_activity").fetchone()[0]
     except psycopg.OperationalError as error:
         print(f"NOTE: PostgreSQL unreachable ({str(error).strip()}): running on SQLite")
+        return sqlite()
+    # Under uvicorn each open stream holds a connection of its own for its whole length
+    # (Django runs a request's database calls on a thread of that request, with its own
+    # connection); with fewer free connections than streams, streams fail.
+    needed = 2 * args.battles + 20
+    if args.database == "auto" and limit - used < needed:
+        print(
+            f"NOTE: PostgreSQL has {limit - used} free connections (max_connections {limit}), "
+            f"the arena needs about {needed} for {2 * args.battles} open streams: running on "
+            "SQLite (--database postgres runs on PostgreSQL anyway, to see the failures)"
+        )
         return sqlite()
     os.environ["EVALHUB_BENCH_PG"] = args.server
     from pg import fresh_database
@@ -799,6 +815,10 @@ def report(kind: str, f: dict, args) -> None:
         f"  memory: {f['rss_before_mib']} MiB before, {f['rss_peak_open_mib']} MiB with "
         f"{f['peak_open_streams']} streams open: {f['kib_per_open_stream']} KiB per stream; "
         f"server CPU {f['server_cpu_seconds']} s"
+    )
+    print(
+        f"  stored: {f['answers_stored_whole']} answers whole of {f['streams']}, "
+        f"{f['votes_stored']} votes of {f['battles']} battles"
     )
     if f["votes"]:
         print(
