@@ -572,6 +572,8 @@ async def run_phase(args, port, server_pid, battles: list[Battle], votes=True) -
         "streams_per_second": round(len(done) / elapsed, 1),
         "tokens_per_second": round(len(delays) / elapsed),
         "server_cpu_seconds": round(server_cpu, 1),
+        # Everything the server did for the streams and votes, per token relayed.
+        "server_cpu_ms_per_token": _round(server_cpu * 1000 / len(delays) if delays else None),
         "rss_before_mib": round(baseline / 1024, 1),
         "rss_peak_open_mib": round(peak_kib / 1024, 1),
         "peak_open_streams": peak_open,
@@ -814,7 +816,7 @@ def report(kind: str, f: dict, args) -> None:
     print(
         f"  memory: {f['rss_before_mib']} MiB before, {f['rss_peak_open_mib']} MiB with "
         f"{f['peak_open_streams']} streams open: {f['kib_per_open_stream']} KiB per stream; "
-        f"server CPU {f['server_cpu_seconds']} s"
+        f"server CPU {f['server_cpu_seconds']} s ({f['server_cpu_ms_per_token']} ms per token)"
     )
     print(
         f"  stored: {f['answers_stored_whole']} answers whole of {f['streams']}, "
