@@ -177,8 +177,6 @@ def configure_django(database_url: str) -> None:
 def child(args) -> None:
     """Import `args.file` into the arena `args.arena` (created with the owner if missing)
     and print {"seconds", "created", "unchanged", "peak_rss_mb"} as one JSON line."""
-    import resource
-
     configure_django(args.database)
     from django.contrib.auth import get_user_model
     from django.db import connection
@@ -199,7 +197,7 @@ def child(args) -> None:
     with open(args.child, "rb") as stream:
         result = writing.import_battles(arena, stream, create=True)
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_of_this_process_mb()
     print(
         json.dumps(
             {
@@ -210,6 +208,17 @@ def child(args) -> None:
             }
         )
     )
+
+
+def peak_rss_of_this_process_mb() -> float:
+    """The process's own peak RSS: /proc's VmHWM, which starts again at exec. (getrusage's
+    ru_maxrss does not: a child keeps the peak of the parent it was forked from.)"""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _empty_sql(vendor: str) -> str:
