@@ -33,7 +33,7 @@ import json
 import math
 import re
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -341,8 +341,10 @@ def _digest(key: str) -> int:
     )
 
 
-def check(stream: BinaryIO) -> Checked:
-    """Read the whole file once and find every problem (see the module)."""
+def check(stream: BinaryIO, take: Callable[[ParsedBattle], None] | None = None) -> Checked:
+    """Read the whole file once and find every problem (see the module); `take`, when
+    given, is handed each battle checked so far (on PostgreSQL, the import stages them
+    while it checks: arenas/interchange/copying.py)."""
     problems = Problems()
     models: dict[str, int] = {}
     digests, lines = array("q"), array("q")
@@ -354,6 +356,8 @@ def check(stream: BinaryIO) -> Checked:
                 problems.append(Problem(number, message))
             continue
         battles += 1
+        if take is not None:
+            take(battle)
         models.setdefault(battle.model_a, number)
         models.setdefault(battle.model_b, number)
         digests.append(_digest(battle.question_id))

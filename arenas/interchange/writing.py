@@ -7,16 +7,20 @@ arena's owner may enter (their own, or a public one), else, with `create`, a new
 the owner's, named exactly as the file names it. Any problem, of a line or a name, is an
 `InvalidUpload` listing them with their lines, and nothing is stored. Then, in one
 transaction, the systems are created and entered (without an endpoint: named by imported
-battles only) and the battles stored in chunks; a battle the arena already has (its
-question_id, or content hash) is left as it is, so importing a file again stores nothing
-new. The arena's leaderboard is asked for when any battle was stored.
+battles only) and the battles stored; a battle the arena already has (its question_id, or
+content hash) is left as it is, so importing a file again stores nothing new. The arena's
+leaderboard is asked for when any battle was stored.
+
+On PostgreSQL the one reading that checks the file also stages its battles by COPY, and a
+few statements store them (arenas/interchange/copying.py: a million lines in well under a
+minute); elsewhere (SQLite) the file is read a second time and stored in chunks through the
+ORM.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from itertools import islice
 from typing import BinaryIO
 
@@ -29,8 +33,8 @@ from evalhub.models import System
 
 from .. import leaderboard_queue
 from ..models import Arena, ArenaSystem, Battle, BattleAnswer, BattleTurn, entry_problem
-from ..style import count_tokens, style_features, summed_features
-from . import reading
+from . import copying, reading
+from .rows import battle_values
 
 CHUNK = 2000
 
@@ -128,18 +132,6 @@ def _chunks(items: Iterable, size: int) -> Iterator[list]:
         yield chunk
 
 
-def _style(given: dict, answers: list[str]) -> dict:
-    if given:
-        return given
-    return summed_features(style_features(text) for text in answers) if answers else {}
-
-
-def _tokens(given: int | None, answers: list[str]) -> int | None:
-    if given is not None:
-        return given
-    return sum(count_tokens(text) for text in answers) if answers else None
-
-
 def _store(arena: Arena, chunk: list[reading.ParsedBattle], systems: dict[str, System]) -> int:
     known = set(
         arena.battles.filter(question_id__in=[b.question_id for b in chunk]).values_list(
@@ -148,33 +140,17 @@ def _store(arena: Arena, chunk: list[reading.ParsedBattle], systems: dict[str, S
     )
     fresh = [b for b in chunk if b.question_id not in known]
     now = timezone.now()
-    rows = []
-    for parsed in fresh:
-        when = datetime.fromtimestamp(parsed.tstamp, UTC) if parsed.tstamp is not None else now
-        answers_a = [a for _, a, _ in parsed.exchanges]
-        answers_b = [b for _, _, b in parsed.exchanges]
-        rows.append(
-            Battle(
-                arena=arena,
-                system_a=systems[parsed.model_a],
-                system_b=systems[parsed.model_b],
-                source=Battle.Source.IMPORTED,
-                question_id=parsed.question_id,
-                anonymous=parsed.anonymous,
-                started_at=when,
-                voter_platform=Battle.Platform.IMPORTED,
-                voter_ref=parsed.judge,
-                language=parsed.language,
-                turns=parsed.turns or 0,
-                vote=parsed.vote,
-                voted_at=when,
-                tokens_a=_tokens(parsed.tokens_a, answers_a),
-                tokens_b=_tokens(parsed.tokens_b, answers_b),
-                style_a=_style(parsed.style_a, answers_a),
-                style_b=_style(parsed.style_b, answers_b),
-                extra=parsed.extra,
-            )
+    rows = [
+        Battle(
+            arena=arena,
+            system_a=systems[parsed.model_a],
+            system_b=systems[parsed.model_b],
+            source=Battle.Source.IMPORTED,
+            voter_platform=Battle.Platform.IMPORTED,
+            **battle_values(parsed, now),
         )
+        for parsed in fresh
+    ]
     Battle.objects.bulk_create(rows)
     turns, answers = [], []
     for battle, parsed in zip(rows, fresh, strict=True):
@@ -192,7 +168,32 @@ def _store(arena: Arena, chunk: list[reading.ParsedBattle], systems: dict[str, S
 
 def import_battles(arena: Arena, stream: BinaryIO, *, create: bool = False) -> ImportResult:
     """Check the whole file, then store every battle of it the arena does not have yet."""
-    checked = reading.check(stream)
+    with transaction.atomic():
+        if copying.available():
+            # PostgreSQL: the checked battles are staged by COPY during the one reading.
+            with copying.Staging() as staging:
+                checked = reading.check(stream, take=staging.take)
+                staging.finish_copy()  # the connection is free for other queries again
+                systems, result = _prepared(arena, checked, create)
+                result.created = staging.store(arena, systems)
+                result.unchanged = checked.battles - result.created
+        else:
+            checked = reading.check(stream)
+            systems, result = _prepared(arena, checked, create)
+            for chunk in _chunks(reading.battles(stream), CHUNK):
+                stored = _store(arena, chunk, systems)
+                result.created += stored
+                result.unchanged += len(chunk) - stored
+        if result.created:
+            leaderboard_queue.vote_arrived(arena)
+    return result
+
+
+def _prepared(
+    arena: Arena, checked: reading.Checked, create: bool
+) -> tuple[dict[str, System], ImportResult]:
+    """The systems by model name, matched, created and entered; or InvalidUpload with every
+    problem of the file and its names (then the caller's transaction stores nothing)."""
     matches, name_problems = match_models(arena, checked.models, create)
     problems = Problems()
     problems.extend(checked.problems)
@@ -202,12 +203,4 @@ def import_battles(arena: Arena, stream: BinaryIO, *, create: bool = False) -> I
         ordered.total = problems.total
         raise InvalidUpload(ordered)
     result = ImportResult()
-    with transaction.atomic():
-        systems = _systems(arena, matches, result)
-        for chunk in _chunks(reading.battles(stream), CHUNK):
-            stored = _store(arena, chunk, systems)
-            result.created += stored
-            result.unchanged += len(chunk) - stored
-        if result.created:
-            leaderboard_queue.vote_arrived(arena)
-    return result
+    return _systems(arena, matches, result), result
