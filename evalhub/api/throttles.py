@@ -19,9 +19,10 @@ every API call would otherwise be a 500.
 
 import logging
 
-from redis.exceptions import RedisError
 from rest_framework import throttling
 from rest_framework.settings import api_settings
+
+from evalhub.cache import is_redis_failure
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +36,9 @@ class CurrentRates:
     def allow_request(self, request, view):
         try:
             return throttling.SimpleRateThrottle.allow_request(self, request, view)
-        except RedisError:
+        except Exception as error:
+            if not is_redis_failure(error):
+                raise
             logger.warning("API rate %r not counted: the cache is unreachable", self.scope)
             return True
 

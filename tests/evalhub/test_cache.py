@@ -18,3 +18,13 @@ def test_each_server_pool_has_its_own_client():
     writer = cache._cache.get_client(write=True)
     readers = {id(cache._cache.get_client()) for _ in range(5)}
     assert len(readers) == 1 and id(writer) not in readers
+
+
+def test_a_redis_error_is_told_apart_without_importing_redis_py_first():
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from evalhub.cache import is_redis_failure
+
+    assert is_redis_failure(RedisConnectionError("refused"))
+    assert not is_redis_failure(ConnectionError("another library's"))
+    assert not is_redis_failure(ValueError("a bug"))

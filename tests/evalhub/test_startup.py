@@ -29,6 +29,9 @@ HEAVY = (
     "lifelines",
     "trueskill",
     "krippendorff",
+    # redis-py: 0.13 s, and only a process that talks to Redis needs it (evalhub/cache.py
+    # tells its errors by their class's name).
+    "redis",
 )
 
 START = f"""
