@@ -68,9 +68,12 @@ def _lock_worker(worker: Worker, now) -> None:
 
 def _open_slot(campaign: Campaign, worker: Worker, batch=None, owners=frozenset(), rng=None):
     seen_batches = Assignment.objects.filter(campaign=campaign, worker=worker).values("batch_id")
+    # A gold check is copied into many batches under one group: having answered it is no
+    # reason to be kept from the other batches (it would cap every worker at one batch).
     seen_groups = (
         Item.objects.filter(batch__assignments__worker=worker, batch__campaign=campaign)
         .exclude(group_key="")
+        .exclude(role=Item.Role.GOLD)
         .values("group_key")
     )
     conflicting_batches = Item.objects.filter(

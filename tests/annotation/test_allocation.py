@@ -324,3 +324,17 @@ def test_reaching_the_budget_tells_the_owner_and_staff_once(django_capture_on_co
     for user in (owner, boss):
         [notice] = Notice.objects.filter(user=user, kind="budget_reached")
         assert "reached its budget of 1.00" in notice.text
+
+
+def test_a_gold_check_in_every_batch_does_not_cap_a_worker_at_one_batch():
+    # One gold spec, copied into each of the three batches under one group.
+    c = ab_campaign(6, batch_size=2, redundancy=1, gold=1, max_batches_per_worker=3)
+    w = worker("w1")
+
+    done = []
+    for _ in range(3):
+        assignment = next_assignment(c, w)
+        judge_all(assignment)
+        done.append(assignment.batch_id)
+
+    assert len(set(done)) == 3
