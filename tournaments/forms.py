@@ -254,8 +254,11 @@ class ABForm(TournamentForm):
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, user=user, **kwargs)
         self.fields["submission"].queryset = user_submissions(user)
+        # Several uploads of one system to one prompt set in a minute must still be told
+        # apart: the file they came from and the submission's number.
         self.fields["submission"].label_from_instance = lambda s: (
-            f"{s.system.name} on {s.prompt_set.name} ({s.created:%Y-%m-%d %H:%M})"
+            f"{s.system.name} on {s.prompt_set.name}: {s.original_filename or 'by the API'} "
+            f"#{s.pk} ({s.created:%Y-%m-%d %H:%M})"
         )
         self.fields["baselines"].queryset = baseline_choices(user)
 

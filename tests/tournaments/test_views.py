@@ -464,6 +464,22 @@ def test_create_an_ab_experiment_from_an_own_submission(client, owner):
     assert sorted(t.systems.values_list("slug", flat=True)) == ["base", "mine"]
 
 
+def test_submissions_of_one_minute_are_told_apart_in_the_ab_form(client, owner):
+    from evalhub.models import Submission
+
+    prompts = factories.prompt_set(2, slug="two")
+    system = factories.system(owner, slug="mine", name="Mine")
+    first = factories.submission(system, prompts)
+    second = factories.submission(system, prompts)
+    Submission.objects.filter(pk=first.pk).update(original_filename="run-a.txt")
+    Submission.objects.filter(pk=second.pk).update(original_filename="run-b.txt")
+    client.force_login(owner)
+
+    page = client.get(reverse("tournaments:create-ab")).content.decode()
+
+    assert f"run-a.txt #{first.pk}" in page and f"run-b.txt #{second.pk}" in page
+
+
 def test_a_baseline_without_responses_is_named_next_to_the_field(client, owner):
     prompts = factories.prompt_set(2, slug="two")
     ours = factories.submission(factories.system(owner, slug="mine"), prompts)
