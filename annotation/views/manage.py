@@ -125,7 +125,7 @@ def campaign_create(request):
             return render(
                 request,
                 "annotation/manage/campaign_form.html",
-                {"form": form, "kinds": kind_summaries()},
+                {"form": form, "kinds": kind_summaries(), "files_sent": len(request.FILES)},
                 status=400,
             )
         campaign = form.save(commit=False)
@@ -148,7 +148,7 @@ def campaign_create(request):
     return render(
         request,
         "annotation/manage/campaign_form.html",
-        {"form": form, "kinds": kind_summaries()},
+        {"form": form, "kinds": kind_summaries(), "files_sent": len(request.FILES)},
         status=status,
     )
 

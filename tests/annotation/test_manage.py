@@ -860,3 +860,25 @@ def test_the_pay_is_fixed_once_launched(client):
     c.refresh_from_db()
     assert "fixed once a campaign has launched" in response.content.decode()
     assert c.reward_per_batch == Decimal("0")
+
+
+def test_a_refused_form_with_a_file_says_to_choose_it_again(staff):
+    data = form_data(
+        task_kind="likert",
+        slug="",  # refused: a slug is needed
+        title="",
+        conversations=jsonl_file("talks.jsonl", *talks()),
+    )
+
+    response = staff.post(url("manage-campaign-create"), data)
+
+    page = response.content.decode()
+    assert response.status_code == 400 and not Campaign.objects.exists()
+    assert "a browser does not keep a chosen file after a refused form, so choose it again" in page
+
+
+def test_each_item_source_names_the_kinds_it_serves(staff):
+    page = staff.get(url("manage-campaign-create")).content.decode()
+
+    assert 'class="source responses" data-kinds="ab ' in page
+    assert "js/campaign_form.js" in page
