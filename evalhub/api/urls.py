@@ -45,7 +45,9 @@ urlpatterns = [
     path(
         "docs/",
         SpectacularSwaggerSplitView.as_view(
-            url_name="api-schema", permission_classes=[by_method(GET=Anyone)]
+            url_name="api-schema",
+            permission_classes=[by_method(GET=Anyone)],
+            template_name="evalhub/api/swagger_ui.html",
         ),
         name="api-docs",
     ),

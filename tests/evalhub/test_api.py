@@ -182,6 +182,12 @@ def test_schema_and_offline_docs(client):
     assert "cdn" not in docs.lower()  # the sidecar serves Swagger UI from our static files
 
 
+def test_the_api_docs_page_has_no_inline_style_the_policy_would_block(client):
+    docs = client.get("/api/docs/").content.decode()
+
+    assert "<style" not in docs and "css/swagger.css" in docs
+
+
 def test_session_auth_needs_csrf(owner):
     client = APIClient(enforce_csrf_checks=True)
     client.login(username="owner", password="pw-for-tests-1")
