@@ -171,3 +171,23 @@ def test_the_training_pages_fit_a_phone(phone):
     phone.locator("button.next").click()
     expect(phone.get_by_role("link", name="Next training conversation")).to_be_visible()
     assert page_width(phone) <= WIDTH, "the training feedback scrolls sideways"
+
+
+def test_a_system_profile_fits_a_390_pixel_phone(browser, live_server):
+    owner = factories.user("owner")
+    system = factories.system(owner, slug="wide-bot", name="A system with a long name indeed")
+    factories.submission(system, factories.prompt_set(3, slug="greetings"))
+    context = browser.new_context(
+        base_url=live_server.url, viewport={"width": 390, "height": 844}, is_mobile=True
+    )
+    page = context.new_page()
+
+    page.goto(system.get_absolute_url())
+
+    overflow = page.evaluate(
+        """() => [...document.querySelectorAll('body *')]
+            .filter(e => e.getBoundingClientRect().right > 390.5)
+            .map(e => e.tagName + '.' + e.className).slice(0, 5)"""
+    )
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390, overflow
+    context.close()
