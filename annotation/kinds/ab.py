@@ -60,7 +60,7 @@ class ABKind(TaskKind):
     key = "ab"
     label = "A/B response comparison"
     template = "annotation/kinds/ab.html"
-    shortcuts = (("1", "left is better"), ("2", "right is better"), ("3", "it's a tie"))
+    shortcuts = (("1", "Response 1 is better"), ("2", "Response 2 is better"), ("3", "it's a tie"))
 
     def build_from_responses(self, pairs, rng: random.Random) -> list[ItemSpec]:
         return build_items(pairs, rng)

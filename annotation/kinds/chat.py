@@ -134,7 +134,10 @@ class ChatKind(TaskKind):
     key = "chat"
     label = "Live chat"
     template = "annotation/kinds/chat.html"
-    shortcuts = (("1–5", "rate the first scale not yet answered"),)
+    shortcuts = (
+        ("1–5", "rate the first scale not yet answered"),
+        ("1 / 2 / 3", "then, in the comparison: conversation 1, conversation 2, neither"),
+    )
     config_schema = ChatConfig
     # The item page starts with a conversation (annotation/views/chat.py) before any form.
     live = True
