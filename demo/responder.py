@@ -20,6 +20,8 @@ STOP = {
     "the", "a", "an", "and", "or", "but", "i", "you", "me", "my", "your", "is", "are", "was",
     "to", "of", "in", "on", "it", "that", "this", "what", "do", "does", "did", "have", "has",
     "for", "with", "so", "just", "not", "be", "am", "can", "how", "about", "there", "they",
+    "like", "love", "want", "know", "think", "really", "very", "would", "could", "should",
+    "will", "i'm", "it's", "don't", "you're", "yes", "no", "well", "good", "some", "all",
 }  # fmt: skip
 OPENERS = (
     "Hello! I am the demo bot: a few rules, no model. What would you like to talk about?",
