@@ -172,7 +172,11 @@ def test_the_api_page_lists_every_operation_with_who_may_call_it():
     page = hooks.api_page()
     rows = [line for line in page.splitlines() if line.startswith("| `")]
     assert f"{len(rows)} operations." in page
-    assert any(row.startswith("| `POST /api/campaigns/` |") and "`IsStaff`" in row for row in rows)
+    assert any(row.startswith("| `POST /api/campaigns/` |") and "`SignedIn`" in row for row in rows)
+    assert any(
+        row.startswith("| `POST /api/campaigns/{slug}/crowd/pay/` |") and "`IsStaff`" in row
+        for row in rows
+    )
     assert all(not row.endswith("| unknown |") for row in rows)
 
 
