@@ -27,7 +27,9 @@ from .client import (
     BotBusy,
     BotError,
     BotHTTPError,
+    BotRefused,
     BotTimeout,
+    BotUnreachable,
     BudgetExhausted,
     Endpoint,
 )
@@ -76,6 +78,12 @@ def _message(error: BotError) -> str:
         return LIMIT_REACHED
     if isinstance(error, BotBusy):
         return "The chatbot cannot take more messages right now."
+    # The worker is told what kind of failure it was (never the address or the upstream
+    # body); the campaign's owner sees the details under "Latest endpoint errors".
+    if isinstance(error, BotRefused | BotUnreachable):
+        return "The chatbot cannot be reached right now (it may be stopped)."
+    if isinstance(error, BotHTTPError):
+        return f"The chatbot answered with an error (HTTP {error.status})."
     return "The chatbot did not give a usable answer."
 
 

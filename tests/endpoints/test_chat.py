@@ -157,9 +157,21 @@ def test_a_server_error_is_explained_after_one_attempt():
         server = pool.start(bots.always(500))
         owner = factories.user()
         system = endpoint(server.url, owner)
-        with pytest.raises(ReplyFailed, match="did not give a usable answer") as failed:
+        with pytest.raises(ReplyFailed, match="answered with an error \\(HTTP 500\\)") as failed:
             reply(owner_id(owner), system, "chat-1", TURNS)
         assert len(server.requests) == 1 and "HTTP 500" in failed.value.detail
+
+
+def test_a_stopped_or_refused_bot_is_said_to_be_unreachable(settings):
+    settings.EVALHUB_OUTBOUND_ALLOW = []
+    owner = factories.user()
+    system = endpoint("http://127.0.0.1:9/reply", owner)
+
+    with pytest.raises(ReplyFailed) as failed:
+        reply(owner_id(owner), system, "chat-1", TURNS)
+
+    assert failed.value.message == "The chatbot cannot be reached right now (it may be stopped)."
+    assert "127.0.0.1" not in failed.value.message
 
 
 def test_a_429_says_how_long_the_bot_asks_to_wait():
