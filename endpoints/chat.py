@@ -81,7 +81,7 @@ def _message(error: BotError) -> str:
     # The worker is told what kind of failure it was (never the address or the upstream
     # body); the campaign's owner sees the details under "Latest endpoint errors".
     if isinstance(error, BotRefused | BotUnreachable):
-        return "The chatbot cannot be reached right now (it may be stopped)."
+        return "The chatbot cannot be reached right now, or broke off its answer."
     if isinstance(error, BotHTTPError):
         return f"The chatbot answered with an error (HTTP {error.status})."
     return "The chatbot did not give a usable answer."

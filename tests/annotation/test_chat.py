@@ -180,7 +180,7 @@ def test_a_bot_replying_nothing_but_nul_is_a_failed_reply_that_can_be_retried(cl
         # One attempt: the worker may ask again (what was shown cannot be taken back).
         (openai_fake.MALFORMED, "did not give a usable answer"),
         (openai_fake.EMPTY_CHOICES, "did not give a usable answer"),
-        (openai_fake.Reply(403, b'{"error": "refused"}'), "did not give a usable answer"),
+        (openai_fake.Reply(403, b'{"error": "refused"}'), "answered with an error (HTTP 403)"),
         (openai_fake.rate_limited("30"), "busy right now (it asks to wait 30 s)"),
     ],
 )

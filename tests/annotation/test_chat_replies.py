@@ -153,7 +153,7 @@ def test_a_stream_cut_short_is_a_clear_error_and_nothing_is_stored(client, serve
     server = servers(lambda payload: cut)
     assignment, item = talking_to(client, server)
     say(client, assignment, item, "Hello", 0, json=True)
-    check_failed_and_nothing_half_stored(client, assignment, item, "did not give a usable answer")
+    check_failed_and_nothing_half_stored(client, assignment, item, "broke off its answer")
 
 
 def test_a_429_says_to_wait_and_the_turn_can_be_asked_again(client, servers):
