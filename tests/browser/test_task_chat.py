@@ -70,7 +70,7 @@ def test_worker_chats_twice_retries_a_failure_rates_and_compares(page, screensho
         # The bot fails on the second message: the worker is told and tries that turn again.
         page.locator("#chat-text").fill("What do you like?")
         page.locator("#chat-send-button").click()
-        expect(page.locator("#chat-error")).to_contain_text("did not give a usable answer")
+        expect(page.locator("#chat-error")).to_contain_text("answered with an error (HTTP 500)")
         expect(page.locator("#chat-send")).to_be_hidden()
         page.get_by_role("button", name="Try that turn again").click()
         expect(page.locator(".chat-turn.bot")).to_have_count(2)
