@@ -377,6 +377,12 @@ class ABCEvalKind(TaskKind):
     label = "ABC-Eval behaviour labels"
     template = "annotation/kinds/abc_eval.html"
     config_schema = ABCEvalConfig
+    # annotation.js: a current bot turn, outlined, whose boxes the digits tick.
+    shortcuts = (
+        ("j / k", "next / previous bot turn"),
+        ("1, 2, …", "tick or untick that label of the current bot turn"),
+        ("r", "I checked every bot turn"),
+    )
 
     def default_config(self) -> dict:
         return {}  # behaviour_task has no default: the campaign must choose one

@@ -85,9 +85,36 @@
     refreshSelected();
   }
 
+  // ABC-Eval: j / k move the current bot turn, a digit ticks that label of it, r ticks
+  // "I checked every bot turn". True when the key was one of these.
+  function flagKey(event) {
+    var turns = Array.prototype.slice.call(form.querySelectorAll("fieldset.turn-flags"));
+    if (!turns.length) return false;
+    var at = turns.findIndex(function (t) { return t.classList.contains("current"); });
+    if (event.key === "j" || event.key === "k") {
+      var next = Math.min(turns.length - 1, Math.max(0, at + (event.key === "j" ? 1 : -1)));
+      if (at >= 0) turns[at].classList.remove("current");
+      turns[next].classList.add("current");
+      turns[next].scrollIntoView({ block: "center" });
+      return true;
+    }
+    if (event.key === "r") {
+      var reviewed = form.querySelector('input[name="reviewed"]');
+      if (reviewed) reviewed.checked = !reviewed.checked;
+      return !!reviewed;
+    }
+    var box = at >= 0 && turns[at].querySelector('label[data-flag-key="' + event.key + '"] input');
+    if (!box) return false;
+    box.checked = !box.checked;
+    return true;
+  }
+
   document.addEventListener("keydown", function (event) {
     if (!form || !form.isConnected) return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
+    var typing = event.target && /^(TEXTAREA|INPUT)$/.test(event.target.tagName) &&
+      event.target.type === "text";
+    if (!typing && flagKey(event)) { event.preventDefault(); return; }
     var target = event.target;
     if (target && (target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text"))) return;
     if (event.key === "Enter") {

@@ -66,3 +66,36 @@ def test_participant_labels_every_bot_turn_and_gets_the_code(page, screenshot):
         for j in Judgment.objects.all()
     )
     assert labels == [([0, 0, 0], [0, 0, 0]), ([0, 0, 1], [0, 1, 0])]
+
+
+def test_a_participant_labels_with_the_keyboard(page):
+    c = campaign(
+        "abc_eval",
+        slug="abc-keys",
+        title="Consistency by keyboard",
+        task_config={"behaviour_task": "consistency"},
+        batch_size=1,
+        redundancy=1,
+    )
+    add_items(
+        c,
+        get_kind("abc_eval").build_from_conversations(
+            loaded([conversation("keys-1")]), c.task_config, random.Random(0)
+        ),
+    )
+    page.goto("/work/abc-keys/?worker=keys-1")
+    flags = page.locator("fieldset.turn-flags")
+
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    expect(flags.nth(1)).to_have_class("turn-flags current")
+    page.keyboard.press("2")
+    page.keyboard.press("r")
+
+    second = flags.nth(1).locator("label[data-flag-key='2'] input")
+    expect(second).to_be_checked()
+    expect(page.get_by_label("I checked every bot turn")).to_be_checked()
+    page.keyboard.press("Enter")
+    expect(page.get_by_test_id("completion-code")).to_be_visible()
+    [judgment] = Judgment.objects.all()
+    assert sum(sum(flags) for flags in judgment.payload["labels"].values()) == 1
