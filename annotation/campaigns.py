@@ -33,8 +33,8 @@ from .crowd.base import CrowdError
 from .items import TooMuchWork, add_items
 from .kinds import KIND_CHOICES, get_kind
 from .kinds.base import ConfigInvalid, ItemSpec, TaskKind
-from .launch_checks import launch_problems
-from .models import Assignment, Campaign, Item, LaunchRequest
+from .launch_checks import budget_problem, launch_problems, pays_crowdworkers, untrainable
+from .models import Assignment, Campaign, LaunchRequest
 
 Status = Campaign.Status
 logger = logging.getLogger(__name__)
@@ -503,13 +503,6 @@ def place_on_platform(campaign: Campaign, provider: str | None, sandbox: bool | 
     return campaign
 
 
-def pays_crowdworkers(campaign: Campaign) -> bool:
-    """Launching moves real money (MTurk's sandbox does not)."""
-    if not get_provider(campaign.provider).spends_money:
-        return False
-    return not (campaign.provider == Campaign.Provider.MTURK and campaign.platform_sandbox)
-
-
 def approved_request(campaign: Campaign):
     """The approval that covers the campaign as it is now (platform, site and pay), if any."""
     latest = campaign.launch_requests.first()
@@ -532,33 +525,6 @@ def may_launch(user, campaign: Campaign) -> bool:
     if not is_managed_by(user, campaign):
         return False
     return not pays_crowdworkers(campaign) or approved_request(campaign) is not None
-
-
-def budget_problem(campaign: Campaign) -> str | None:
-    """Why launching would spend more than the campaign's budget (its provider's estimate:
-    every place's reward plus the platform's fees), or None. A campaign without a budget,
-    or whose launch pays nobody (a link, the MTurk sandbox), has no such problem."""
-    if campaign.budget is None or not pays_crowdworkers(campaign):
-        return None
-    try:
-        estimate = get_provider(campaign.provider).estimate(campaign)
-    except CrowdError as refused:
-        return f"The launch cannot be priced: {refused}"
-    if estimate.total <= campaign.budget:
-        return None
-    cost = f"{estimate.total} {estimate.currency}".strip()
-    detail = "; ".join(estimate.lines()[:2])
-    return f"This launch would cost {cost} ({detail}), more than the budget of {campaign.budget}."
-
-
-def untrainable(campaign: Campaign) -> bool:
-    """Requires training that its kind has, but holds no training item to train on."""
-    if not campaign.requires_training:
-        return False
-    kind = campaign.kind
-    if kind.training_key(kind.clean_config(campaign.task_config)) is None:
-        return False
-    return not campaign.items.filter(role=Item.Role.TRAINING).exists()
 
 
 def launch_campaign(campaign: Campaign, *, actor=None, confirm: bool = False) -> Campaign:

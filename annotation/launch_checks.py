@@ -9,14 +9,13 @@ approval checks again, since settings may change between the two.
 
 from django.conf import settings
 
-from .crowd.base import money
-from .models import Campaign
+from .crowd import get_provider
+from .crowd.base import CrowdError, money
+from .models import Campaign, Item
 
 
 def launch_problems(campaign: Campaign) -> list[str]:
     """Every reason the campaign cannot launch now on its provider; [] when it can."""
-    from .campaigns import budget_problem, untrainable
-
     problems = []
     if campaign.status == Campaign.Status.FINISHED:
         return ["A finished campaign cannot launch."]
@@ -53,3 +52,37 @@ def _platform_problems(campaign: Campaign) -> list[str]:
     if campaign.time_limit_minutes < 1:
         problems.append("Set a time limit for a batch.")
     return problems
+
+
+def budget_problem(campaign: Campaign) -> str | None:
+    """Why launching would spend more than the campaign's budget (its provider's estimate:
+    every place's reward plus the platform's fees), or None. A campaign without a budget,
+    or whose launch pays nobody (a link, the MTurk sandbox), has no such problem."""
+    if campaign.budget is None or not pays_crowdworkers(campaign):
+        return None
+    try:
+        estimate = get_provider(campaign.provider).estimate(campaign)
+    except CrowdError as refused:
+        return f"The launch cannot be priced: {refused}"
+    if estimate.total <= campaign.budget:
+        return None
+    cost = f"{estimate.total} {estimate.currency}".strip()
+    detail = "; ".join(estimate.lines()[:2])
+    return f"This launch would cost {cost} ({detail}), more than the budget of {campaign.budget}."
+
+
+def untrainable(campaign: Campaign) -> bool:
+    """Requires training that its kind has, but holds no training item to train on."""
+    if not campaign.requires_training:
+        return False
+    kind = campaign.kind
+    if kind.training_key(kind.clean_config(campaign.task_config)) is None:
+        return False
+    return not campaign.items.filter(role=Item.Role.TRAINING).exists()
+
+
+def pays_crowdworkers(campaign: Campaign) -> bool:
+    """Launching moves real money (MTurk's sandbox does not)."""
+    if not get_provider(campaign.provider).spends_money:
+        return False
+    return not (campaign.provider == Campaign.Provider.MTURK and campaign.platform_sandbox)

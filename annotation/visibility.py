@@ -78,12 +78,12 @@ PRIVATE_REFUSAL = (
 )
 
 
-def ways_in(campaign: Campaign) -> list[str]:
+def ways_in(campaign: Campaign, *, public: bool | None = None) -> list[str]:
     """How participants can reach this campaign, by the rules above (`may_serve` and the
     start page's): what its pages tell the people who share it, so that no page offers a
-    link that answers 403."""
+    link that answers 403. `public`: `is_public(campaign)`, when the caller has it."""
     ways = []
-    if is_public(campaign):
+    if is_public(campaign) if public is None else public:
         ways.append("The start link: anybody signed in takes part as themselves.")
         if campaign.allow_worker_param:
             ways.append(

@@ -11,7 +11,6 @@ from .arena_settings import (
     MAX_BLOCKED_PHRASES,
     MAX_CATEGORIES,
     MAX_PROMPT_CHARS,
-    ArenaSettings,
 )
 from .models import Arena, ArenaCategory, ArenaSystem, Battle, entry_problem
 
@@ -82,7 +81,8 @@ class ArenaForm(forms.ModelForm):
             "system_prompt": forms.Textarea(attrs={"rows": 3}),
         }
 
-    # Moderation and leaderboard settings left empty take their defaults (arena_settings.py).
+    # Moderation, leaderboard and pairing settings left empty take their defaults (the
+    # model's: arena_settings.py declares the numbers).
     OPTIONAL = (
         "battles_per_day",
         "repeat_window_hours",
@@ -90,6 +90,8 @@ class ArenaForm(forms.ModelForm):
         "fast_vote_fraction",
         "provisional_battles",
         "provisional_width",
+        "pairing_rule",
+        "separation_level",
     )
 
     def __init__(self, *args, owner=None, **kwargs):
@@ -104,8 +106,8 @@ class ArenaForm(forms.ModelForm):
     def clean(self):
         data = super().clean()
         for name in self.OPTIONAL:
-            if name in data and data[name] is None:
-                data[name] = ArenaSettings.model_fields[name].default
+            if name in data and data[name] in (None, ""):
+                data[name] = Arena._meta.get_field(name).get_default()
         return data
 
     def save(self, commit=True):

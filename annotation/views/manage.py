@@ -203,6 +203,7 @@ def _launch_problems(campaign) -> list[str]:
 @campaign_manager_required
 def campaign_detail(request, campaign):
     estimate, estimate_problem = _platform_estimate(campaign, request.user)
+    public = is_public(campaign)
     done = progress.progress(campaign)
     # One query of paid batches and bonuses serves both the oversight and the cost panel.
     figures = campaign_figures(campaign)
@@ -230,8 +231,8 @@ def campaign_detail(request, campaign):
             "launch_request": campaign.launch_requests.select_related(
                 "requested_by", "decided_by"
             ).first(),
-            "public": is_public(campaign),
-            "ways_in": ways_in(campaign),
+            "public": public,
+            "ways_in": ways_in(campaign, public=public),
             "settings_form": (
                 CrowdSettingsForm(instance=campaign)
                 if campaign.status == Campaign.Status.DRAFT

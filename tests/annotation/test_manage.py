@@ -159,10 +159,13 @@ def test_staff_may_use_every_page(staff):
         assert response.status_code == expected, address
 
 
-def test_the_nav_links_to_campaigns_for_staff_only(client, staff):
-    assert 'href="/manage/campaigns/"' in staff.get(reverse("home")).content.decode()
+def test_the_nav_links_staff_to_campaigns_and_researchers_to_their_own(client, staff):
+    assert '<a href="/manage/campaigns/">Campaigns</a>' in staff.get(reverse("home")).content.decode()
     client.logout()
     client.force_login(factories.user("researcher"))
+    mine = client.get(reverse("home")).content.decode()
+    assert '<a href="/manage/campaigns/">My campaigns</a>' in mine
+    client.logout()
     assert 'href="/manage/campaigns/"' not in client.get(reverse("home")).content.decode()
 
 
@@ -556,7 +559,7 @@ def test_the_detail_page_shows_the_link_progress_and_previews(staff):
     for shape in ("Task item", "Gold / attention check"):
         assert shape in html
     assert url("manage-campaign-preview", c.slug, 0) in html
-    assert "2.00</strong> cost: 1 batches" in html
+    assert "2.00</strong> cost: 1 batch ×" in html
     assert url("quality-workers", c.slug) in html
 
 

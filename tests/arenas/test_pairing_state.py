@@ -21,6 +21,13 @@ from tests.arenas.builders import arena, bot_system
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _many_votes_a_minute(settings):
+    # These tests cast dozens of votes as one voter in a moment; the per-voter rate is
+    # tested in test_voter_limits.py.
+    settings.EVALHUB_ARENA_ACTIONS_PER_MINUTE = 10_000
+
+
 @pytest.fixture
 def owner():
     return factories.user()

@@ -1,20 +1,18 @@
 """`make run`'s server: Django's development server, a real Celery worker (with beat) beside
-it on the filesystem broker, and the demo's chatbot (demo/responder.py), so that background work (collection, judges, analyses,
-plots) runs in the background as it does in production instead of inside the click.
+it on the filesystem broker, and the demo's chatbot (demo/responder.py), so that background
+work (collection, judges, analyses, plots) runs in the background as it does in production
+instead of inside the click.
 
-The worker is started once, by the outer process: the development server's autoreloader
-runs the server in a child (RUN_MAIN=true) that it restarts on every code change, and the
-worker must not be started again each time. The worker stops with the server.
+This process starts the three and waits: the server's autoreloader restarts only the
+server on a code change, and the others stop with it.
 """
 
-import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
 from django.conf import settings
-from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from demo.responder import DEFAULT_PORT
@@ -57,25 +55,29 @@ class Command(BaseCommand):
                 "serve_embedded runs its worker on the filesystem broker: set "
                 "CELERY_BROKER_URL=filesystem:// (make run does)."
             )
-        helpers = []
-        if os.environ.get("RUN_MAIN") != "true":
-            helpers.append(subprocess.Popen(worker_command(settings.EVALHUB_EMBEDDED_BROKER_DIR)))
-            # The demo's chatbot (demo/responder.py), which the demo chat campaign talks to.
-            helpers.append(subprocess.Popen([sys.executable, "-m", "demo.responder"]))
-            self.stdout.write(
-                f"Background worker (pid {helpers[0].pid}) and demo bot "
-                f"(127.0.0.1:{DEFAULT_PORT}) started."
-            )
-        # A SIGTERM (a supervisor, `kill`) ends the server through the finally below, so
-        # the worker does not outlive it.
+        # Three processes, this one their supervisor: the development server (with its own
+        # autoreloader, which restarts only itself on a code change), the worker and the demo
+        # bot. When the server stops, or this process is told to, the other two stop too.
+        server = [sys.executable, str(settings.BASE_DIR / "manage.py"), "runserver", addrport]
+        bot = [sys.executable, "-m", "demo.responder"]
+        worker = worker_command(settings.EVALHUB_EMBEDDED_BROKER_DIR)
+        processes = [subprocess.Popen(command) for command in (worker, bot)]
+        self.stdout.write(
+            f"Background worker (pid {processes[0].pid}) and demo bot "
+            f"(127.0.0.1:{DEFAULT_PORT}) started."
+        )
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
         try:
-            call_command("runserver", addrport)
+            processes.insert(0, subprocess.Popen(server))
+            processes[0].wait()
+        except KeyboardInterrupt:
+            pass
         finally:
-            for helper in helpers:
-                helper.send_signal(signal.SIGTERM)  # the worker's warm shutdown: tasks finish
-            for helper in helpers:
+            for process in processes:
+                # The worker's warm shutdown: its running tasks finish.
+                process.send_signal(signal.SIGTERM)
+            for process in processes:
                 try:
-                    helper.wait(timeout=30)
+                    process.wait(timeout=30)
                 except subprocess.TimeoutExpired:
-                    helper.kill()
+                    process.kill()
