@@ -41,8 +41,9 @@ def rubric_module(kind: str) -> ModuleType:
 
 
 def judgeable_kinds() -> list[str]:
-    """The campaign kinds a judge can answer, in the kinds' own order."""
-    return [key for key in KIND_KEYS if key in RUBRIC_KINDS]
+    """The campaign kinds a judge can answer, in the kinds' own order (the campaign kind
+    "arena", an arena's paid crowd, is judged through its arena's battles instead)."""
+    return [key for key in KIND_KEYS if key in RUBRIC_KINDS and key != ARENA_KIND]
 
 
 def rubric_kinds() -> list[str]:

@@ -160,7 +160,9 @@ def test_staff_may_use_every_page(staff):
 
 
 def test_the_nav_links_staff_to_campaigns_and_researchers_to_their_own(client, staff):
-    assert '<a href="/manage/campaigns/">Campaigns</a>' in staff.get(reverse("home")).content.decode()
+    assert (
+        '<a href="/manage/campaigns/">Campaigns</a>' in staff.get(reverse("home")).content.decode()
+    )
     client.logout()
     client.force_login(factories.user("researcher"))
     mine = client.get(reverse("home")).content.decode()

@@ -4,6 +4,7 @@ platform id, fight N battles with a gold battle mixed in (shown as a battle, sco
 on the leaderboard), get the completion code and Prolific's redirect, are paid through the
 review and, once blocked, take no more battles. Two fake streaming models on 127.0.0.1."""
 
+import itertools
 from decimal import Decimal
 
 import pytest
@@ -57,6 +58,9 @@ def arrive(client, campaign, pid=PID, session=SESSION):
     return client.get(reverse("annotation:start", args=[campaign.slug]), query, follow=True)
 
 
+PROMPTS = itertools.count(1)
+
+
 def fight(client, made, vote_gold="right"):
     """Do the next battle of the batch from the arena's new-battle page: vote a live one
     "a_better", a gold one right or wrong. Returns the battle, or the final response."""
@@ -65,7 +69,9 @@ def fight(client, made, vote_gold="right"):
         battle = Battle.objects.get(public_id=page["Location"].rstrip("/").split("/")[-1])
     elif page.status_code == 200:
         started = client.post(
-            reverse("arenas:battle-start", args=[made.slug]), {"prompt": "Why are there waves?"}
+            # A new prompt each time: a repeated one would be flagged (arenas/voter_limits.py).
+            reverse("arenas:battle-start", args=[made.slug]),
+            {"prompt": f"Why are there waves? Question {next(PROMPTS)}."},
         )
         assert started.status_code == 302, started.content
         battle = Battle.objects.get(public_id=started["Location"].rstrip("/").split("/")[-1])
@@ -255,7 +261,9 @@ def test_a_vote_after_the_batch_ran_out_of_time_is_no_judgment(client, launched)
         battle = Battle.objects.get(source="gold")
     else:
         started = client.post(
-            reverse("arenas:battle-start", args=[made.slug]), {"prompt": "Why are there waves?"}
+            # A new prompt each time: a repeated one would be flagged (arenas/voter_limits.py).
+            reverse("arenas:battle-start", args=[made.slug]),
+            {"prompt": f"Why are there waves? Question {next(PROMPTS)}."},
         )
         battle = Battle.objects.get(public_id=started["Location"].rstrip("/").split("/")[-1])
     Assignment.objects.filter(campaign=campaign, status="started").update(

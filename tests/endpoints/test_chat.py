@@ -170,7 +170,9 @@ def test_a_stopped_or_refused_bot_is_said_to_be_unreachable(settings):
     with pytest.raises(ReplyFailed) as failed:
         reply(owner_id(owner), system, "chat-1", TURNS)
 
-    assert failed.value.message == "The chatbot cannot be reached right now, or broke off its answer."
+    assert (
+        failed.value.message == "The chatbot cannot be reached right now, or broke off its answer."
+    )
     assert "127.0.0.1" not in failed.value.message
 
 
