@@ -104,7 +104,9 @@ class Staging:
                 values["tokens_b"],
                 json.dumps(values["style_a"]),
                 json.dumps(values["style_b"]),
-                json.dumps(values["extra"], ensure_ascii=False),
+                parsed.extra_json
+                if parsed.extra_json is not None
+                else json.dumps(values["extra"], ensure_ascii=False),
                 exchanges,
             )
         )
