@@ -25,7 +25,6 @@ store the same battles (bench/bench_arena_import.py compares them).
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 from django.db import connection
@@ -35,7 +34,7 @@ from django.utils import timezone
 from evalhub.models import System
 
 from ..models import Arena, Battle, BattleAnswer, BattleTurn
-from .reading import ParsedBattle
+from .reading import ParsedBattle, to_json
 from .rows import battle_values
 
 STAGING = "arenas_import_staging"
@@ -95,7 +94,7 @@ class Staging:
         exchanges = None
         if parsed.exchanges:
             self.conversations += 1
-            exchanges = json.dumps([list(exchange) for exchange in parsed.exchanges])
+            exchanges = to_json([list(exchange) for exchange in parsed.exchanges])
         self._copy.write_row(
             (
                 parsed.line,
@@ -110,11 +109,9 @@ class Staging:
                 values["started_at"],
                 values["tokens_a"],
                 values["tokens_b"],
-                json.dumps(values["style_a"]),
-                json.dumps(values["style_b"]),
-                parsed.extra_json
-                if parsed.extra_json is not None
-                else json.dumps(values["extra"], ensure_ascii=False),
+                to_json(values["style_a"]),
+                to_json(values["style_b"]),
+                parsed.extra_json if parsed.extra_json is not None else to_json(values["extra"]),
                 exchanges,
             )
         )

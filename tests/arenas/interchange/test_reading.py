@@ -196,8 +196,7 @@ def test_the_plain_path_reads_a_line_as_the_full_checks_do(row):
     full, problems = reading.full_battle(7, row)
     if plain is not None:
         assert problems == [] and plain == full
-        extra = json.dumps(plain.extra, ensure_ascii=False) if plain.extra else None
-        assert plain.extra_json == extra
+        assert (json.loads(plain.extra_json) if plain.extra else None) == (plain.extra or None)
         assert [type(v) for v in vars(plain).values()] == [type(v) for v in vars(full).values()]
 
 
@@ -211,3 +210,14 @@ def test_a_typical_line_takes_the_plain_path():
     battle = reading.plain_battle(1, line(conv_metadata=metadata, is_code=True))
     assert battle is not None and battle.style_b == {"list_count": {"ordered": 0, "unordered": 2}}
     assert battle.extra == {"is_code": True, "conv_metadata": {"turns": 1}}
+
+
+def test_json_for_postgresql_keeps_integers_beyond_64_bits():
+    assert (
+        reading.to_json({"a": [1, "é"], "n": 2**70})
+        == '{"a": [1, "é"], "n": 1180591620717411303424}'
+    )
+    assert json.loads(reading.to_json({"a": [1, "é"], "n": 2**63 - 1})) == {
+        "a": [1, "é"],
+        "n": 2**63 - 1,
+    }
