@@ -348,7 +348,10 @@ class Battle(models.Model):
     voter_platform = models.CharField(max_length=12, choices=Platform.choices)
     # The voter's identity on that platform: "user:<id>", a random id kept in an invited
     # visitor's session, or a crowd platform's participant id; empty when imported.
-    voter_ref = models.CharField(max_length=200, blank=True, db_index=True)
+    # Looked up within an arena only: battle_arena_voter (arena, voter_ref, started_at)
+    # serves that; an index of its own (and Django's LIKE twin) only slowed every insert,
+    # a million imported battles by a third (bench/README.md, 2026-11-27).
+    voter_ref = models.CharField(max_length=200, blank=True)
     language = models.CharField(max_length=40, blank=True)
     turns = models.PositiveSmallIntegerField(default=0)
     vote = models.CharField(max_length=10, choices=Vote.choices, blank=True)  # "": not yet

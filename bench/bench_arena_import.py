@@ -224,7 +224,8 @@ def peak_rss_of_this_process_mb() -> float:
 def _empty_sql(vendor: str) -> str:
     tables = "arenas_battleanswer, arenas_battleturn, arenas_battle"
     if vendor == "postgresql":
-        return f"TRUNCATE {tables}"
+        # CASCADE: other apps' rows point at battles (judging's automatic judgments).
+        return f"TRUNCATE {tables} CASCADE"
     return "DELETE FROM arenas_battle"
 
 

@@ -2,6 +2,10 @@
 found in bounded memory."""
 
 import io
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arenas.interchange import reading
 from tests.arenas.clean_battles import conversation, line, stream
@@ -136,3 +140,84 @@ def test_model_names_become_catalog_slugs():
     assert reading.name_slug("gpt-4-0613") == "gpt-4-0613"
     assert reading.name_slug("claude_v1 (beta)") == "claude-v1-beta"
     assert reading.name_slug("...") == ""
+
+
+def test_a_winner_that_is_not_a_string_is_refused_with_its_line():
+    [(number, message)] = problems_of(line(winner=["model_a"]))
+    assert number == 1 and message.startswith('"winner" must be one of')
+
+
+def mostly(good, *bad):
+    """`good` four times in five or so, else one of `bad`."""
+    return st.sampled_from([good] * 4 * len(bad) + list(bad))
+
+
+COUNT = st.one_of(st.integers(0, 3), mostly(1, -1, 10**9 + 1, True, None, 1.0))
+VALUE = st.one_of(st.booleans(), st.integers(-1, 2), st.text(max_size=3), st.none())
+
+
+@st.composite
+def clean_battle_rows(draw):
+    """Lines mostly valid, each field sometimes wrong in a way the plain path must hand on."""
+    row = line(
+        question_id=draw(mostly("q1", " ", None, "q" * 101)),
+        model_a=draw(mostly("gpt-4", " ", "", "vicuna")),
+        model_b=draw(mostly("vicuna", "claude", 7)),
+        winner=draw(st.sampled_from([*reading.WINNERS, *reading.WINNERS, "draw", 1])),
+        turn=draw(mostly(1, None, 0, 2, True, 1.0)),
+        anony=draw(mostly(True, False, 1, "yes")),
+        language=draw(mostly("English", None, 3, "x" * 41)),
+        judge=draw(mostly("arena_user_2", None, "", 0)),
+        tstamp=draw(
+            st.one_of(
+                mostly(1682351591.5, None, 17, True, -1, 2 * 10**10),
+                st.floats(allow_nan=True, allow_infinity=True),
+            )
+        ),
+        is_code=draw(VALUE),
+    )
+    if draw(st.booleans()):
+        metadata = {}
+        for side in "ab":
+            if draw(st.booleans()):
+                metadata[f"sum_assistant_{side}_tokens"] = draw(COUNT)
+            for group, keys in reading.COUNT_GROUPS.items():
+                if draw(st.booleans()):
+                    chosen = draw(st.lists(mostly(keys[0], *keys[1:], "h9"), unique=True))
+                    metadata[f"{group}_{side}"] = {key: draw(COUNT) for key in chosen}
+        metadata["sum_user_tokens"] = draw(VALUE)
+        row["conv_metadata"] = draw(mostly(metadata, [], None))
+    return row
+
+
+@given(clean_battle_rows())
+def test_the_plain_path_reads_a_line_as_the_full_checks_do(row):
+    plain = reading.plain_battle(7, row)
+    full, problems = reading.full_battle(7, row)
+    if plain is not None:
+        assert problems == [] and plain == full
+        assert (json.loads(plain.extra_json) if plain.extra else None) == (plain.extra or None)
+        assert [type(v) for v in vars(plain).values()] == [type(v) for v in vars(full).values()]
+
+
+def test_a_typical_line_takes_the_plain_path():
+    metadata = {
+        "sum_assistant_a_tokens": 12,
+        "header_count_a": {f"h{i}": 0 for i in range(1, 7)},
+        "list_count_b": {"unordered": 2},
+        "turns": 1,
+    }
+    battle = reading.plain_battle(1, line(conv_metadata=metadata, is_code=True))
+    assert battle is not None and battle.style_b == {"list_count": {"ordered": 0, "unordered": 2}}
+    assert battle.extra == {"is_code": True, "conv_metadata": {"turns": 1}}
+
+
+def test_json_for_postgresql_keeps_integers_beyond_64_bits():
+    assert (
+        reading.to_json({"a": [1, "é"], "n": 2**70})
+        == '{"a": [1, "é"], "n": 1180591620717411303424}'
+    )
+    assert json.loads(reading.to_json({"a": [1, "é"], "n": 2**63 - 1})) == {
+        "a": [1, "é"],
+        "n": 2**63 - 1,
+    }
