@@ -41,7 +41,6 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 
 import httpx
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from httpx_sse import EventSource
 
@@ -65,6 +64,7 @@ from .client import (
     read_reply,
     request_headers,
 )
+from .dbcalls import database
 from .protocols import Usage, openai_chat_body, openai_usage
 
 
@@ -167,7 +167,7 @@ class AsyncBotClient(EndpointCaller):
         try:
             if self.budget is not None:
                 day = _today()
-                await sync_to_async(self.budget)(self.endpoint, self.purpose)
+                await database(self.budget, self.endpoint, self.purpose)
                 charged = day
             slot = await self._take_slot()
             try:
@@ -219,7 +219,7 @@ class AsyncBotClient(EndpointCaller):
     async def _settle(self, call: _Call, charged, outcome: BaseException | None) -> None:
         """Give back a request that never left, and record the outcome."""
         if charged is not None and call.never_sent and self.refund is not None:
-            await sync_to_async(self.refund)(self.endpoint, charged, self.purpose)
+            await database(self.refund, self.endpoint, charged, self.purpose)
         if self.record is None:
             return
         if isinstance(outcome, BotError):
@@ -230,7 +230,8 @@ class AsyncBotClient(EndpointCaller):
             status, http_status = "error", None
         else:
             status, http_status = "ok", 200
-        await sync_to_async(self.record)(
+        await database(
+            self.record,
             self.endpoint.endpoint_id,
             purpose=self.purpose,
             status=status,
