@@ -11,7 +11,8 @@ request would), and nothing holds one while a model is being waited on. With SQL
 thread: its writers never wait on each other's locks inside the process.
 
 `release_request_connection` closes the connection the request's own thread opened (the
-session, the voter, the answer's owner) once the view has answered, for the same reason.
+session, the voter, the answer's owner) once the view has answered, for the same reason,
+and `close_asgi_request_connection` does it after every request served under ASGI.
 """
 
 from __future__ import annotations
@@ -55,6 +56,18 @@ async def database(function, *args, **kwargs):
     context = contextvars.copy_context()
     call = functools.partial(context.run, _call, function, args, kwargs)
     return await asyncio.get_running_loop().run_in_executor(_executor(), call)
+
+
+def close_asgi_request_connection(sender, **kwargs) -> None:
+    """After each request served under ASGI (Django sends `request_finished` on the
+    request's own thread): its connection is closed even when ``EVALHUB_CONN_MAX_AGE``
+    would keep it, since that thread ends with the request and its connection would stay
+    open, unused, until garbage-collected; under load those pile up past PostgreSQL's
+    ``max_connections``."""
+    from django.core.handlers.asgi import ASGIHandler
+
+    if isinstance(sender, type) and issubclass(sender, ASGIHandler):
+        release_request_connection()
 
 
 def release_request_connection() -> None:

@@ -3,6 +3,7 @@ loop's), their result or error handed back; a request's connection released."""
 
 import asyncio
 import threading
+import time
 
 import pytest
 from django.db import connection
@@ -58,3 +59,26 @@ def test_the_request_connection_is_kept_inside_a_transaction(monkeypatch):
     monkeypatch.setattr(connection, "close", lambda: closed.append(True))
     dbcalls.release_request_connection()
     assert closed == [] and connection.in_atomic_block
+
+
+def test_a_request_served_under_asgi_closes_its_connection(monkeypatch):
+    from django.core.handlers.asgi import ASGIHandler
+    from django.core.signals import request_finished
+
+    closed = []
+    factories.user()
+    # A persistent connection (EVALHUB_CONN_MAX_AGE) that Django alone would keep.
+    monkeypatch.setattr(connection, "close_at", time.monotonic() + 60)
+    monkeypatch.setattr(connection, "close", lambda: closed.append(True))
+    request_finished.send(sender=ASGIHandler)
+    assert closed == [True]
+
+
+def test_a_request_served_under_wsgi_keeps_its_connection(monkeypatch):
+    from django.core.handlers.wsgi import WSGIHandler
+
+    closed = []
+    monkeypatch.setattr(connection, "close", lambda: closed.append(True))
+    factories.user()
+    dbcalls.close_asgi_request_connection(sender=WSGIHandler)
+    assert closed == []
