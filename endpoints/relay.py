@@ -183,9 +183,9 @@ class ThreadedEvents:
             self._loop.close()
 
     async def _pump(self) -> None:
-        # The database calls of every stream relayed this way run on asgiref's one shared
-        # thread (thread-sensitive calls outside any request): under a development server
-        # with SQLite, streams never write at the same moment from two connections.
+        # The database calls of every stream relayed this way run on the process's stream
+        # threads (endpoints/dbcalls.py): one with SQLite, so under a development server
+        # streams never write at the same moment from two connections.
         try:
             async with aclosing(self._make()) as items:
                 async for item in items:
