@@ -3,10 +3,9 @@ loop's), their result or error handed back; a request's connection released."""
 
 import asyncio
 import threading
-import time
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 
 from endpoints import dbcalls
 from tests import factories
@@ -43,11 +42,17 @@ def test_every_stream_of_a_process_shares_the_few_threads():
     assert len(names) <= (1 if connection.vendor == "sqlite" else dbcalls.THREADS)
 
 
+def closes_recorded(monkeypatch) -> list:
+    """This thread's connection's close() calls (SQLite's in-memory test database ignores
+    them: the call is what is checked)."""
+    closed = []
+    monkeypatch.setattr(connections["default"], "close", lambda: closed.append(True))
+    return closed
+
+
 def test_the_request_connection_is_released_outside_a_transaction(monkeypatch):
     factories.user()  # opens this thread's connection
-    closed = []
-    # SQLite's in-memory test database ignores close(): the call is what is checked.
-    monkeypatch.setattr(connection, "close", lambda: closed.append(True))
+    closed = closes_recorded(monkeypatch)
     dbcalls.release_request_connection()
     assert closed == [True]
 
@@ -55,30 +60,25 @@ def test_the_request_connection_is_released_outside_a_transaction(monkeypatch):
 @pytest.mark.django_db(transaction=False)
 def test_the_request_connection_is_kept_inside_a_transaction(monkeypatch):
     factories.user()
-    closed = []
-    monkeypatch.setattr(connection, "close", lambda: closed.append(True))
+    closed = closes_recorded(monkeypatch)
     dbcalls.release_request_connection()
     assert closed == [] and connection.in_atomic_block
 
 
-def test_a_request_served_under_asgi_closes_its_connection(monkeypatch):
+def test_a_request_served_under_asgi_releases_its_connection(monkeypatch):
     from django.core.handlers.asgi import ASGIHandler
     from django.core.signals import request_finished
 
-    closed = []
-    factories.user()
-    # A persistent connection (EVALHUB_CONN_MAX_AGE) that Django alone would keep.
-    monkeypatch.setattr(connection, "close_at", time.monotonic() + 60)
-    monkeypatch.setattr(connection, "close", lambda: closed.append(True))
+    released = []
+    monkeypatch.setattr(dbcalls, "release_request_connection", lambda: released.append(True))
     request_finished.send(sender=ASGIHandler)
-    assert closed == [True]
+    assert released == [True]
 
 
 def test_a_request_served_under_wsgi_keeps_its_connection(monkeypatch):
     from django.core.handlers.wsgi import WSGIHandler
 
-    closed = []
-    monkeypatch.setattr(connection, "close", lambda: closed.append(True))
-    factories.user()
+    released = []
+    monkeypatch.setattr(dbcalls, "release_request_connection", lambda: released.append(True))
     dbcalls.close_asgi_request_connection(sender=WSGIHandler)
-    assert closed == []
+    assert released == []
