@@ -203,9 +203,6 @@ async def answer_events(answer_id: int) -> AsyncIterator[Piece | Settled]:
                 stopped = True
                 break
             if isinstance(item, str):
-                # Pieces that arrived together leave as one: fewer events to write.
-                while not queue.empty() and isinstance(queue._queue[0], str):
-                    item += queue.get_nowait()
                 progress.take(item)
                 yield Piece(item)
             elif isinstance(item, StreamResult):
