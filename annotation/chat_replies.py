@@ -28,10 +28,8 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 
-from asgiref.sync import sync_to_async
-
 from endpoints import chat as endpoint_chat
-from endpoints.patience import patiently
+from endpoints.dbcalls import database
 from endpoints.relay import Piece, Settled
 from endpoints.streaming import StreamResult
 
@@ -55,7 +53,7 @@ def _settled(state: ChatState) -> Settled:
 
 
 async def _db(function, *args):
-    return await sync_to_async(patiently)(function, *args)
+    return await database(function, *args)
 
 
 async def _outcome_elsewhere(assignment: Assignment, item: Item) -> Settled:

@@ -8,7 +8,8 @@ streaming client of `endpoints` (its budget, concurrency limit, outbound guard a
 records), and settles the answer in the database when the stream ends, however it ends:
 
 - the model finished: ``done``, with the tokens the server reported (or counted);
-- the voter pressed stop (`stop_requested`, looked at every `POLL_SECONDS`) or went away
+- the voter pressed stop (`stop_requested`, looked at every `POLL_SECONDS` by the
+  loop's one stop watcher, arenas/stopping.py) or went away
   (the caller closed or cancelled this generator): ``stopped``, keeping the text so far;
   the upstream request is closed at once, so the model stops generating;
 - the model failed (timeout, refused, 429, malformed or cut stream): ``failed``, with a
@@ -28,7 +29,6 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from endpoints.client import (
@@ -39,18 +39,18 @@ from endpoints.client import (
     BudgetExhausted,
     Endpoint,
 )
+from endpoints.dbcalls import database
 from endpoints.models import BotEndpoint
-from endpoints.patience import patiently
 from endpoints.relay import Piece, Settled
 from endpoints.streaming import AsyncBotClient, StreamResult
 
-from . import battles
+from . import battles, stopping
 from .battles import Outcome
 from .models import BattleAnswer
 
 logger = logging.getLogger(__name__)
 
-POLL_SECONDS = 0.5
+POLL_SECONDS = stopping.POLL_SECONDS
 BOT_SPEAKER, VOTER_SPEAKER = 1, 0
 
 
@@ -114,6 +114,7 @@ def prepare(answer_id: int) -> Job | Settled:
 
 
 _END = object()
+_STOP = object()
 
 
 class _Progress:
@@ -175,7 +176,7 @@ async def _produce(job: Job, queue: asyncio.Queue) -> None:
 
 async def answer_events(answer_id: int) -> AsyncIterator[Piece | Settled]:
     """The answer's pieces as the model writes them, then how it ended (see the module)."""
-    job = await sync_to_async(patiently)(prepare, answer_id)
+    job = await database(prepare, answer_id)
     if isinstance(job, Settled):
         if job.text:
             yield Piece(job.text)
@@ -184,20 +185,22 @@ async def answer_events(answer_id: int) -> AsyncIterator[Piece | Settled]:
     progress = _Progress()
     if job.endpoint is None:
         outcome = Outcome(BattleAnswer.Status.FAILED, "", error=job.refusal)
-        answer = await sync_to_async(patiently)(battles.settle, answer_id, outcome)
+        answer = await database(battles.settle, answer_id, outcome)
         yield Settled(answer.status, answer.text, answer.error)
         return
+    # One reader task per stream fills the queue; the stop watcher (arenas/stopping.py)
+    # drops `_STOP` into it. Waiting on the queue needs no timer and no task per token.
     queue: asyncio.Queue = asyncio.Queue()
     producer = asyncio.create_task(_produce(job, queue))
+    stopping.watch(answer_id, lambda: queue.put_nowait(_STOP))
     stopped = False
     try:
-        last_look = time.monotonic()
         while True:
-            try:
-                item = await asyncio.wait_for(queue.get(), POLL_SECONDS)
-            except TimeoutError:
-                item = None
+            item = await queue.get()
             if item is _END:
+                break
+            if item is _STOP:
+                stopped = True
                 break
             if isinstance(item, str):
                 progress.take(item)
@@ -206,20 +209,16 @@ async def answer_events(answer_id: int) -> AsyncIterator[Piece | Settled]:
                 progress.result = item
             elif isinstance(item, BaseException):
                 progress.error = item
-            if time.monotonic() - last_look >= POLL_SECONDS:
-                last_look = time.monotonic()
-                if await sync_to_async(patiently)(battles.stop_requested, answer_id):
-                    stopped = True
-                    break
     except (asyncio.CancelledError, GeneratorExit):
         stopped = True  # the voter went away: what they saw is what the model said
         raise
     finally:
+        stopping.unwatch(answer_id)
         if not producer.done():
             producer.cancel()
         await asyncio.gather(producer, return_exceptions=True)
         settling = asyncio.ensure_future(
-            sync_to_async(patiently)(battles.settle, answer_id, progress.outcome(stopped))
+            database(battles.settle, answer_id, progress.outcome(stopped))
         )
         # Shielded: a second cancellation must not lose the stored answer.
         answer = await asyncio.shield(settling)

@@ -780,14 +780,16 @@ def database(args):
     except psycopg.OperationalError as error:
         print(f"NOTE: PostgreSQL unreachable ({str(error).strip()}): running on SQLite")
         return sqlite()
-    # Under uvicorn each open stream holds a connection of its own for its whole length
-    # (Django runs a request's database calls on a thread of that request, with its own
-    # connection); with fewer free connections than streams, streams fail.
-    needed = 2 * args.battles + 20
+    # Each server process streams with a few shared connections (endpoints/dbcalls.py),
+    # plus one per request being answered (closed before its stream, under uvicorn); the
+    # reference (gunicorn) holds one per thread.
+    from endpoints.dbcalls import THREADS
+
+    needed = 2 * (THREADS + args.start_concurrency) + 3 * 8 + 20
     if args.database == "auto" and limit - used < needed:
         print(
             f"NOTE: PostgreSQL has {limit - used} free connections (max_connections {limit}), "
-            f"the arena needs about {needed} for {2 * args.battles} open streams: running on "
+            f"the arena needs about {needed}: running on "
             "SQLite (--database postgres runs on PostgreSQL anyway, to see the failures)"
         )
         return sqlite()

@@ -32,8 +32,11 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 
+from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
 from django.http import StreamingHttpResponse
+
+from .dbcalls import release_request_connection
 
 KEEPALIVE_SECONDS = 15.0
 KEEPALIVE = b": keep-alive\n\n"
@@ -65,28 +68,79 @@ def end_event(settled: Settled) -> bytes:
 
 
 async def event_stream(make: Events) -> AsyncIterator[bytes]:
-    """The answer's server-sent events, with keep-alives while the model is silent."""
-    async with aclosing(make()) as events:
-        pending = asyncio.ensure_future(anext(events))
+    """The answer's server-sent events, with keep-alives while the model is silent.
+
+    One task per stream reads the events into a queue; one timer per `KEEPALIVE_SECONDS`
+    (not one per piece) puts a keep-alive there when nothing came meanwhile. The events
+    ready at once are written together."""
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Queue = asyncio.Queue()
+    heard = [loop.time()]
+
+    async def read() -> None:
         try:
-            while True:
-                done, _ = await asyncio.wait({pending}, timeout=KEEPALIVE_SECONDS)
-                if not done:
-                    yield KEEPALIVE
+            async with aclosing(make()) as events:
+                async for item in events:
+                    heard[0] = loop.time()
+                    ready.put_nowait(item)
+        except BaseException as error:  # handed to the response's task, which raises it
+            ready.put_nowait(_Failed(error))
+            if isinstance(error, asyncio.CancelledError):
+                raise
+        else:
+            ready.put_nowait(_END)
+
+    def keep_alive() -> None:
+        nonlocal timer
+        silent = loop.time() - heard[0]
+        if silent >= KEEPALIVE_SECONDS:
+            ready.put_nowait(KEEPALIVE)
+            heard[0] = loop.time()
+            silent = 0.0
+        timer = loop.call_later(KEEPALIVE_SECONDS - silent, keep_alive)
+
+    reader = asyncio.create_task(read())
+    timer = loop.call_later(KEEPALIVE_SECONDS, keep_alive)
+    try:
+        while True:
+            items = [await ready.get()]
+            while not ready.empty():
+                items.append(ready.get_nowait())
+            out = bytearray()
+            finished = False
+            for item in items:
+                if item is _END:
+                    finished = True
+                    break
+                if isinstance(item, _Failed):
+                    if out:
+                        yield bytes(out)
+                    raise item.error
+                if item is KEEPALIVE:
+                    if not out and len(items) == 1:
+                        yield KEEPALIVE  # only when nothing else is written
                     continue
-                try:
-                    item = pending.result()
-                except StopAsyncIteration:
-                    return
-                if isinstance(item, Piece):
-                    yield event("piece", {"text": item.text})
-                elif isinstance(item, Settled):
-                    yield end_event(item)
-                pending = asyncio.ensure_future(anext(events))
-        finally:
-            if not pending.done():
-                pending.cancel()
-                await asyncio.gather(pending, return_exceptions=True)
+                out += _encoded(item)
+            if out:
+                yield bytes(out)
+            if finished:
+                return
+    finally:
+        timer.cancel()
+        if not reader.done():
+            reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+
+
+@dataclass(frozen=True)
+class _Failed:
+    error: BaseException
+
+
+def _encoded(item: Piece | Settled) -> bytes:
+    if isinstance(item, Piece):
+        return event("piece", {"text": item.text})
+    return end_event(item)
 
 
 async def drain(make: Events) -> Settled | None:
@@ -129,9 +183,9 @@ class ThreadedEvents:
             self._loop.close()
 
     async def _pump(self) -> None:
-        # The database calls of every stream relayed this way run on asgiref's one shared
-        # thread (thread-sensitive calls outside any request): under a development server
-        # with SQLite, streams never write at the same moment from two connections.
+        # The database calls of every stream relayed this way run on the process's stream
+        # threads (endpoints/dbcalls.py): one with SQLite, so under a development server
+        # streams never write at the same moment from two connections.
         try:
             async with aclosing(self._make()) as items:
                 async for item in items:
@@ -155,10 +209,20 @@ class ThreadedEvents:
         self._thread.join(timeout=30)
 
 
+async def _without_request_connection(events: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """Under ASGI the response is iterated in the request's thread context: its database
+    connection (the session, the voter) is closed before the stream, not held through it
+    (endpoints/dbcalls.py)."""
+    await sync_to_async(release_request_connection)()
+    async with aclosing(events) as relayed:
+        async for chunk in relayed:
+            yield chunk
+
+
 def event_stream_response(request, make: Events) -> StreamingHttpResponse:
     """The events of `make()` as the response to `request`, under either server."""
     if isinstance(request, ASGIRequest):
-        content = event_stream(make)
+        content = _without_request_connection(event_stream(make))
     else:
         content = ThreadedEvents(lambda: event_stream(make))
     response = StreamingHttpResponse(content, content_type="text/event-stream")

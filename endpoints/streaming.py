@@ -41,7 +41,6 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 
 import httpx
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from httpx_sse import EventSource
 
@@ -65,6 +64,7 @@ from .client import (
     read_reply,
     request_headers,
 )
+from .dbcalls import database
 from .protocols import Usage, openai_chat_body, openai_usage
 
 
@@ -167,7 +167,7 @@ class AsyncBotClient(EndpointCaller):
         try:
             if self.budget is not None:
                 day = _today()
-                await sync_to_async(self.budget)(self.endpoint, self.purpose)
+                await database(self.budget, self.endpoint, self.purpose)
                 charged = day
             slot = await self._take_slot()
             try:
@@ -219,7 +219,7 @@ class AsyncBotClient(EndpointCaller):
     async def _settle(self, call: _Call, charged, outcome: BaseException | None) -> None:
         """Give back a request that never left, and record the outcome."""
         if charged is not None and call.never_sent and self.refund is not None:
-            await sync_to_async(self.refund)(self.endpoint, charged, self.purpose)
+            await database(self.refund, self.endpoint, charged, self.purpose)
         if self.record is None:
             return
         if isinstance(outcome, BotError):
@@ -230,7 +230,8 @@ class AsyncBotClient(EndpointCaller):
             status, http_status = "error", None
         else:
             status, http_status = "ok", 200
-        await sync_to_async(self.record)(
+        await database(
+            self.record,
             self.endpoint.endpoint_id,
             purpose=self.purpose,
             status=status,
@@ -271,9 +272,13 @@ class AsyncBotClient(EndpointCaller):
                 kind = response.headers.get("content-type", "").split(";")[0].strip()
                 if self.endpoint.protocol == "openai" and kind == "text/event-stream":
                     call.streamed = True
-                    async with aclosing(self._events(response, call, left)) as pieces:
-                        async for piece in pieces:
-                            yield piece
+                    watch = _Deadline(deadline)
+                    try:
+                        async with aclosing(self._events(response, call, watch)) as pieces:
+                            async for piece in pieces:
+                                yield piece
+                    finally:
+                        watch.cancel()
                 else:
                     raw = await asyncio.wait_for(_whole(response), left())
                     text, data = read_reply(self.protocol, raw, self.max_reply_chars)
@@ -296,13 +301,15 @@ class AsyncBotClient(EndpointCaller):
                 f"connection broken: {error!r}", url=url, summary=CONNECTION_BROKEN
             ) from None
 
-    async def _events(self, response: httpx.Response, call: _Call, left) -> AsyncIterator[str]:
+    async def _events(
+        self, response: httpx.Response, call: _Call, deadline: _Deadline
+    ) -> AsyncIterator[str]:
         events = EventSource(response).aiter_sse()
         finished = False
         size = 0
         while True:
             try:
-                event = await asyncio.wait_for(anext(events), left())
+                event = await deadline.wait(anext(events))
             except StopAsyncIteration:
                 break
             if event.data.strip() == "[DONE]":
@@ -331,6 +338,47 @@ class AsyncBotClient(EndpointCaller):
             )
         if not "".join(call.parts).strip():
             raise BotBadReply("the streamed reply is empty", url=self.url)
+
+
+class _Deadline:
+    """The stream's total deadline kept by one timer, not one timer and one task per
+    event (`asyncio.wait_for`): at the deadline, the task waiting for the next event is
+    cancelled and the wait raises TimeoutError; a wait begun after it raises at once. Only
+    waits inside `wait` are cut: the stream's consumer, running in the same task between
+    events, never is."""
+
+    def __init__(self, when: float):
+        loop = asyncio.get_running_loop()
+        self.expired = False
+        self._cut = False
+        self._waiting: asyncio.Task | None = None
+        # `when` is time.monotonic(), the clock of the event loop's default time().
+        self._handle = loop.call_later(max(0.0, when - time.monotonic()), self._expire)
+
+    def _expire(self) -> None:
+        self.expired = True
+        if self._waiting is not None:
+            self._cut = True
+            self._waiting.cancel()
+
+    async def wait(self, awaitable):
+        if self.expired:
+            raise TimeoutError
+        task = asyncio.current_task()
+        self._waiting = task
+        try:
+            return await awaitable
+        except asyncio.CancelledError:
+            # Ours alone (no other cancellation pending): the deadline passed.
+            if self._cut and task.uncancel() == 0:
+                raise TimeoutError from None
+            raise
+        finally:
+            self._waiting = None
+            self._cut = False
+
+    def cancel(self) -> None:
+        self._handle.cancel()
 
 
 async def _start_of(response: httpx.Response) -> bytes:

@@ -25,6 +25,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from endpoints.dbcalls import database
 from endpoints.patience import patiently
 from endpoints.relay import drain
 from evalhub.errors import UserInputError, show_on_page
@@ -245,11 +246,16 @@ def _answer(request, user, slug, public_id, number, side) -> BattleAnswer:
     return answer
 
 
+def _voters_answer(request, slug, public_id, number, side) -> BattleAnswer:
+    return _answer(request, request.user, slug, public_id, number, side)
+
+
 @require_GET
 async def answer_stream(request, slug, public_id, number, side):
-    user = await request.auser()
+    # On the stream threads (endpoints/dbcalls.py), not the request's own: a thousand
+    # streams opened at once do not open a thousand database connections.
     try:
-        answer = await sync_to_async(_answer)(request, user, slug, public_id, number, side)
+        answer = await database(_voters_answer, request, slug, public_id, number, side)
     except NotAVoter as refused:
         return refused.response
     return event_stream_response(request, answer.pk)
