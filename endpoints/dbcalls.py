@@ -7,8 +7,8 @@ database connection (and a thread) for the whole answer, a thousand of them for 
 open streams (PostgreSQL refuses connections past `max_connections`; SQLite's writers lock
 each other out). Here every stream of the process shares `THREADS` connections, each kept
 as the settings ask (``EVALHUB_CONN_MAX_AGE``, checked before and after every call, as a
-request would), and nothing holds one while a model is being waited on. With SQLite one
-thread: its writers never wait on each other's locks inside the process.
+request would), and nothing holds one while a model is being waited on. With SQLite the
+calls go to asgiref's thread-sensitive thread: one writer in the process, as SQLite wants.
 
 `release_request_connection` closes the connection the request's own thread opened (the
 session, the voter, the answer's owner) once the view has answered, for the same reason,
@@ -23,6 +23,7 @@ import functools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from asgiref.sync import sync_to_async
 from django.db import close_old_connections, connection
 
 from .patience import patiently
@@ -37,8 +38,7 @@ def _executor() -> ThreadPoolExecutor:
     global _pool
     with _lock:
         if _pool is None:
-            size = 1 if connection.vendor == "sqlite" else THREADS
-            _pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="stream-db")
+            _pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="stream-db")
         return _pool
 
 
@@ -52,7 +52,11 @@ def _call(function, args, kwargs):
 
 async def database(function, *args, **kwargs):
     """`function(*args, **kwargs)` on the stream threads (tried again while SQLite is
-    locked: endpoints/patience.py)."""
+    locked: endpoints/patience.py). With SQLite, on asgiref's one thread-sensitive thread
+    instead: the embedded mode's single writer, and the connection a test's transaction
+    holds (another thread's connection could not see or write the test's rows)."""
+    if connection.vendor == "sqlite":
+        return await sync_to_async(patiently, thread_sensitive=True)(function, *args, **kwargs)
     context = contextvars.copy_context()
     call = functools.partial(context.run, _call, function, args, kwargs)
     return await asyncio.get_running_loop().run_in_executor(_executor(), call)
