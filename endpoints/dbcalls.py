@@ -29,6 +29,10 @@ from django.db import close_old_connections, connection
 from .patience import patiently
 
 THREADS = 4
+# Whether PostgreSQL's stream calls go to the pool. A test whose rows live in its own open
+# transaction turns it off (tests/conftest.py): another connection could not see them; the
+# transactional tests of this module turn it on.
+POOLED = True
 
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
@@ -55,7 +59,7 @@ async def database(function, *args, **kwargs):
     locked: endpoints/patience.py). With SQLite, on asgiref's one thread-sensitive thread
     instead: the embedded mode's single writer, and the connection a test's transaction
     holds (another thread's connection could not see or write the test's rows)."""
-    if connection.vendor == "sqlite":
+    if connection.vendor == "sqlite" or not POOLED:
         return await sync_to_async(patiently, thread_sensitive=True)(function, *args, **kwargs)
     context = contextvars.copy_context()
     call = functools.partial(context.run, _call, function, args, kwargs)

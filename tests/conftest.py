@@ -95,6 +95,17 @@ def redis_cache(settings, private_redis, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _stream_database_calls(request, monkeypatch):
+    """A stream's database calls (endpoints/dbcalls.py) share the test's connection unless
+    the test commits its rows (transaction=True), as the pool's own connections need."""
+    from endpoints import dbcalls
+
+    marker = request.node.get_closest_marker("django_db")
+    committed = marker is not None and marker.kwargs.get("transaction", False)
+    monkeypatch.setattr(dbcalls, "POOLED", committed)
+
+
+@pytest.fixture(autouse=True)
 def _celery_mode(request):
     """Eager Celery for unit tests; the real broker only for `integration` tests."""
     eager = request.node.get_closest_marker("integration") is None
