@@ -67,15 +67,23 @@ def _lock_worker(worker: Worker, now) -> None:
 
 
 def _open_slot(campaign: Campaign, worker: Worker, batch=None, owners=frozenset(), rng=None):
+    """A batch without a check the worker has answered if there is one; else one that
+    repeats such a gold check: a campaign with one gold spec copied into every batch would
+    otherwise hold each worker to one batch, whatever its cap."""
+    slot = _open_slot_among(campaign, worker, batch, owners, rng, repeat_gold=False)
+    if slot is None:
+        slot = _open_slot_among(campaign, worker, batch, owners, rng, repeat_gold=True)
+    return slot
+
+
+def _open_slot_among(campaign, worker, batch, owners, rng, *, repeat_gold: bool):
     seen_batches = Assignment.objects.filter(campaign=campaign, worker=worker).values("batch_id")
-    # A gold check is copied into many batches under one group: having answered it is no
-    # reason to be kept from the other batches (it would cap every worker at one batch).
-    seen_groups = (
-        Item.objects.filter(batch__assignments__worker=worker, batch__campaign=campaign)
-        .exclude(group_key="")
-        .exclude(role=Item.Role.GOLD)
-        .values("group_key")
-    )
+    seen_groups = Item.objects.filter(
+        batch__assignments__worker=worker, batch__campaign=campaign
+    ).exclude(group_key="")
+    if repeat_gold:
+        seen_groups = seen_groups.exclude(role=Item.Role.GOLD)
+    seen_groups = seen_groups.values("group_key")
     conflicting_batches = Item.objects.filter(
         campaign=campaign, group_key__in=seen_groups, batch__isnull=False
     ).values("batch_id")

@@ -435,7 +435,7 @@ def test_a_bad_conversations_file_is_refused_with_line_numbers(staff, kind):
     assert response.status_code == 400
     assert "line 2: &#x27;speakers&#x27; must be a list of two or more speakers." in html
     assert "line 3: the id &#x27;talk 3&#x27; contains whitespace." in html
-    assert "choose them again" in html
+    assert "choose it again" in html
     assert not Campaign.objects.exists() and not Conversation.objects.exists()
 
 
