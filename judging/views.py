@@ -86,7 +86,7 @@ def judge_detail(request, slug):
                     problem.field if problem.field in form.fields else None, problem.message
                 )
         else:
-            messages.success(request, "The run is queued.")
+            _flash_started(request, run)
             return redirect(run)
     context = {
         "judge": judge,
@@ -200,3 +200,20 @@ def _change(request, run, change, done: str):
     else:
         messages.success(request, done)
     return redirect(run)
+
+
+def _flash_started(request, run: JudgeRun) -> None:
+    """What became of a run just queued. Without a broker it ran inside this request, so it
+    may already be over: say how it ended rather than "queued"."""
+    run.refresh_from_db()
+    if run.status == JudgeRun.Status.DONE:
+        messages.success(
+            request,
+            f"The run finished: {run.items_done} judged, {run.items_failed} failed"
+            f"{f', {run.items_skipped} skipped' if run.items_skipped else ''}.",
+        )
+    elif run.status in (JudgeRun.Status.FAILED, JudgeRun.Status.PAUSED):
+        reason = f": {run.last_error}" if run.last_error else "."
+        show_on_page(request, f"The run stopped ({run.get_status_display().lower()}){reason}")
+    else:
+        messages.success(request, "The run is queued.")

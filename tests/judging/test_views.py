@@ -82,6 +82,27 @@ def test_starting_a_run_queues_it_and_judges_the_campaign(
     assert (run.status, run.items_done, run.campaign, run.rubric) == ("done", 2, campaign, rubric)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_run_that_finished_as_it_was_queued_says_so(client, fake):
+    # Without a broker the run goes through inside the click: the page says how it ended,
+    # not "queued" above a full progress bar.
+    server = fake(fake_judges.answers({"better": "1"}))
+    judge = builders.judge(server)
+    client.force_login(judge.owner)
+    campaign = builders.ab(2, owner=judge.owner)
+    rubric = builders.default_rubric("ab")
+
+    response = client.post(
+        judge.get_absolute_url(),
+        {"campaign": campaign.pk, "rubric": rubric.pk, "concurrency": 2, "max_attempts": 3},
+        follow=True,
+    )
+
+    page = response.content.decode()
+    assert JudgeRun.objects.get().status == "done"
+    assert "The run finished: 2 judged, 0 failed." in page and "is queued" not in page
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
