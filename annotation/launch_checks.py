@@ -49,8 +49,6 @@ def _platform_problems(campaign: Campaign) -> list[str]:
             "Prolific needs the researcher account's API token (EVALHUB_PROLIFIC_TOKEN): "
             "the operator sets it."
         )
-    if campaign.time_limit_minutes < 1:
-        problems.append("Set a time limit for a batch.")
     return problems
 
 

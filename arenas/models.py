@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from endpoints.models import BotEndpoint
 from evalhub import permissions
-from evalhub.declared import range_constraint, range_validators
+from evalhub.declared import declared_field, range_constraint, range_validators
 from evalhub.models import System
 from evalhub.slugs import validate_slug
 
@@ -104,11 +104,8 @@ class Arena(models.Model):
     )
     voters = models.CharField(max_length=12, choices=Voters.choices, default=Voters.SIGNED_IN)
     invitation_token = models.CharField(max_length=64, default=new_invitation_token, editable=False)
-    max_turns = models.PositiveSmallIntegerField(
-        "turns allowed",
-        default=ArenaSettings.model_fields["max_turns"].default,
-        validators=range_validators(ArenaSettings, "max_turns"),
-        help_text=ArenaSettings.model_fields["max_turns"].description,
+    max_turns = declared_field(
+        models.PositiveSmallIntegerField, ArenaSettings, "max_turns", "turns allowed"
     )
     system_prompt = models.TextField(
         blank=True,
@@ -130,49 +127,43 @@ class Arena(models.Model):
     )
     # Moderation: per-voter caps and what flags a battle (arenas/voter_limits.py,
     # arenas/fast_votes.py; the flags themselves: arenas/flags.py).
-    battles_per_day = models.PositiveIntegerField(
+    battles_per_day = declared_field(
+        models.PositiveIntegerField,
+        ArenaSettings,
+        "battles_per_day",
         "battles a voter may start a day",
-        default=ArenaSettings.model_fields["battles_per_day"].default,
-        validators=range_validators(ArenaSettings, "battles_per_day"),
-        help_text=ArenaSettings.model_fields["battles_per_day"].description,
     )
-    repeat_window_hours = models.PositiveSmallIntegerField(
+    repeat_window_hours = declared_field(
+        models.PositiveSmallIntegerField,
+        ArenaSettings,
+        "repeat_window_hours",
         "repeated prompts: window (hours)",
-        default=ArenaSettings.model_fields["repeat_window_hours"].default,
-        validators=range_validators(ArenaSettings, "repeat_window_hours"),
-        help_text=ArenaSettings.model_fields["repeat_window_hours"].description,
     )
-    max_prompt_repeats = models.PositiveSmallIntegerField(
+    max_prompt_repeats = declared_field(
+        models.PositiveSmallIntegerField,
+        ArenaSettings,
+        "max_prompt_repeats",
         "repeats of a prompt allowed",
-        default=ArenaSettings.model_fields["max_prompt_repeats"].default,
-        validators=range_validators(ArenaSettings, "max_prompt_repeats"),
-        help_text=ArenaSettings.model_fields["max_prompt_repeats"].description,
     )
-    fast_vote_fraction = models.FloatField(
+    fast_vote_fraction = declared_field(
+        models.FloatField,
+        ArenaSettings,
+        "fast_vote_fraction",
         "fast votes: share of the reading time",
-        default=ArenaSettings.model_fields["fast_vote_fraction"].default,
-        validators=range_validators(ArenaSettings, "fast_vote_fraction"),
-        help_text=ArenaSettings.model_fields["fast_vote_fraction"].description,
     )
     pairing_rule = models.CharField(max_length=20, choices=Pairing.choices, default=Pairing.UNIFORM)
-    provisional_battles = models.PositiveIntegerField(
+    provisional_battles = declared_field(
+        models.PositiveIntegerField,
+        ArenaSettings,
+        "provisional_battles",
         "battles before a system is ranked",
-        default=ArenaSettings.model_fields["provisional_battles"].default,
-        validators=range_validators(ArenaSettings, "provisional_battles"),
-        help_text=ArenaSettings.model_fields["provisional_battles"].description,
     )
-    provisional_width = models.FloatField(
-        "widest interval of a ranked system",
-        default=ArenaSettings.model_fields["provisional_width"].default,
-        validators=range_validators(ArenaSettings, "provisional_width"),
-        help_text=ArenaSettings.model_fields["provisional_width"].description,
+    provisional_width = declared_field(
+        models.FloatField, ArenaSettings, "provisional_width", "widest interval of a ranked system"
     )
     # Pairing (issue 27): the stopping rule (arenas/pairing_state.py) ---------------------
-    separation_level = models.FloatField(
-        "separation level",
-        default=ArenaSettings.model_fields["separation_level"].default,
-        validators=range_validators(ArenaSettings, "separation_level"),
-        help_text=ArenaSettings.model_fields["separation_level"].description,
+    separation_level = declared_field(
+        models.FloatField, ArenaSettings, "separation_level", "separation level"
     )
     pause_when_answered = models.BooleanField(
         "pause when the ranking is answered",
@@ -498,15 +489,6 @@ class Leaderboard(models.Model):
         return f"leaderboard of {self.arena.slug} ({self.battles} battles)"
 
 
-def _category_field(name: str, field):
-    info = CategorySettings.model_fields[name]
-    return field(
-        default=info.default,
-        validators=range_validators(CategorySettings, name),
-        help_text=info.description,
-    )
-
-
 def validate_category_pattern(value: str):
     problem = pattern_problem(value, MAX_CATEGORY_PATTERN_CHARS)
     if problem:
@@ -528,10 +510,14 @@ class ArenaCategory(models.Model):
         blank=True,
         help_text="Only battles in this language (its English name: english, german...).",
     )
-    min_turns = _category_field("min_turns", models.PositiveSmallIntegerField)
-    max_turns = _category_field("max_turns", models.PositiveSmallIntegerField)
-    min_user_tokens = _category_field("min_user_tokens", models.PositiveIntegerField)
-    max_user_tokens = _category_field("max_user_tokens", models.PositiveIntegerField)
+    min_turns = declared_field(models.PositiveSmallIntegerField, CategorySettings, "min_turns")
+    max_turns = declared_field(models.PositiveSmallIntegerField, CategorySettings, "max_turns")
+    min_user_tokens = declared_field(
+        models.PositiveIntegerField, CategorySettings, "min_user_tokens"
+    )
+    max_user_tokens = declared_field(
+        models.PositiveIntegerField, CategorySettings, "max_user_tokens"
+    )
     prompt_pattern = models.CharField(
         max_length=MAX_CATEGORY_PATTERN_CHARS,
         blank=True,

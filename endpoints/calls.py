@@ -106,6 +106,8 @@ def _tell_if_failing(endpoint_id: int, call: EndpointCall) -> None:
     )
     if len(latest) < FAILING_AFTER or EndpointCall.Status.OK in latest:
         return
+    from django.urls import reverse
+
     from evalhub.models import NoticeKind, System
     from evalhub.notifications import notify
 
@@ -115,7 +117,7 @@ def _tell_if_failing(endpoint_id: int, call: EndpointCall) -> None:
         NoticeKind.ENDPOINT_FAILING,
         f"The bot endpoint of {system.name} failed its last {FAILING_AFTER} calls; the "
         f"latest: {call.get_status_display()}{f' ({call.message})' if call.message else ''}.",
-        f"/systems/{system.slug}/endpoint/",
+        reverse("system-endpoint", args=[system.slug]),
         once_key=f"endpoint_failing:{endpoint_id}:{timezone.now():%Y-%m-%d}",
     )
 

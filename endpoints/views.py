@@ -93,14 +93,12 @@ def endpoint_probe(request, slug):
     system = managed_system(request, slug)
     endpoint = BotEndpoint.objects.filter(system=system).first()
     if endpoint is None:
-        show_on_page(request, UserInputError("Register the bot endpoint first, then test it."))
+        show_on_page(request, "Register the bot endpoint first, then test it.")
     elif not allow_probe(request.user, endpoint):
         show_on_page(
             request,
-            UserInputError(
-                f"At most {settings.EVALHUB_ENDPOINT_PROBES_PER_MINUTE} connection tests a "
-                "minute: try again shortly."
-            ),
+            f"At most {settings.EVALHUB_ENDPOINT_PROBES_PER_MINUTE} connection tests a minute: "
+            "try again shortly.",
         )
     else:
         result = probe(endpoint)
@@ -111,8 +109,6 @@ def endpoint_probe(request, slug):
         else:
             show_on_page(
                 request,
-                UserInputError(
-                    f"The connection test failed after {result.latency_ms} ms: {result.message}"
-                ),
+                f"The connection test failed after {result.latency_ms} ms: {result.message}",
             )
     return redirect("system-endpoint", slug=system.slug)

@@ -246,6 +246,18 @@ def range_validators(schema: type[Declared], name: str, field: str | None = None
     return [InRange(field or name, low, high)]
 
 
+def declared_field(field_class, schema: type[Declared], name: str, verbose_name=None):
+    """A model field holding the schema's setting `name`: its default, range validators
+    and description come from the schema, declared once."""
+    info = schema.model_fields[name]
+    return field_class(
+        verbose_name,
+        default=info.default,
+        validators=range_validators(schema, name),
+        help_text=info.description,
+    )
+
+
 def range_constraint(
     schema: type[Declared], name: str, *, prefix: str, field: str | None = None
 ) -> models.CheckConstraint:

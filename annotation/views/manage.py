@@ -118,29 +118,20 @@ def campaign_create(request):
     crowdworkers still waits for staff (a launch request)."""
     form = CampaignForm(request.POST or None, request.FILES or None, user=request.user)
     if request.method == "POST" and form.is_valid():
-        try:
-            check_quota(request.user, Campaign)
-        except QuotaExceeded as refused:
-            show_on_page(request, refused, form)
-            return render(
-                request,
-                "annotation/manage/campaign_form.html",
-                {"form": form, "kinds": kind_summaries(), "files_sent": len(request.FILES)},
-                status=400,
-            )
         campaign = form.save(commit=False)
         campaign.task_config = form.cleaned_data["task_config"]
         campaign.owner = request.user
         campaign.status = Campaign.Status.DRAFT
         try:
+            check_quota(request.user, Campaign)
             setup = create_campaign(
                 campaign,
                 form.source,
                 gold_per_batch=form.cleaned_data["gold_per_batch"],
                 user=request.user,
             )
-        except SetupInvalid as invalid:
-            show_on_page(request, invalid, form)
+        except (QuotaExceeded, SetupInvalid) as refused:
+            show_on_page(request, refused, form)
         else:
             messages.success(request, _summary(setup))
             return redirect(setup.campaign)

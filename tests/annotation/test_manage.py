@@ -887,3 +887,20 @@ def test_each_item_source_names_the_kinds_it_serves(staff):
 
     assert 'class="source responses" data-kinds="ab ' in page
     assert "js/campaign_form.js" in page
+
+
+def test_a_researcher_past_the_campaigns_quota_is_refused_on_the_form(client, settings):
+    settings.EVALHUB_QUOTA_CAMPAIGNS = 1
+    researcher = factories.user("researcher")
+    ab_campaign(2, owner=researcher)
+    client.force_login(researcher)
+    data = form_data(
+        task_kind="likert",
+        slug="one-too-many",
+        conversations=jsonl_file("talks.jsonl", *talks()),
+    )
+
+    response = client.post(url("manage-campaign-create"), data)
+
+    assert response.status_code == 400
+    assert not Campaign.objects.filter(slug="one-too-many").exists()
