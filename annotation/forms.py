@@ -372,15 +372,7 @@ class PlanForm(RefusesNul, forms.Form):
     def inputs(self):
         from .planning import PlanInputs
 
-        data = self.cleaned_data
-        return PlanInputs(
-            systems=data.get("systems"),
-            spread_elo=data.get("spread_elo"),
-            tie_rate=data.get("tie_rate"),
-            level=data["level"],
-            studies=data["studies"],
-            pilot=data["pilot"],
-        )
+        return PlanInputs.from_cleaned(self.cleaned_data)
 
 
 def plan_section(request, plan_for):

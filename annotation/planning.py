@@ -47,6 +47,18 @@ class PlanInputs:
     studies: int = DEFAULT_STUDIES
     pilot: bool = False
 
+    @classmethod
+    def from_cleaned(cls, data: dict) -> PlanInputs:
+        """From the planner form's or the API serializer's validated data."""
+        return cls(
+            systems=data.get("systems"),
+            spread_elo=data.get("spread_elo"),
+            tie_rate=data.get("tie_rate"),
+            level=data["level"],
+            studies=data["studies"],
+            pilot=data["pilot"],
+        )
+
 
 def check_inputs(inputs: PlanInputs) -> None:
     if not inputs.pilot:

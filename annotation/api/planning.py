@@ -67,15 +67,7 @@ class PlanQuerySerializer(serializers.Serializer):
     studies = serializers.IntegerField(default=DEFAULT_STUDIES, min_value=10, max_value=MAX_STUDIES)
 
     def inputs(self) -> PlanInputs:
-        data = self.validated_data
-        return PlanInputs(
-            systems=data.get("systems"),
-            spread_elo=data.get("spread_elo"),
-            tie_rate=data.get("tie_rate"),
-            level=data["level"],
-            studies=data["studies"],
-            pilot=data["pilot"],
-        )
+        return PlanInputs.from_cleaned(self.validated_data)
 
 
 class PlanSerializer(serializers.Serializer):
