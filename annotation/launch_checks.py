@@ -14,8 +14,10 @@ from .crowd.base import CrowdError, money
 from .models import Campaign, Item
 
 
-def launch_problems(campaign: Campaign) -> list[str]:
-    """Every reason the campaign cannot launch now on its provider; [] when it can."""
+def launch_problems(campaign: Campaign, estimate=None) -> list[str]:
+    """Every reason the campaign cannot launch now on its provider; [] when it can.
+    `estimate`: the provider's cost estimate when the caller has it (MTurk's asks the
+    platform for the balance: a page that shows it asks once)."""
     problems = []
     if campaign.status == Campaign.Status.FINISHED:
         return ["A finished campaign cannot launch."]
@@ -29,7 +31,7 @@ def launch_problems(campaign: Campaign) -> list[str]:
         )
     if campaign.provider in (Campaign.Provider.PROLIFIC, Campaign.Provider.MTURK):
         problems += _platform_problems(campaign)
-    if places and (over := budget_problem(campaign)) is not None:
+    if places and (over := budget_problem(campaign, estimate)) is not None:
         problems.append(over + " Lower the reward or the places, or raise the budget.")
     return problems
 
@@ -52,16 +54,18 @@ def _platform_problems(campaign: Campaign) -> list[str]:
     return problems
 
 
-def budget_problem(campaign: Campaign) -> str | None:
+def budget_problem(campaign: Campaign, estimate=None) -> str | None:
     """Why launching would spend more than the campaign's budget (its provider's estimate:
-    every place's reward plus the platform's fees), or None. A campaign without a budget,
-    or whose launch pays nobody (a link, the MTurk sandbox), has no such problem."""
+    every place's reward plus the platform's fees, or `estimate` when the caller has it),
+    or None. A campaign without a budget, or whose launch pays nobody (a link, the MTurk
+    sandbox), has no such problem."""
     if campaign.budget is None or not pays_crowdworkers(campaign):
         return None
-    try:
-        estimate = get_provider(campaign.provider).estimate(campaign)
-    except CrowdError as refused:
-        return f"The launch cannot be priced: {refused}"
+    if estimate is None:
+        try:
+            estimate = get_provider(campaign.provider).estimate(campaign)
+        except CrowdError as refused:
+            return f"The launch cannot be priced: {refused}"
     if estimate.total <= campaign.budget:
         return None
     cost = f"{estimate.total} {estimate.currency}".strip()

@@ -180,14 +180,14 @@ def _platform_estimate(campaign, user):
     return (estimate if is_staff(user) else replace(estimate, balance=None)), ""
 
 
-def _launch_problems(campaign) -> list[str]:
+def _launch_problems(campaign, estimate) -> list[str]:
     """What a campaign on a platform still lacks, listed before anyone clicks Launch."""
     if campaign.provider not in PLATFORMS or campaign.status not in (
         Campaign.Status.DRAFT,
         Campaign.Status.PAUSED,
     ):
         return []
-    return launch_problems(campaign)
+    return launch_problems(campaign, estimate)
 
 
 @require_GET
@@ -229,7 +229,7 @@ def campaign_detail(request, campaign):
                 if campaign.status == Campaign.Status.DRAFT
                 else None
             ),
-            "launch_problems": _launch_problems(campaign),
+            "launch_problems": _launch_problems(campaign, estimate),
             "chat_budgets": chat_budgets(campaign),
             "endpoint_failures": chat_endpoint_failures(campaign),
         },
