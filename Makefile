@@ -30,10 +30,13 @@ run: $(STAMP)
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py serve_embedded 127.0.0.1:$(PORT)
 
+# The suite runs on every core (pytest-xdist), each worker on a SQLite database of its own.
+# CI's PostgreSQL stage shares one database with its Celery worker: it runs PYTEST_WORKERS=0.
 # The docs site is built with --strict: a broken link or anchor fails the tests.
+PYTEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 docs: $(STAMP)

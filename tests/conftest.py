@@ -42,6 +42,23 @@ if env_flag("EVALHUB_USE_EXISTING_DB"):
             call_command("migrate", interactive=False, verbosity=0)
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, tmp_path_factory):
+    """On SQLite the test database is a file, as `make run`'s is, not Django's shared-cache
+    memory database: the live server's request threads then have connections of their own
+    that wait for a writer (WAL, a busy timeout), where a shared cache's table locks fail
+    at once ("database table is locked") whenever a page polls while the test writes."""
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] != "django.db.backends.sqlite3":
+        return
+    database.setdefault("TEST", {})["NAME"] = str(tmp_path_factory.mktemp("db") / "test.sqlite3")
+    # Nothing to keep across a crash: commits need not wait for the disk.
+    options = database.setdefault("OPTIONS", {})
+    options["init_command"] = options.get("init_command", "") + "PRAGMA synchronous=OFF;"
+
+
 @pytest.fixture(autouse=True)
 def _fast_test_settings(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
