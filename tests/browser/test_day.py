@@ -413,7 +413,7 @@ def mturk_worker(browser, base_url, task_url: str, n: int, submit):
 def workers_finish(browser, base_url, platforms):
     prolific, mturk, submit = platforms
     # Once every HIT has its judgments the campaign finishes, which expires them on MTurk.
-    for n in range(Campaign.objects.get(slug=ABC).batches.count()):
+    for _hit in range(Campaign.objects.get(slug=ABC).batches.count()):
         mturk.stub.add_response("update_expiration_for_hit", {})
     [task_url] = mturk.question_urls()
     assert task_url.startswith("https://evalhub.example.org/work/ada-abc/?provider=mturk")
