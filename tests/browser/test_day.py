@@ -456,8 +456,8 @@ def researcher_evening(page):
     assert {"launch_decided", "campaign_complete", "tournament_results"} <= kinds
 
     # The tournament's leaderboard: the 13b passed for a person, the 7b did not.
-    page.locator(".notices li a", has_text="Ada garden cup").first.click()
-    page.goto(f"/tournaments/{TOURNAMENT}/")
+    page.get_by_role("link", name="The results of the tournament Ada garden cup are ready.").click()
+    page.wait_for_url(f"**/tournaments/{TOURNAMENT}/")
     expect(page.get_by_test_id("tournament-status")).to_have_text("Finished")
     page.get_by_role("link", name="Results and analysis settings").click()
     ranking = page.locator("table.ranking tbody tr")
@@ -474,6 +474,10 @@ def researcher_evening(page):
     expect(page.locator("table.behaviour-rates tbody tr").first).to_be_visible(timeout=60_000)
     expect(page.locator("table.behaviour-rates")).to_contain_text("ada-13b")
     expect(page.get_by_text("The latest analysis failed")).to_have_count(0)
+    # And back to the campaign, to export what the workers said.
+    page.locator("#campaign-link").click()
+    page.wait_for_url(f"**/manage/campaigns/{ABC}/")
+    expect(page.get_by_role("link", name="Export CSV")).to_be_visible()
 
 
 # -- One test per role -----------------------------------------------------------------------
