@@ -332,6 +332,7 @@ class CrowdSettingsForm(RefusesNul, forms.ModelForm):
         required=False,
         help_text="Only for Amazon Mechanical Turk.",
     )
+    completion_redirect_url = CampaignForm.base_fields["completion_redirect_url"]
 
     class Meta:
         model = Campaign
