@@ -169,7 +169,8 @@ def conversations_file(tmp_path) -> str:
 
 
 def register_endpoint(page, system: str, url: str, model: str):
-    page.goto(f"/systems/{system}/")
+    page.get_by_role("navigation").get_by_role("link", name="Systems").click()
+    page.get_by_role("link", name=system.title(), exact=True).click()
     page.get_by_role("link", name="Register an endpoint").click()
     page.select_option("#id_protocol", "openai")
     page.fill("#id_url", url)
@@ -217,7 +218,8 @@ def fix_the_failing_endpoint(page, bots):
 
 
 def run_the_tournament(page):
-    page.goto("/tournaments/new/spot-the-bot/")
+    page.get_by_role("navigation").get_by_role("link", name="Tournaments").click()
+    page.get_by_role("link", name="New Spot The Bot tournament").click()
     page.fill("#id_name", "Ada garden cup")
     page.fill("#id_slug", TOURNAMENT)
     page.fill("#id_domain", "garden")
@@ -246,7 +248,8 @@ def run_the_tournament(page):
     page.get_by_test_id("campaign-page").click()
     set_pay(page, provider="prolific", reward="1.20")
     expect(page.get_by_test_id("launch-problems")).to_have_count(0)
-    page.goto(f"/tournaments/{TOURNAMENT}/")
+    page.get_by_role("navigation").get_by_role("link", name="Tournaments").click()
+    page.get_by_role("link", name="Ada garden cup").click()
     page.get_by_role("button", name="Launch the campaign").click()
     expect(page.get_by_text("Launch requested")).to_be_visible()
     campaign = Campaign.objects.get(pk=tournament.campaign_id)
@@ -268,7 +271,7 @@ def set_pay(page, *, provider: str, reward: str, site: str | None = None):
 
 
 def create_the_abc_eval_campaign(page, tmp_path):
-    page.goto("/manage/campaigns/")
+    page.get_by_role("link", name="My campaigns").click()
     page.get_by_role("link", name="New campaign").click()
     page.select_option("#id_task_kind", "abc_eval")
     page.fill("#id_title", "Ada 13b: behaviours")
@@ -328,7 +331,7 @@ def staff_approve(page, platforms):
     asks = page.locator(".notices li")
     expect(asks).to_have_count(2)
     for title in ("Ada 13b: behaviours", "Ada garden cup: human or bot?"):
-        page.goto("/notices/")
+        page.locator("header .user").get_by_role("link", name=re.compile("^Notices")).click()
         page.locator(".notices li a", has_text=title).click()
         expect(page.get_by_test_id("launch-request")).to_contain_text("requested by ada")
         expect(page.get_by_test_id("launch-problems")).to_have_count(0)
@@ -466,7 +469,7 @@ def researcher_evening(page):
     assert order.index("ada-13b") < order.index("ada-7b")
 
     # The ABC-Eval results, from her campaigns.
-    page.goto("/manage/campaigns/")
+    page.get_by_role("link", name="My campaigns").click()
     page.get_by_role("link", name="Ada 13b: behaviours").click()
     expect(page.get_by_test_id("status")).to_have_text("Finished")
     page.locator("#campaign-results-link").click()
