@@ -15,6 +15,7 @@ the database is read to check, never written while a page is open.
 
 import hashlib
 import html
+import json
 import re
 from decimal import Decimal
 
@@ -148,17 +149,15 @@ def log_out(page):
 
 def conversations_file(tmp_path) -> str:
     """Her own log of people talking with her 13b: the ABC-Eval campaign's conversations."""
-    import json
-
     lines = []
     for n in range(2):
         turns = [
             {"speaker": i % 2, "text": f"talk {n}, turn {i}: about the tomatoes in my garden"}
             for i in range(10)
         ]
+        speakers = ["human", "ada-13b"]
         lines.append(
-            {"id": f"ada-talk-{n}", "domain": "garden", "speakers": ["human", "ada-13b"]}
-            | {"turns": turns}
+            {"id": f"ada-talk-{n}", "domain": "garden", "speakers": speakers, "turns": turns}
         )
     path = tmp_path / "ada-talks.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
