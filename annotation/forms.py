@@ -311,12 +311,33 @@ def kind_summaries() -> list[dict]:
 
 
 class CrowdSettingsForm(RefusesNul, forms.ModelForm):
-    """What a campaign's owner may change until it launches: the pay and the limits a
-    launch is checked against (the items, and so the places, are fixed at creation)."""
+    """What a campaign's owner may change until it launches: where its workers come from
+    (a campaign a tournament generated starts on its link), the pay and the limits a launch
+    is checked against (the items, and so the places, are fixed at creation)."""
+
+    SITES = {"sandbox": True, "production": False}
+    # Left out of a post (an older page, the API's shape), the platform and site stay as
+    # they are.
+    provider = forms.ChoiceField(
+        label="Where workers come from",
+        choices=Campaign.Provider.choices,
+        required=False,
+        widget=ProviderSelect,
+        help_text="A paid platform (Prolific, MTurk's production site) launches once staff "
+        "approve a launch request.",
+    )
+    mturk_site = forms.ChoiceField(
+        label="MTurk site",
+        choices=[("sandbox", "Sandbox: no money moves"), ("production", "Production: pays")],
+        required=False,
+        help_text="Only for Amazon Mechanical Turk.",
+    )
+    completion_redirect_url = CampaignForm.base_fields["completion_redirect_url"]
 
     class Meta:
         model = Campaign
         fields = [
+            "provider",
             "reward_per_batch",
             "budget",
             "max_batches_per_worker",
@@ -328,12 +349,34 @@ class CrowdSettingsForm(RefusesNul, forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         declare_fields(self.fields, CampaignSettings)
+        self.fields["mturk_site"].initial = (
+            "sandbox" if self.instance.platform_sandbox else "production"
+        )
+
+    def clean_provider(self):
+        provider = self.cleaned_data["provider"] or self.instance.provider
+        if provider not in PROVIDERS:
+            raise forms.ValidationError("This provider is not installed; use the shareable link.")
+        return provider
 
     def clean(self):
         cleaned = super().clean()
         for name, message in settings_errors(cleaned).items():
             if name in self.fields:
                 self.add_error(name, message)
+        site = cleaned.get("mturk_site")
+        sandbox = self.SITES[site] if site else self.instance.platform_sandbox
+        moved = (cleaned.get("provider"), sandbox) != (
+            self.instance.provider,
+            self.instance.platform_sandbox,
+        )
+        if moved and self.instance.platform_ref:
+            # Already posted on its platform (a launch that stopped half-way): moving it
+            # would orphan the study or HITs there.
+            self.add_error(
+                "provider", f"It is already posted on {self.instance.get_provider_display()}."
+            )
+        self.instance.platform_sandbox = sandbox
         return cleaned
 
 

@@ -841,6 +841,44 @@ def test_the_owner_sets_the_reward_and_budget_before_launch(client):
     )
 
 
+def test_the_owner_moves_a_draft_onto_mturk_production(client):
+    # A campaign a tournament generated starts on its link: its page is where it moves.
+    researcher = factories.user("researcher")
+    c = ab_campaign(2, status="draft", owner=researcher)
+    client.force_login(researcher)
+    data = {
+        "provider": "mturk",
+        "mturk_site": "production",
+        "reward_per_batch": "1.50",
+        "max_batches_per_worker": "2",
+        "time_limit_minutes": "45",
+    }
+
+    response = client.post(url("manage-campaign-settings", c.slug), data, follow=True)
+
+    c.refresh_from_db()
+    assert "Saved the campaign" in response.content.decode()
+    assert (c.provider, c.platform_sandbox, c.reward_per_batch) == (
+        "mturk",
+        False,
+        Decimal("1.50"),
+    )
+
+
+def test_a_campaign_posted_on_its_platform_stays_there(client):
+    researcher = factories.user("researcher")
+    c = ab_campaign(2, status="draft", owner=researcher, provider="prolific")
+    Campaign.objects.filter(pk=c.pk).update(platform_ref="study1")
+    client.force_login(researcher)
+    data = {"provider": "mturk", "max_batches_per_worker": "2", "time_limit_minutes": "45"}
+
+    response = client.post(url("manage-campaign-settings", c.slug), data, follow=True)
+
+    assert "already posted on Prolific" in response.content.decode()
+    assert Campaign.objects.filter(pk=c.pk, provider="prolific", time_limit_minutes=45).count() == 0
+    assert Campaign.objects.get(pk=c.pk).provider == "prolific"
+
+
 def test_a_reward_out_of_range_is_refused_and_nothing_changes(client):
     researcher = factories.user("researcher")
     c = ab_campaign(2, status="draft", owner=researcher)

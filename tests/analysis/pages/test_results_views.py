@@ -172,3 +172,18 @@ def test_an_analysis_that_failed_as_it_was_queued_is_flashed_as_failed(staff_cli
     assert AnalysisRun.objects.get(campaign=campaign).status == AnalysisRun.Status.FAILED
     assert "the analysis failed: TypeError: a broken report" in page
     assert "under way" not in page
+
+
+def test_a_campaigns_owner_gets_back_to_the_campaign_from_its_results(client):
+    # Only its managers see the results page; the owner is one of them, staff or not.
+    study = imported_study()
+    campaign = Campaign.objects.get(study=study, task_kind="likert")
+    owner = factories.user("owner")
+    Campaign.objects.filter(pk=campaign.pk).update(owner=owner)
+    analyze_campaign(campaign, FAST, synchronous=True)
+    client.force_login(owner)
+
+    page = client.get(reverse("results:campaign", args=[campaign.slug])).content.decode()
+
+    link = reverse("annotation:manage-campaign", args=[campaign.slug])
+    assert f'<a href="{link}" id="campaign-link">Campaign</a>' in page

@@ -114,3 +114,17 @@ def test_two_judgments_do_not_warn_of_too_few_for_intervals(kind):
     run = analyse()
 
     assert TOO_FEW_FOR_INTERVALS not in run.result["warnings"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("kind", ["abc_eval", "likert"])
+def test_one_systems_tests_between_systems_say_there_is_no_pair(kind, client):
+    # One judgment is of one system: the tables of tests between systems have no row.
+    _, _, analyse, page = _pilot(kind, 1)
+    run = analyse()
+    client.force_login(factories.user("staff-reader", staff=True))
+
+    text = client.get(page).content.decode()
+
+    assert len(run.result["systems"]) == 1
+    assert text.count("No pair of systems to compare: these judgments are of one system.") >= 2
