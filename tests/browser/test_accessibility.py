@@ -63,6 +63,9 @@ def assert_code_shown(page, worker: str) -> Assignment:
 
 def test_ab_by_keyboard_and_its_pages_pass_the_audit(page):
     ab_campaign(3, batch_size=3, redundancy=1, slug="ab-keys", instructions="Pick one.")
+    page.goto("/work/ab-keys/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE")
+    expect(page.locator(".preview-notice")).to_be_visible()
+    assert_accessible(page, "the MTurk preview with the instructions")
     page.goto("/work/ab-keys/")
     expect(page.locator("#id_worker")).to_be_visible()
     assert_accessible(page, "the page asking for a participant id")
@@ -85,6 +88,11 @@ def test_ab_by_keyboard_and_its_pages_pass_the_audit(page):
     # The last one by Tab, the arrow keys and Space, as without the shortcuts.
     expect(page.locator(".progress")).to_have_text("Item 3 of 3")
     tab_to(page, "input[name=choice]")
+    # The focused answer's whole card shows the focus.
+    outline = page.locator("label.choice:has(input:focus)").evaluate(
+        "label => getComputedStyle(label).outlineStyle"
+    )
+    assert outline == "solid"
     page.keyboard.press("ArrowRight")
     page.keyboard.press("Space")
     tab_to(page, "button.next")
