@@ -273,6 +273,33 @@ def test_likert_by_keyboard_and_its_pages_pass_the_audit(page):
     assert ratings == [[2, 2, 2], [2, 4, 5]]
 
 
+def test_turn_level_likert_by_keyboard_and_its_page_pass_the_audit(page):
+    c = campaign(
+        "likert",
+        slug="likert-turns-a11y",
+        task_config={"level": "turn", "dimensions": ["engagingness", "quality"]},
+        batch_size=1,
+        redundancy=1,
+    )
+    add_items(
+        c,
+        get_kind("likert").build_from_conversations(
+            loaded([conversation("lt-1")]), c.task_config, random.Random(0)
+        ),
+    )
+    page.goto("/work/likert-turns-a11y/?worker=turn-keys")
+    expect(page.locator(".progress")).to_have_text("Item 1 of 1")
+    assert_accessible(page, "the turn-level Likert item")
+    # Each key rates the first scale still unrated, turn by turn.
+    for _ in range(page.locator("fieldset.likert-scale").count()):
+        page.keyboard.press("3")
+    page.keyboard.press("Enter")
+
+    assert_code_shown(page, "turn-keys")
+    [judgment] = Judgment.objects.all()
+    assert judgment.payload["ratings"] == {"engagingness": [3, 3, 3], "quality": [3, 3, 3]}
+
+
 def test_spot_the_bot_by_keyboard_and_its_pages_pass_the_audit(page):
     spot_the_bot_campaign()
     page.goto("/work/spot/?worker=spot-keys")
