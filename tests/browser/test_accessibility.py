@@ -85,16 +85,22 @@ def test_ab_by_keyboard_and_its_pages_pass_the_audit(page):
     page.keyboard.press("3")
     page.keyboard.press("Enter")
 
-    # The last one by Tab, the arrow keys and Space, as without the shortcuts.
+    # The last one by Tab, Shift+Tab, the arrow keys and Space, as without the shortcuts.
     expect(page.locator(".progress")).to_have_text("Item 3 of 3")
-    tab_to(page, "input[name=choice]")
+    tab_to(page, "button.next")
+    tab_to(page, "input[name=choice]", backwards=True)
     # The focused answer's whole card shows the focus.
     outline = page.locator("label.choice:has(input:focus)").evaluate(
         "label => getComputedStyle(label).outlineStyle"
     )
     assert outline == "solid"
-    page.keyboard.press("ArrowRight")
+    # The arrow keys move through the group's answers, choosing each: on to Response 2.
+    for _ in range(3):
+        if page.evaluate("document.activeElement.value") == "right":
+            break
+        page.keyboard.press("ArrowRight")
     page.keyboard.press("Space")
+    expect(page.locator("input[name=choice][value=right]")).to_be_checked()
     tab_to(page, "button.next")
     page.keyboard.press("Enter")
 
@@ -133,7 +139,7 @@ def test_the_blocked_and_expired_pages_pass_the_audit(page):
 
 
 def abc_eval_campaign(slug, **fields):
-    c = campaign(
+    return campaign(
         "abc_eval",
         slug=slug,
         title="Consistency",
@@ -141,7 +147,6 @@ def abc_eval_campaign(slug, **fields):
         redundancy=1,
         **fields,
     )
-    return c
 
 
 def test_abc_eval_by_keyboard_and_its_pages_pass_the_audit(page):
