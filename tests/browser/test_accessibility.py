@@ -31,6 +31,8 @@ from tests.browser.test_task_spot_the_bot import spot_the_bot_campaign
 from tests.endpoints import sse_fake
 
 pytestmark = pytest.mark.django_db(transaction=True)
+PHONE = {"width": 390, "height": 844}
+WIDE = {"width": 1200, "height": 900}  # the page fixture's
 
 
 @pytest.fixture(autouse=True)
@@ -331,6 +333,11 @@ def test_comparative_by_keyboard_and_its_pages_pass_the_audit(page):
     page.goto("/work/compare/?worker=compare-keys")
     expect(page.locator(".progress")).to_have_text("Item 1 of 3")
     assert_accessible(page, "the comparative item")
+    # On a phone the conversations are tabs, chosen by switches that are labelled there.
+    page.set_viewport_size(PHONE)
+    expect(page.locator(".tab-strip")).to_be_visible()
+    assert_accessible(page, "the comparative item on a phone")
+    page.set_viewport_size(WIDE)
     page.keyboard.press("Enter")
     expect(page.locator("fieldset.has-error").first).to_be_visible()
     assert_accessible(page, "the comparative item with its errors")
@@ -405,6 +412,11 @@ def test_arena_battles_of_a_paid_crowd_by_keyboard_pass_the_audit(page, settings
             expect(page.locator("#battle")).to_be_visible()
             if not vote.is_visible():  # a live battle: write to both models first
                 assert_accessible(page, f"battle {n} before the prompt")
+                if n == 1:  # the site's menu folds behind a labelled switch on a phone
+                    page.set_viewport_size(PHONE)
+                    expect(page.locator(".menu-button")).to_be_visible()
+                    assert_accessible(page, "a battle on a phone")
+                    page.set_viewport_size(WIDE)
                 tab_to(page, "#prompt-text")
                 page.keyboard.type(f"Why are there waves? Question {n}.")
                 page.keyboard.press("Control+Enter")
