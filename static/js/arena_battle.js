@@ -112,6 +112,7 @@
     turn[side] = Object.assign({}, turn[side], end);
     delete sources[side];
     document.getElementById("stop-" + side).hidden = true;
+    document.getElementById("side-" + side).setAttribute("aria-busy", "false");
     if (!sources.a && !sources.b) refresh();
     else render();
   }
@@ -134,6 +135,8 @@
     node.textContent = "";
     var stop = document.getElementById("stop-" + side);
     stop.hidden = false;
+    // Each side is a live region: read once its answer is whole, not piece by piece.
+    document.getElementById("side-" + side).setAttribute("aria-busy", "true");
     stop.onclick = function () { halt(number, side); };
     source.addEventListener("piece", function (event) {
       // The text lives in the state: the other side ending redraws the page.

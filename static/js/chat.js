@@ -123,6 +123,9 @@
     button.disabled = on;
     typing.hidden = !on;
     chat.classList.toggle("is-waiting", on);
+    // The turns are a live region: a screen reader reads the reply once, when it is whole,
+    // instead of every piece as it arrives.
+    list.setAttribute("aria-busy", on ? "true" : "false");
   }
 
   function afterReply() {

@@ -69,6 +69,8 @@ def test_a_voter_sees_both_sides_stream_stops_one_votes_and_sees_who_was_who(
     for side in "ab":
         expect(page.locator(f"#turns-{side} .answer")).not_to_be_empty()
         expect(page.locator(f"#stop-{side}")).to_be_visible()
+        # Read by a screen reader once the answer is whole, not piece by piece.
+        expect(page.locator(f"#side-{side}")).to_have_attribute("aria-busy", "true")
     battle = Battle.objects.get()
     surf, tide = side_of(battle, "surf-model"), side_of(battle, "tide-model")
     partial = page.locator(f"#turns-{surf} .answer").inner_text()
@@ -81,6 +83,8 @@ def test_a_voter_sees_both_sides_stream_stops_one_votes_and_sees_who_was_who(
     expect(page.locator(f"#turns-{tide} .note")).to_have_text("Stopped.")
     expect(page.locator(f"#turns-{surf} .answer")).to_have_text(" ".join(w.strip() for w in SLOW))
     expect(page.locator("#vote-form")).to_be_visible()
+    for side in "ab":
+        expect(page.locator(f"#side-{side}")).to_have_attribute("aria-busy", "false")
 
     # A second turn, sent with Ctrl+Enter, goes to both.
     page.locator("#prompt-text").fill("And why are some waves bigger?")

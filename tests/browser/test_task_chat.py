@@ -63,7 +63,10 @@ def test_worker_chats_twice_retries_a_failure_rates_and_compares(page, screensho
         streaming = page.locator(".chat-turn.bot.is-streaming .text")
         expect(streaming).to_contain_text("Nice")
         expect(page.locator("#chat-send-button")).to_be_disabled()
+        # The live region waits for the whole reply before a screen reader reads it.
+        expect(page.locator("#chat-turns")).to_have_attribute("aria-busy", "true")
         expect(page.locator(".chat-turn.bot .text")).to_have_text("Nice to meet you again.")
+        expect(page.locator("#chat-turns")).to_have_attribute("aria-busy", "false")
         expect(page.locator(".chat-turn.bot.is-streaming")).to_have_count(0)
         expect(page.locator("#chat-typing")).to_be_hidden()
         expect(page.locator("#chat-send-button")).to_be_enabled()
