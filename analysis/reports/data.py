@@ -206,6 +206,9 @@ class RankingData:
             },
         )
 
+    def is_empty(self) -> bool:
+        return len(self.ranking) == 0
+
 
 # --- Dimensional inputs (ABC-Eval behaviours, Likert, comparative, imported studies) -----------
 # ``annotation`` is the judgment's id: one annotation of a conversation (or pair), which the

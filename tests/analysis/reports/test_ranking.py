@@ -60,9 +60,7 @@ def test_counts_give_firsts_with_ties_sharing_first_place_and_mean_places():
 
 
 def test_an_automatic_tie_counts_once_per_judge():
-    report = build_report(
-        data_of(RANKINGS, automatic=[{"x": 1, "y": 1, "z": 1}], weight=3), PARAMS
-    )
+    report = build_report(data_of(RANKINGS, automatic=[{"x": 1, "y": 1, "z": 1}], weight=3), PARAMS)
     assert report["automatic_ties"] == 1 and report["judgments"] == 18
     assert report["plackett_luce"][0]["rankings"] == 21
 
