@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import pytest
 from django.http import QueryDict
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from annotation.campaigns import ResponsePairs, SetupInvalid, create_campaign
 from annotation.conflicts import items_showing_systems_of
@@ -15,6 +16,7 @@ from annotation.kinds.base import PayloadInvalid
 from annotation.kinds.ranking import MAX_SYSTEMS, ranking_tiers
 from annotation.models import Assignment, Campaign, Item, Judgment
 from tests import factories
+from tests.annotation.test_manage import ab_setup  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 RANKING = get_kind("ranking")
@@ -212,3 +214,27 @@ def test_export_row_names_the_systems_and_the_ranking():
         "started_at_ms": 2000,
         "duration_ms": 3500,
     }
+
+
+def test_the_api_creates_a_ranking_campaign_from_a_prompt_set_and_systems(ab_setup):  # noqa: F811
+    api = APIClient()
+    api.force_authenticate(factories.user("boss", staff=True))
+    body = {
+        "task_kind": "ranking",
+        "title": "Rank greetings",
+        "slug": "rank-greetings",
+        "prompt_set": "greetings",
+        "system": "new-bot",
+        "baselines": ["baseline-1", "baseline-2"],
+        "task_config": {"allow_ties": True},
+        "batch_size": 2,
+    }
+    response = api.post("/api/campaigns/", body, format="json")
+    assert response.status_code == 201, response.json()
+    assert (response.json()["shown"], response.json()["automatic"]) == (3, 0)
+    c = Campaign.objects.get(slug="rank-greetings")
+    assert c.task_config == {"allow_ties": True}
+    # baseline-1 repeats new-bot's response to one prompt: that item shows two texts.
+    shown = sorted(len(item.content["responses"]) for item in c.items.all())
+    assert shown == [2, 3, 3]
+    assert all(item.shown_responses.count() == 3 for item in c.items.all())
