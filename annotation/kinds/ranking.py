@@ -27,7 +27,8 @@ responses"`.
 Export (`export_row`), one row per judgment: `{"campaign", "item", "worker", "batch",
 "prompt", "systems", "ranks", "ranking", "started_at_ms", "duration_ms"}`, where
 `systems` lists the systems of each shown response and `ranking` is the tiers of system
-slugs, best first (systems in one tier are tied).
+slugs, best first (systems in one tier are tied). In CSV, `systems` is one cell (each
+response's systems joined by "+", responses by "; ") and `ranking` reads "b = c > a".
 """
 
 from typing import ClassVar
@@ -186,6 +187,14 @@ class RankingKind(TaskKind):
             "ranks": ranks,
             "ranking": ranking_tiers(systems, ranks),
         }
+
+    def csv_rows(self, judgment):
+        # Plain cells: the systems behind each shown response joined by "+", and the
+        # ranking written out ("b = c > a").
+        row = self.export_row(judgment)
+        row["systems"] = ["+".join(slugs) for slugs in row["systems"]]
+        row["ranking"] = " > ".join(" = ".join(tier) for tier in row["ranking"])
+        return [row]
 
 
 def _shared_ranks(ranks: list[int]) -> str:

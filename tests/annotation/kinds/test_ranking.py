@@ -9,6 +9,7 @@ from django.http import QueryDict
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from annotation import export
 from annotation.campaigns import ResponsePairs, SetupInvalid, create_campaign
 from annotation.conflicts import items_showing_systems_of
 from annotation.kinds import get_kind
@@ -189,20 +190,24 @@ def test_a_ranking_is_stored_once_and_an_error_keeps_the_ranks_given(client):
     assert Judgment.objects.get().payload == {"ranks": [2, 3, 1]}
 
 
-def test_export_row_names_the_systems_and_the_ranking():
-    judgment = SimpleNamespace(
+def judgment_of(payload):
+    return SimpleNamespace(
         item=SimpleNamespace(
+            role="task",
             position=4,
             content={"meta": {"prompt": "p1", "systems": [["s0"], ["s1", "s2"]]}},
         ),
         campaign=SimpleNamespace(slug="rank"),
         assignment=SimpleNamespace(batch=SimpleNamespace(position=0)),
         worker=SimpleNamespace(public_id="9a1f"),
-        payload={"ranks": [2, 1]},
+        payload=payload,
         started_at=SimpleNamespace(timestamp=lambda: 2.0),
         client_duration_ms=3500,
     )
-    assert RANKING.export_row(judgment) == {
+
+
+def test_export_row_names_the_systems_and_the_ranking():
+    assert RANKING.export_row(judgment_of({"ranks": [2, 1]})) == {
         "campaign": "rank",
         "item": 4,
         "worker": "9a1f",
@@ -238,3 +243,10 @@ def test_the_api_creates_a_ranking_campaign_from_a_prompt_set_and_systems(ab_set
     shown = sorted(len(item.content["responses"]) for item in c.items.all())
     assert shown == [2, 3, 3]
     assert all(item.shown_responses.count() == 3 for item in c.items.all())
+
+
+def test_csv_cells_are_plain_text():
+    (row,) = export.csv_rows(RANKING, judgment_of({"ranks": [2, 1]}))
+    cells = export.flat_row(row)
+    assert cells["systems"] == "s0; s1+s2" and cells["ranks"] == "2; 1"
+    assert cells["ranking"] == "s1 = s2 > s0"
