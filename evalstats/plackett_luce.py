@@ -26,9 +26,9 @@ as `evalstats.bradley_terry` does. Bootstrap replicates are fitted as a batch, f
 full-data fit.
 
 Existence (Hunter 2004, "MM algorithms for generalized Bradley-Terry models", Ann. Statist.
-32, Assumption 2 for Plackett-Luce): a finite maximum exists iff the directed graph with an
-edge i -> j whenever i was chosen while j was still in the choice set is strongly
-connected. Otherwise, and only then, ``pseudo_ties`` virtual ties are added between every
+32: Bradley-Terry's condition, read over every choice of the rankings): a finite maximum
+exists iff the directed graph with an edge i -> j whenever i was chosen while j was still
+in the choice set is strongly connected. Otherwise, and only then, ``pseudo_ties`` virtual ties are added between every
 pair of systems (half a win each way), the prior Bradley-Terry uses, and ``warnings`` say
 why.
 
@@ -305,6 +305,17 @@ def _backtrack(theta, step, gradient, log_lik, p, choices, weights):
     return new_theta, new_log_lik, new_p
 
 
+# Replicates refitted at once: Bradley-Terry's 25, fewer when the Hessian's per-choice terms
+# (choices x width^2 per replicate) would pass this many floats.
+_CHUNK = 25
+_CHUNK_FLOATS = 4_000_000
+
+
+def _chunk_size(choices: _Choices) -> int:
+    per_replicate = choices.members.size * choices.members.shape[1]
+    return max(1, min(_CHUNK, _CHUNK_FLOATS // max(per_replicate, 1)))
+
+
 # --- public functions ------------------------------------------------------------------------
 
 
@@ -321,7 +332,10 @@ def plackett_luce_log_likelihood(strengths, rankings, n_systems: int) -> float:
     n = _check_n(n_systems)
     unique, counts = _unique_rankings(rankings, n)
     choices = _choices(unique, n, 0.0)
-    theta = np.asarray(strengths, dtype=float).reshape(1, n)
+    theta = np.asarray(strengths, dtype=float)
+    if theta.shape != (n,):
+        raise ValueError(f"strengths must be {n} numbers, one per system")
+    theta = theta[None, :]
     return float(
         _log_likelihood_and_probability(theta, choices, _weights(choices, counts[None]))[0][0]
     )
@@ -432,7 +446,7 @@ def bootstrap_plackett_luce(
         # From the full-data fit: within sampling error of each replicate's optimum. A
         # replicate needing the prior the full data did not need starts from zero.
         start = np.zeros(n) if prior and not fit.pseudo_ties else fit.strengths
-        for chunk in np.array_split(rows, max(1, -(-rows.size // 25))):
+        for chunk in np.array_split(rows, max(1, -(-rows.size // _chunk_size(choices)))):
             theta, _, done = _newton_fit(choices, _weights(choices, draws[chunk]), n, start)
             replicate_theta[chunk] = theta
             converged[chunk] = done

@@ -196,6 +196,11 @@ def test_bad_rankings_are_refused_with_their_position(rankings, message):
         fit_plackett_luce(rankings, 3 if message != f"at most {MAX_TIED}" else MAX_TIED + 1)
 
 
+def test_strengths_of_the_wrong_length_are_refused():
+    with pytest.raises(ValueError, match="3 numbers"):
+        plackett_luce_log_likelihood([0.0, 1.0], [[[0], [1], [2]]], 3)
+
+
 def test_no_estimate_and_no_prior_is_refused():
     with pytest.raises(ValueError, match="unbeaten"):
         fit_plackett_luce([[[0], [1], [2]]], 3, pseudo_ties=0.0)
