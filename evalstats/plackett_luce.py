@@ -51,7 +51,6 @@ from math import comb
 
 import numpy as np
 from scipy.sparse.csgraph import connected_components
-from scipy.special import logsumexp
 
 from evalstats.bradley_terry import (
     DEFAULT_PSEUDO_TIES,
@@ -181,7 +180,7 @@ class _Choices:
     source: np.ndarray
 
 
-def _choices(unique: list[Ranking], n: int, pseudo_ties: float) -> _Choices:
+def _choices(unique: list[Ranking]) -> _Choices:
     rows: list[tuple[int, tuple[int, ...], float, int]] = []
     for index, ranking in enumerate(unique):
         for position, tier in enumerate(ranking):
@@ -194,12 +193,7 @@ def _choices(unique: list[Ranking], n: int, pseudo_ties: float) -> _Choices:
                 for remaining in combinations(tier, size):
                     for winner in remaining:
                         rows.append((winner, remaining + lower, weight, index))
-    if pseudo_ties:
-        # Virtual ties: each pair a two-system tier, outside every ranking (never resampled).
-        for i, j in combinations(range(n), 2):
-            rows.append((i, (i, j), pseudo_ties / 2.0, -1))
-            rows.append((j, (i, j), pseudo_ties / 2.0, -1))
-    width = max((len(r[1]) for r in rows), default=2)
+    width = max(len(r[1]) for r in rows)
     members = np.zeros((len(rows), width), dtype=np.int64)
     mask = np.zeros((len(rows), width), dtype=bool)
     for e, (_, chosen_from, _, _) in enumerate(rows):
@@ -211,6 +205,28 @@ def _choices(unique: list[Ranking], n: int, pseudo_ties: float) -> _Choices:
         mask=mask,
         weight=np.array([r[2] for r in rows], dtype=float),
         source=np.array([r[3] for r in rows], dtype=np.int64),
+    )
+
+
+def _with_prior(choices: _Choices, n: int, pseudo_ties: float) -> _Choices:
+    """The choices plus ``pseudo_ties`` virtual ties between every pair: each pair a
+    two-system tier (half a win each way), outside every ranking (never resampled)."""
+    if not pseudo_ties:
+        return choices
+    first, second = np.triu_indices(n, k=1)
+    winner = np.concatenate([first, second])
+    pair = np.stack([np.concatenate([first, first]), np.concatenate([second, second])], axis=1)
+    width = choices.members.shape[1]  # at least 2: every ranking compares two systems
+    members = np.zeros((winner.size, width), dtype=np.int64)
+    members[:, :2] = pair
+    mask = np.zeros((winner.size, width), dtype=bool)
+    mask[:, :2] = True
+    return _Choices(
+        winner=np.concatenate([choices.winner, winner]),
+        members=np.concatenate([choices.members, members]),
+        mask=np.concatenate([choices.mask, mask]),
+        weight=np.concatenate([choices.weight, np.full(winner.size, pseudo_ties / 2.0)]),
+        source=np.concatenate([choices.source, np.full(winner.size, -1)]),
     )
 
 
@@ -238,39 +254,53 @@ def _beats(choices: _Choices, weights: np.ndarray, n: int) -> np.ndarray:
 
 
 def _log_likelihood_and_probability(theta, choices: _Choices, weights):
-    logits = np.where(choices.mask, theta[:, choices.members], -np.inf)
-    normaliser = logsumexp(logits, axis=2)
-    probability = np.exp(logits - normaliser[..., None])
+    logits = theta[:, choices.members]
+    # Padding holds system 0: masked out of the maximum and, as exp(-inf) = 0, of the sum.
+    logits[:, ~choices.mask] = -np.inf
+    top = logits.max(axis=2, keepdims=True)
+    probability = np.exp(logits - top)
+    total = probability.sum(axis=2, keepdims=True)
+    probability /= total
+    normaliser = (top + np.log(total))[..., 0]
     chosen = theta[:, choices.winner]
     return (weights * (chosen - normaliser)).sum(axis=1), probability
 
 
-def _scatter(values: np.ndarray, index: np.ndarray, size: int) -> np.ndarray:
-    """``out[b, i] = sum of values[b, k] with index[k] == i``, for every batch row."""
-    batch = values.shape[0]
-    flat = (index[None, :] + size * np.arange(batch)[:, None]).ravel()
-    return np.bincount(flat, weights=values.ravel(), minlength=batch * size).reshape(batch, size)
+class _Scatter:
+    """``out[b, i] = sum of values[b, k] with index[k] == i`` for every batch row, the flat
+    bin of each (row, k) worked out once per fit instead of once per Newton step."""
+
+    def __init__(self, index: np.ndarray, size: int, batch: int):
+        self.size, self.batch = size, batch
+        self.flat = (index[None, :] + size * np.arange(batch)[:, None]).ravel()
+
+    def __call__(self, values: np.ndarray) -> np.ndarray:
+        sums = np.bincount(self.flat, weights=values.ravel(), minlength=self.batch * self.size)
+        return sums.reshape(self.batch, self.size)
 
 
 def _newton_fit(choices: _Choices, weights, n, start, tol=_TOLERANCE, max_iter=_MAX_ITERATIONS):
     batch = weights.shape[0]
     theta = np.broadcast_to(start, (batch, n)).copy()
-    members = choices.members.ravel()
-    pairs = (choices.members[:, :, None] * n + choices.members[:, None, :]).ravel()
+    to_winners = _Scatter(choices.winner, n, batch)
+    to_members = _Scatter(choices.members.ravel(), n, batch)
+    to_pairs = _Scatter(
+        (choices.members[:, :, None] * n + choices.members[:, None, :]).ravel(), n * n, batch
+    )
+    won = to_winners(weights)
     log_lik, p = _log_likelihood_and_probability(theta, choices, weights)
     converged = np.zeros(batch, dtype=bool)
+    diagonal = np.arange(n)
     n_iterations = 0
     while n_iterations < max_iter and not converged.all():
         n_iterations += 1
         weighted_p = weights[..., None] * p
-        gradient = _scatter(weights, choices.winner, n) - _scatter(
-            weighted_p.reshape(batch, -1), members, n
-        )
+        expected = to_members(weighted_p)
+        gradient = won - expected
         # Negative Hessian: sum_e w_e (diag(p_e) - p_e p_e^T), plus 11^T / n to fix the mean.
-        outer = (weighted_p[..., :, None] * p[..., None, :]).reshape(batch, -1)
-        system = -_scatter(outer, pairs, n * n).reshape(batch, n, n) + 1.0 / n
-        diagonal = np.arange(n)
-        system[:, diagonal, diagonal] += _scatter(weighted_p.reshape(batch, -1), members, n)
+        outer = weighted_p[..., :, None] * p[..., None, :]
+        system = -to_pairs(outer).reshape(batch, n, n) + 1.0 / n
+        system[:, diagonal, diagonal] += expected
         step = np.linalg.solve(system, gradient[..., None])[..., 0]
         step[converged] = 0.0
         theta, log_lik, p = _backtrack(theta, step, gradient, log_lik, p, choices, weights)
@@ -311,9 +341,10 @@ _CHUNK = 25
 _CHUNK_FLOATS = 4_000_000
 
 
-def _chunk_size(choices: _Choices) -> int:
+def _chunks(rows: np.ndarray, choices: _Choices) -> list[np.ndarray]:
     per_replicate = choices.members.size * choices.members.shape[1]
-    return max(1, min(_CHUNK, _CHUNK_FLOATS // max(per_replicate, 1)))
+    size = max(1, min(_CHUNK, _CHUNK_FLOATS // max(per_replicate, 1)))
+    return np.array_split(rows, max(1, -(-rows.size // size)))
 
 
 # --- public functions ------------------------------------------------------------------------
@@ -331,7 +362,9 @@ def plackett_luce_log_likelihood(strengths, rankings, n_systems: int) -> float:
     """The log-likelihood of ``rankings`` (ties as every order, averaged) at ``strengths``."""
     n = _check_n(n_systems)
     unique, counts = _unique_rankings(rankings, n)
-    choices = _choices(unique, n, 0.0)
+    if not unique:
+        raise ValueError("no rankings to fit")
+    choices = _choices(unique)
     theta = np.asarray(strengths, dtype=float)
     if theta.shape != (n,):
         raise ValueError(f"strengths must be {n} numbers, one per system")
@@ -341,10 +374,13 @@ def plackett_luce_log_likelihood(strengths, rankings, n_systems: int) -> float:
     )
 
 
-def _fit(unique, counts, n, pseudo_ties, labels) -> tuple[PlackettLuceFit, _Choices]:
+def _plain_choices(unique: list[Ranking]) -> _Choices:
     if not unique:
         raise ValueError("no rankings to fit")
-    plain = _choices(unique, n, 0.0)
+    return _choices(unique)
+
+
+def _fit(plain: _Choices, counts, n, pseudo_ties, labels) -> PlackettLuceFit:
     beats = _beats(plain, _weights(plain, counts[None].astype(float)), n)[0]
     _, component = connected_components(beats + beats.T > 0, directed=False)
     messages: list[str] = []
@@ -358,7 +394,7 @@ def _fit(unique, counts, n, pseudo_ties, labels) -> tuple[PlackettLuceFit, _Choi
             f"added {used:g} virtual tie(s) between every pair of systems "
             "(half a win each way) to keep strengths finite"
         )
-    choices = _choices(unique, n, used)
+    choices = _with_prior(plain, n, used)
     theta, n_iterations, converged = _newton_fit(
         choices, _weights(choices, counts[None].astype(float)), n, np.zeros(n)
     )
@@ -367,7 +403,7 @@ def _fit(unique, counts, n, pseudo_ties, labels) -> tuple[PlackettLuceFit, _Choi
     log_lik = _log_likelihood_and_probability(
         theta, plain, _weights(plain, counts[None].astype(float))
     )[0][0]
-    fit = PlackettLuceFit(
+    return PlackettLuceFit(
         strengths=theta[0],
         ratings=to_elo_scale(theta[0]),
         log_likelihood=float(log_lik),
@@ -377,7 +413,6 @@ def _fit(unique, counts, n, pseudo_ties, labels) -> tuple[PlackettLuceFit, _Choi
         component=component,
         warnings=tuple(messages),
     )
-    return fit, choices
 
 
 def fit_plackett_luce(
@@ -396,7 +431,7 @@ def fit_plackett_luce(
     """
     n = _check_n(n_systems)
     unique, counts = _unique_rankings(rankings, n)
-    return _fit(unique, counts, n, pseudo_ties, labels)[0]
+    return _fit(_plain_choices(unique), counts, n, pseudo_ties, labels)
 
 
 def bootstrap_plackett_luce(
@@ -419,15 +454,20 @@ def bootstrap_plackett_luce(
         raise ValueError("n_bootstrap must be an integer of at least 1")
     n = _check_n(n_systems)
     unique, counts = _unique_rankings(rankings, n)
-    fit, _ = _fit(unique, counts, n, pseudo_ties, labels)
+    plain = _plain_choices(unique)
+    fit = _fit(plain, counts, n, pseudo_ties, labels)
     messages = list(fit.warnings)
     total = int(counts.sum())
     draws = multinomial_rounds(total, counts / total, n_bootstrap, seed).astype(float)
-    plain = _choices(unique, n, 0.0)
     if fit.pseudo_ties:
         needs_prior = np.ones(n_bootstrap, dtype=bool)
     else:
-        needs_prior = ~_strongly_connected(_beats(plain, _weights(plain, draws), n))
+        needs_prior = np.concatenate(
+            [
+                ~_strongly_connected(_beats(plain, _weights(plain, draws[chunk]), n))
+                for chunk in _chunks(np.arange(n_bootstrap), plain)
+            ]
+        )
         if needs_prior.any():
             message = (
                 f"{int(needs_prior.sum())} of {n_bootstrap} bootstrap replicates had no "
@@ -442,11 +482,11 @@ def bootstrap_plackett_luce(
         rows = np.flatnonzero(needs_prior == prior)
         if rows.size == 0:
             continue
-        choices = _choices(unique, n, float(pseudo_ties) if prior else 0.0)
+        choices = _with_prior(plain, n, float(pseudo_ties) if prior else 0.0)
         # From the full-data fit: within sampling error of each replicate's optimum. A
         # replicate needing the prior the full data did not need starts from zero.
         start = np.zeros(n) if prior and not fit.pseudo_ties else fit.strengths
-        for chunk in np.array_split(rows, max(1, -(-rows.size // _chunk_size(choices)))):
+        for chunk in _chunks(rows, choices):
             theta, _, done = _newton_fit(choices, _weights(choices, draws[chunk]), n, start)
             replicate_theta[chunk] = theta
             converged[chunk] = done
