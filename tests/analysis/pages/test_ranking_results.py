@@ -77,3 +77,6 @@ def test_worker_rankings_become_plackett_luce_ratings_on_the_results_page(client
     assert 'class="ranking plackett-luce"' in page
     best = rows["bot-0"]
     assert f"{best['rating']:.0f} [{best['ci'][0]:.0f}, {best['ci'][1]:.0f}]" in page
+    # The leaderboards page lists the campaign's results with the other campaigns'.
+    listing = client.get(reverse("analysis:list")).content.decode()
+    assert reverse("results:campaign", args=[campaign.slug]) in listing
