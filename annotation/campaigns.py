@@ -168,9 +168,14 @@ def _create(campaign, kind, source, gold_per_batch, user) -> CampaignSetup:
         if not isinstance(source, ResponsePairs):
             raise SetupInvalid({"prompt_set": [f"{kind.label} items are built from responses."]})
         pairs = response_pairs(source)
+        try:
+            specs = kind.build_from_responses(pairs, rng)
+        except ConfigInvalid as invalid:
+            # Only the number of systems can be wrong here (a ranking's k).
+            raise SetupInvalid({"baselines": [str(invalid)]}) from None
         with transaction.atomic():
             campaign.save()
-            counts = _add_items(campaign, kind.build_from_responses(pairs, rng), gold_per_batch)
+            counts = _add_items(campaign, specs, gold_per_batch)
         return CampaignSetup(campaign, **_counts(counts))
     if isinstance(source, ChatConversations):
         return _from_chats(campaign, kind, source, rng, gold_per_batch)

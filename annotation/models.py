@@ -282,6 +282,12 @@ class Item(models.Model):
         Conversation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     segment_length = models.PositiveSmallIntegerField(null=True, blank=True)
+    shown_responses = models.ManyToManyField(
+        Response,
+        blank=True,
+        related_name="+",
+        help_text="Every response a k-way ranking shows (a and b hold only two).",
+    )
     gold = models.JSONField(
         null=True,
         blank=True,

@@ -34,6 +34,9 @@ class ItemSpec:
     conversation_id: int | None = None
     conversation_b_id: int | None = None
     segment_length: int | None = None
+    # Every response the item shows when there are more than a and b (a k-way ranking):
+    # stored as `Item.shown_responses`, so that their systems' owners never judge it.
+    shown_response_ids: tuple[int, ...] = ()
 
 
 class PayloadInvalid(UserInputError):
