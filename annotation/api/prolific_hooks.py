@@ -20,6 +20,7 @@ import time
 
 from django.core.exceptions import PermissionDenied
 from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -37,6 +38,16 @@ SIGNATURE = "HTTP_X_PROLIFIC_REQUEST_SIGNATURE"
 TIMESTAMP = "HTTP_X_PROLIFIC_REQUEST_TIMESTAMP"
 
 
+class ProlificEventSerializer(serializers.Serializer):
+    """Prolific's `submission.status.change` body (other event types are acknowledged and
+    left alone)."""
+
+    resource_id = serializers.CharField(max_length=64, help_text="The submission (SESSION_ID).")
+    event_type = serializers.CharField(max_length=100)
+    participant_id = serializers.CharField(max_length=64, required=False, default="")
+    status = serializers.CharField(max_length=40, required=False, default="")
+
+
 class ProlificHooks(APIView):
     # The signature, checked in `post`, is the authentication: no session, no token.
     authentication_classes = ()
@@ -45,7 +56,7 @@ class ProlificHooks(APIView):
     throttle_scopes = {"post": "prolific_hooks"}  # evalhub/api/throttles.py
 
     @extend_schema(
-        request=None,
+        request=ProlificEventSerializer,
         responses={200: CrowdSyncReportSerializer, 400: InputErrorsSerializer},
         examples=[
             OpenApiExample(
@@ -57,7 +68,20 @@ class ProlificHooks(APIView):
                     "status": "APPROVED",
                 },
                 request_only=True,
-            )
+            ),
+            OpenApiExample(
+                "Applied",
+                value={
+                    "submitted": 0,
+                    "approved": 1,
+                    "rejected": 0,
+                    "returned": 0,
+                    "expired": 0,
+                    "unmatched": [],
+                },
+                response_only=True,
+                status_codes=["200"],
+            ),
         ],
     )
     def post(self, request):
@@ -77,7 +101,9 @@ class ProlificHooks(APIView):
             raise UserInputError("The body is not JSON.") from None
         if not isinstance(event, dict):
             raise UserInputError("The body is not a JSON object.")
-        campaign, report = get_provider("prolific").receive_hook(event)
+        valid = ProlificEventSerializer(data=event)
+        valid.is_valid(raise_exception=True)
+        campaign, report = get_provider("prolific").receive_hook(valid.validated_data)
         if campaign is not None:
             # A submission the hook decided may have completed the campaign, as after a sync.
             finish_if_complete(campaign)

@@ -145,3 +145,14 @@ def test_hooks_are_rate_limited_per_address(fake, launched, settings):
     }
     answers = [fake.emit("S1", "APPROVED")[0].status_code for _ in range(3)]
     assert answers == [200, 200, 429]
+
+
+def test_a_signed_event_without_a_submission_is_refused_with_its_field(fake, launched):
+    _, submitted, _ = launched
+    [subscription] = fake.subscriptions.values()
+    answer = fake.deliver(subscription, {"event_type": "submission.status.change"})
+    assert answer.status_code == 400
+    assert answer.json()["errors"] == [
+        {"field": "resource_id", "message": "This field is required."}
+    ]
+    assert status(submitted) == "submitted"
