@@ -248,11 +248,11 @@ def test_a_run_paused_by_its_owner_stops_taking_items(fake):
         real_chat = client.chat
         calls = []
 
-        def chat(messages):
+        def chat(messages, **options):
             calls.append(1)
             if len(calls) == 2:  # the owner presses pause while the 2nd item is asked
                 inbox.on_worker_thread(lambda: runs.pause(JudgeRun.objects.get(pk=run_.pk)))
-            return real_chat(messages)
+            return real_chat(messages, **options)
 
         client.chat = chat
         return client
@@ -302,10 +302,10 @@ def test_a_worker_that_lost_its_lease_writes_nothing(fake):
         client = fast_client()(run_, inbox)
         real_chat = client.chat
 
-        def chat(messages):
+        def chat(messages, **options):
             # Another worker claims the run (this one was thought dead).
             inbox.on_worker_thread(lambda: JudgeRun.objects.filter(pk=run_.pk).update(lease=99))
-            return real_chat(messages)
+            return real_chat(messages, **options)
 
         client.chat = chat
         return client
