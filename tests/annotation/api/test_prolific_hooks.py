@@ -143,8 +143,10 @@ def test_hooks_are_rate_limited_per_address(fake, launched, settings):
             "prolific_hooks": "2/minute",
         },
     }
+    _, submitted, _ = launched
     answers = [fake.emit("S1", "APPROVED")[0].status_code for _ in range(3)]
     assert answers == [200, 200, 429]
+    assert status(submitted) == "approved"
 
 
 def test_a_signed_event_without_a_submission_is_refused_with_its_field(fake, launched):
