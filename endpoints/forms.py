@@ -78,6 +78,7 @@ class BotEndpointForm(RefusesNul, forms.ModelForm):
             "max_concurrency",
             "daily_budget",
             "chat_share",
+            "structured_output",
             "allow_other_owners",
         ]
         widgets = {"system_prompt": forms.Textarea(attrs={"rows": 3})}
@@ -94,6 +95,11 @@ class BotEndpointForm(RefusesNul, forms.ModelForm):
             self.fields["clear_token"].label = "This endpoint needs no token"
         else:
             del self.fields["clear_token"]
+        # A form sent without it (a script, an older page) keeps asking for structured output.
+        self.fields["structured_output"].required = False
+
+    def clean_structured_output(self):
+        return self.cleaned_data["structured_output"] or BotEndpoint.StructuredOutput.AUTO
 
     def clean(self):
         data = super().clean()

@@ -143,6 +143,20 @@ class BotEndpoint(models.Model):
         help_text="The part of the daily budget chat campaigns may spend, in percent; "
         "tournaments and judges always keep the rest. 0: no chats.",
     )
+
+    class StructuredOutput(models.TextChoices):
+        AUTO = "auto", "Ask for it (switched off by itself if the endpoint refuses it)"
+        OFF = "off", "Never ask: the prompt alone, asked again while a reply does not parse"
+
+    structured_output = models.CharField(
+        "structured output",
+        max_length=4,
+        choices=StructuredOutput.choices,
+        default=StructuredOutput.AUTO,
+        help_text="OpenAI-compatible: whether judges send the rubric's JSON schema as "
+        "`response_format` (json_schema, strict). A 400 naming response_format sets it to "
+        "off; set it back once the server supports it.",
+    )
     allow_other_owners = models.BooleanField(
         "allow other owners' tournaments",
         default=False,

@@ -28,7 +28,12 @@ __all__ = ["ConfigError", "Settings", "group_table", "load", "reference_markdown
 CommaList = Annotated[list[str], NoDecode]
 
 # Settings whose values a start-up error never repeats.
-SECRETS = {"SECRET_KEY", "EVALHUB_SECRET_KEYS", "EVALHUB_PROLIFIC_TOKEN"}
+SECRETS = {
+    "SECRET_KEY",
+    "EVALHUB_SECRET_KEYS",
+    "EVALHUB_PROLIFIC_TOKEN",
+    "EVALHUB_PROLIFIC_HOOK_SECRET",
+}
 
 # The groups of the reference, in the order the page shows them.
 GROUPS = {
@@ -529,6 +534,34 @@ class Settings(BaseSettings):
     )
     EVALHUB_PROLIFIC_TIMEOUT: float = setting(
         30.0, "Seconds of one request to Prolific.", "crowd", ge=1, le=600
+    )
+    EVALHUB_PROLIFIC_WORKSPACE_ID: str = setting(
+        "",
+        "The Prolific workspace whose submission status changes EvalHub subscribes to at "
+        "launch (with EVALHUB_PROLIFIC_HOOK_SECRET). Unset: the periodic sync alone.",
+        "crowd",
+    )
+    EVALHUB_PROLIFIC_HOOK_SECRET: str = setting(
+        "",
+        "The workspace's hook secret (Prolific's POST /api/v1/hooks/secrets/), which signs "
+        "the events Prolific sends; a request not signed with it is refused.",
+        "crowd",
+    )
+    EVALHUB_PROLIFIC_HOOK_TOLERANCE: int = setting(
+        300,
+        "Seconds a hook request's X-Prolific-Request-Timestamp may differ from this server's "
+        "clock; an older (replayed) request is refused.",
+        "crowd",
+        ge=30,
+        le=3600,
+    )
+    EVALHUB_PROLIFIC_HOOKS_PER_MINUTE: int = setting(
+        600,
+        "Hook requests one address may send a minute (Prolific sends one per submission "
+        "change); the next is refused with 429 and Prolific retries it.",
+        "crowd",
+        ge=10,
+        le=100_000,
     )
     EVALHUB_MTURK_ENDPOINT_URL: str = setting(
         "",

@@ -345,6 +345,7 @@ REST_FRAMEWORK = {
         "uploads": f"{env.EVALHUB_API_UPLOADS_PER_HOUR}/hour",
         "token": f"{env.EVALHUB_API_TOKEN_PER_MINUTE}/minute",
         "probes": f"{env.EVALHUB_ENDPOINT_PROBES_PER_MINUTE}/minute",
+        "prolific_hooks": f"{env.EVALHUB_PROLIFIC_HOOKS_PER_MINUTE}/minute",
     },
     # DRF's, refusing a body that holds a NUL, JSON nested too deep answered 400 rather than
     # 500, and bodies over EVALHUB_MAX_JSON_BODY_BYTES 413 (evalhub/api/parsers.py).
@@ -484,6 +485,9 @@ EVALHUB_PROLIFIC_API_URL = env.EVALHUB_PROLIFIC_API_URL
 # Prolific's service fee as a fraction of rewards and bonuses (check your account's rate).
 EVALHUB_PROLIFIC_SERVICE_FEE = env.EVALHUB_PROLIFIC_SERVICE_FEE
 EVALHUB_PROLIFIC_TIMEOUT = env.EVALHUB_PROLIFIC_TIMEOUT
+EVALHUB_PROLIFIC_WORKSPACE_ID = env.EVALHUB_PROLIFIC_WORKSPACE_ID
+EVALHUB_PROLIFIC_HOOK_SECRET = env.EVALHUB_PROLIFIC_HOOK_SECRET
+EVALHUB_PROLIFIC_HOOK_TOLERANCE = env.EVALHUB_PROLIFIC_HOOK_TOLERANCE
 EVALHUB_MTURK_ENDPOINT_URL = env.EVALHUB_MTURK_ENDPOINT_URL
 # Where a finished MTurk assignment may be posted back (turkSubmitTo is checked against it).
 EVALHUB_MTURK_SUBMIT_ORIGINS = env.EVALHUB_MTURK_SUBMIT_ORIGINS

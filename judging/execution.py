@@ -54,10 +54,11 @@ from endpoints.client import (
     database_budget,
     database_record,
 )
+from endpoints.models import BotEndpoint
 from evalhub import leases
 
 from . import battles
-from .answering import Answer, Question, answer
+from .answering import Answer, OutputMode, Question, answer
 from .items import judgeable, pending
 from .models import AutomaticJudgment, JudgeRun
 
@@ -136,6 +137,8 @@ def record(run: JudgeRun, lease: int, unit_id: int, result: Answer, *, skipped=F
                 raw_text=result.raw_text,
                 error=result.error,
                 attempts=result.attempts,
+                output_path=result.path,
+                parse_failures=result.parse_failures,
                 prompt_tokens=result.prompt_tokens,
                 completion_tokens=result.completion_tokens,
             )
@@ -144,6 +147,15 @@ def record(run: JudgeRun, lease: int, unit_id: int, result: Answer, *, skipped=F
     except IntegrityError:
         return False
     return True
+
+
+def remember_refusal(endpoint_id: int | None) -> None:
+    """The endpoint refused `response_format`: later runs ask with the prompt alone from
+    their first request, until its owner sets structured output back to "auto"."""
+    if endpoint_id is not None:
+        BotEndpoint.objects.filter(pk=endpoint_id).update(
+            structured_output=BotEndpoint.StructuredOutput.OFF
+        )
 
 
 def _finish(run: JudgeRun, lease: int, status: str, error: str = "") -> None:
@@ -235,6 +247,7 @@ def _judge(run_id: int, lease: int, held: leases.Held, client_factory) -> str:
     except BotError as error:
         _finish(run, lease, Status.FAILED, owners_account(run, error))
         return "failed"
+    mode = OutputMode(structured=client.endpoint.structured_output)
     items = _items(pending(run), arena=bool(run.arena_id))
     deadline = time.monotonic() + settings.EVALHUB_JUDGE_SLICE_SECONDS
     outcome, error_text = None, ""
@@ -269,7 +282,7 @@ def _judge(run_id: int, lease: int, held: leases.Held, client_factory) -> str:
         item, question = next_question()
         if item is None:
             return False
-        future = pool.submit(answer, client, question, run.max_attempts)
+        future = pool.submit(answer, client, question, run.max_attempts, mode)
         in_flight[future] = item.pk
         future.add_done_callback(inbox.finished)
         return True
@@ -323,6 +336,8 @@ def _judge(run_id: int, lease: int, held: leases.Held, client_factory) -> str:
                 outcome = "continued"
             if outcome is None and taking:
                 taking = submit(pool)
+    if mode.refused:
+        remember_refusal(client.endpoint.endpoint_id)
     if outcome == "lost":
         return "lost"
     if outcome == "paused":

@@ -247,7 +247,17 @@ class AutomaticJudgment(models.Model):
         related_name="automatic_judgments",
         help_text="The arena battle judged (an arena run), instead of an item.",
     )
+
+    class OutputPath(models.TextChoices):
+        STRUCTURED = "structured", "Structured output (the rubric's JSON schema)"
+        PROMPT = "prompt", "The prompt alone, asked again while a reply did not parse"
+
     status = models.CharField(max_length=10, choices=Status.choices)
+    # How the judge was asked (judging/answering.py); "" for a skipped battle (no request).
+    output_path = models.CharField(max_length=10, choices=OutputPath.choices, blank=True)
+    parse_failures = models.PositiveSmallIntegerField(
+        default=0, help_text="Replies that did not parse or were in the wrong shape."
+    )
     payload = models.JSONField(default=dict, blank=True)
     raw_text = models.TextField(blank=True)
     error = models.TextField(blank=True, help_text="Why the last attempt failed, if it did.")

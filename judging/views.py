@@ -91,7 +91,7 @@ def judge_detail(request, slug):
     context = {
         "judge": judge,
         "form": form,
-        "runs": judge.runs.select_related("campaign", "arena", "rubric"),
+        "runs": runs.with_output_paths(judge.runs.select_related("campaign", "arena", "rubric")),
     }
     status = 400 if request.method == "POST" else 200
     return render(request, "judging/judge_detail.html", context, status=status)
@@ -166,6 +166,7 @@ def run_detail(request, pk):
     context = {
         "run": run,
         "progress": runs.progress(run),
+        "paths": runs.output_paths(run),
         "page": page,
         "shown": shown,
         "query": f"status={shown}" if shown in AutomaticJudgment.Status.values else "",

@@ -8,7 +8,8 @@ is write-only: `auth_token` is accepted (omitted keeps the stored one, "" remove
 never returned; `has_token` says whether one is stored, `token_left_out` whether an import
 left out the one it had (exports never carry secrets). `chat_share` is the percent of
 `daily_budget` chat campaigns may spend; `used_today` counts today's requests and
-`chat_used_today` the chat campaigns' among them. PUT registers or replaces, PATCH
+`chat_used_today` the chat campaigns' among them. `structured_output` ("auto" or "off") says
+whether judges send the rubric's JSON schema as `response_format`. PUT registers or replaces, PATCH
 changes some fields, DELETE removes.
 """
 
@@ -70,6 +71,7 @@ class BotEndpointSerializer(serializers.ModelSerializer):
             "max_concurrency",
             "daily_budget",
             "chat_share",
+            "structured_output",
             "allow_other_owners",
             "used_today",
             "chat_used_today",
@@ -124,6 +126,7 @@ ENDPOINT = {
     "max_concurrency": 2,
     "daily_budget": 500,
     "chat_share": 50,
+    "structured_output": "auto",
     "allow_other_owners": False,
     "used_today": 37,
     "chat_used_today": 12,

@@ -183,6 +183,8 @@ class AutomaticJudgmentSerializer(serializers.ModelSerializer):
             "raw_text",
             "error",
             "attempts",
+            "output_path",
+            "parse_failures",
             "prompt_tokens",
             "completion_tokens",
             "created",

@@ -262,3 +262,55 @@ def test_only_the_author_or_staff_revise_a_rubric(client, owner):
     )
     assert response.status_code == 403
     assert Rubric.objects.filter(task_kind="ab", name="default").count() == 1
+
+
+def judged_both_ways(judge):
+    """A run of four items: two asked with structured output (one after an unparsed reply),
+    one with the prompt after two unparsed replies, one failed with three."""
+    campaign = builders.ab(4, owner=judge.owner)
+    run = make_run(judge, campaign, status="done", items_total=4, items_done=3, items_failed=1)
+    rows = [
+        ("ok", "structured", 1, 0),
+        ("ok", "structured", 2, 1),
+        ("ok", "prompt", 3, 2),
+        ("failed", "prompt", 3, 3),
+    ]
+    for item, (status, path, attempts, failures) in zip(campaign.items.all(), rows, strict=False):
+        AutomaticJudgment.objects.create(
+            run=run,
+            item=item,
+            status=status,
+            output_path=path,
+            attempts=attempts,
+            parse_failures=failures,
+        )
+    return run
+
+
+def test_the_run_page_counts_the_paths_and_the_replies_that_did_not_parse(client):
+    judge = builders.judge(None)
+    client.force_login(judge.owner)
+    run = judged_both_ways(judge)
+    page = client.get(run.get_absolute_url()).content.decode()
+    [summary] = page.split('id="output-paths">')[1:]
+    summary = summary.split("</table>")[0]
+    assert "structured output: 2" in summary and "prompt and re-ask: 2" in summary
+    assert "6 of 9 (66.7%)" in summary  # unparsed replies of all replies received
+    assert "(2 not parsed)" in page
+
+
+def test_the_judge_page_says_which_path_each_run_took(client, django_assert_max_num_queries):
+    judge = builders.judge(None, structured_output="off")
+    client.force_login(judge.owner)
+    run = judged_both_ways(judge)
+    queued_run = make_run(judge, builders.ab(1, owner=judge.owner), status="queued")
+    with django_assert_max_num_queries(12):
+        response = client.get(judge.get_absolute_url())
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "Structured output: Never ask" in page
+    rows = page.split('<table class="judge-runs">')[1].split("</table>")[0].split("<tr>")
+    [done] = [row for row in rows if f">#{run.pk}<" in row]
+    [queued] = [row for row in rows if f">#{queued_run.pk}<" in row]
+    assert "structured output: 2 · prompt and re-ask: 2" in done and "6 of 9 (66.7%)" in done
+    assert queued.count('<td class="output-paths">-</td>') == 1
