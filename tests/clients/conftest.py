@@ -2,8 +2,8 @@
 that the tests build rows with the factories and check them in the database."""
 
 import pytest
-from evalhub_client import EvalHub
 
+from evalhub_client import EvalHub
 from tests import factories
 
 

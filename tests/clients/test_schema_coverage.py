@@ -5,9 +5,10 @@ every field of its typed models is a property of the schema component it names."
 import ast
 from pathlib import Path
 
-import evalhub_client
 import pytest
 from drf_spectacular.generators import SchemaGenerator
+
+import evalhub_client
 from evalhub_client import client as client_module
 from evalhub_client.models import MODELS
 

@@ -5,9 +5,9 @@ server."""
 
 import httpx
 import pytest
-from evalhub_client import EvalHub, EvalHubError
 
 from evalhub.models import System
+from evalhub_client import EvalHub, EvalHubError
 from tests import factories
 
 pytestmark = pytest.mark.django_db(transaction=True)

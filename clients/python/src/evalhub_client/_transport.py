@@ -246,7 +246,10 @@ class Transport:
         """Streams a file the API answers (an export) into the binary file `to`; the bytes
         written. The body is streamed: an export of any size holds one chunk in memory."""
         url = self.url(path_of(template, path or {}))
-        request = self.http.build_request("GET", url, params=_query(params))
+        # Any type: the export's own (text/csv, JSON lines); an error still answers JSON.
+        request = self.http.build_request(
+            "GET", url, params=_query(params), headers={"Accept": "*/*"}
+        )
         try:
             response = self.http.send(request, stream=True)
             try:

@@ -136,8 +136,10 @@ class Systems(_Group):
         )
 
     def replace(self, slug: str, **fields: Any) -> m.System:
-        """Sets every field (those left out take their defaults)."""
-        return m.System(**self._t.call("PUT", "/api/systems/{slug}/", {"slug": slug}, json=fields))
+        """PUT: the required fields (`name`) with any others; `slug` stays unless a new one
+        is given."""
+        body = {"slug": slug, **fields}
+        return m.System(**self._t.call("PUT", "/api/systems/{slug}/", {"slug": slug}, json=body))
 
     def submissions(self, slug: str, **filters: Any) -> Paginated[m.Submission]:
         return self._t.paginate(
@@ -640,7 +642,8 @@ class Rubrics(_Group):
         return m.Rubric(**self._t.call("POST", "/api/judge-rubrics/", json=body))
 
     def revise(self, rubric_id: int, instructions: str) -> m.Rubric:
-        """A new version of the rubric (or the same one, when nothing changed)."""
+        """The rubric with new instructions: changed in place while no run used it, else
+        its next version (a new id)."""
         answer = self._t.call(
             "POST",
             "/api/judge-rubrics/{id}/revise/",
