@@ -22,7 +22,7 @@ def hub_for(live_server):
     clients = []
 
     def make(user=None, **options):
-        token = factories.api_token(user) if user is not None else None
+        token = factories.api_token(user) if user is not None else ""
         options.setdefault("retries", 0)
         client = EvalHub(live_server.url, token=token, **options)
         clients.append(client)

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from annotation.models import Campaign
 from evalhub.models import ApiToken, Submission
 from evalhub_client.cli import app
-from evalhub_client.config import config_path, read_config
+from evalhub_client.config import config_path, read_config, write_config
 from tests import factories
 from tests.clients.test_client import judged_campaign
 
@@ -47,6 +47,16 @@ def test_login_saves_a_token_only_its_user_may_read(evalhub, live_server):
     whoami = CliRunner().invoke(app, ["whoami"])
     assert whoami.exit_code == 0, whoami.output
     assert "evalhub CLI" in whoami.stdout
+
+
+def test_login_does_not_send_the_token_it_replaces(evalhub, live_server):
+    factories.user("ada", password="a-long-password-1")
+    write_config(live_server.url, "revoked-long-ago")
+
+    result = evalhub("login", "--username", "ada", "--password", "a-long-password-1")
+
+    assert result.exit_code == 0, result.output
+    assert read_config()["token"] != "revoked-long-ago"
 
 
 def test_a_wrong_password_saves_nothing(evalhub, live_server):

@@ -136,8 +136,12 @@ class Transport:
         backoff: float = 0.5,
         http: httpx.Client | None = None,
     ):
-        if retries < 0 or retries > 10:
+        if not 0 <= retries <= 10:
             raise ValueError("retries is between 0 and 10")
+        if not 0 < timeout <= 3600:
+            raise ValueError("timeout is more than 0 and at most 3600 seconds")
+        if not 0 <= backoff <= 60:
+            raise ValueError("backoff is between 0 and 60 seconds")
         self.base_url = base_url.rstrip("/")
         self.retries = retries
         self.backoff = backoff

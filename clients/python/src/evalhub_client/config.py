@@ -70,9 +70,13 @@ class Settings:
 
 
 def resolve(url: str | None = None, token: str | None = None) -> Settings:
-    """The server and token to use, from the first place that names each."""
+    """The server and token to use, from the first place that names each. A token of ""
+    is no token, whatever the environment or the file say: signing in must not send a
+    saved token that may have expired (the API refuses a request with a bad one)."""
     saved = read_config()
+    if token is None:
+        token = os.environ.get("EVALHUB_TOKEN") or saved.get("token")
     return Settings(
         url=url or os.environ.get("EVALHUB_URL") or saved.get("url") or DEFAULT_URL,
-        token=token or os.environ.get("EVALHUB_TOKEN") or saved.get("token"),
+        token=token or None,
     )
