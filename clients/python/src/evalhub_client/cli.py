@@ -33,8 +33,9 @@ app = typer.Typer(
 campaigns_app = typer.Typer(help="Campaigns you manage.", no_args_is_help=True)
 app.add_typer(campaigns_app, name="campaigns")
 
-out = Console()
-err = Console(stderr=True)
+# Soft wrap: a line piped to a file or a script is not broken at 80 columns.
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
 
 UrlOption = Annotated[
     str | None, typer.Option("--url", help="The server (default: EVALHUB_URL, the config file).")

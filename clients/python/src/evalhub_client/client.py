@@ -709,7 +709,7 @@ class EvalHub:
     """A client of one EvalHub server.
 
     `url` and `token` default to EVALHUB_URL and EVALHUB_TOKEN, then to the config file
-    `evalhub login` writes (evalhub_client.config). Use it as a context manager, or call
+    `evalhub login` writes (evalhub_client.config); `token=""` sends none (signed out). Use it as a context manager, or call
     `close()`, to release its connections.
     """
 
