@@ -247,6 +247,26 @@ def test_a_campaign_is_created_read_and_previewed(hub_for):
     assert [c.slug for c in hub.campaigns.list(status="draft")] == ["mine-ab"]
 
 
+def test_a_campaign_is_created_from_conversation_and_gold_files(hub_for):
+    hub = hub_for(factories.user(staff=True))
+
+    setup = hub.campaigns.create(
+        conversations=EXAMPLES / "conversations.jsonl",
+        gold_items=EXAMPLES / "gold-and-training.jsonl",
+        task_kind="abc_eval",
+        title="Empathy",
+        slug="example-empathy",
+        task_config={"behaviour_task": "empathy"},
+        requires_training=True,
+    )
+
+    assert setup["campaign"]["slug"] == "example-empathy"
+    made = Campaign.objects.get(slug="example-empathy")
+    assert made.requires_training
+    assert made.items.filter(role="gold").exists()
+    assert made.items.filter(role="task").exists()
+
+
 def test_staff_launch_pause_and_finish_a_campaign(hub_for):
     staff = factories.user(staff=True)
     hub = hub_for(staff)
