@@ -10,10 +10,12 @@ from typer.testing import CliRunner
 
 from annotation.models import Campaign
 from evalhub.models import ApiToken, Submission
+from evalhub_client import EvalHub
 from evalhub_client.cli import app
 from evalhub_client.config import config_path, read_config, write_config
+from judging.models import JudgeRun
 from tests import factories
-from tests.clients.test_client import judged_campaign
+from tests.clients.test_client import judge_run, judged_campaign
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -165,6 +167,18 @@ def test_follow_gives_up_after_its_timeout(evalhub):
 
     assert result.exit_code == 3
     assert "still live" in result.stderr
+
+
+def test_follow_of_a_failed_judge_run_fails(evalhub, live_server):
+    owner = factories.user(staff=True)
+    with EvalHub(live_server.url, token=factories.api_token(owner)) as hub:
+        run = judge_run(hub, owner)
+
+    result = evalhub("follow", "judge-run", run.id, "--interval", "0.1", user=owner)
+
+    assert result.exit_code == 1
+    assert f"judge-run {run.id}: failed" in result.stdout
+    assert JudgeRun.objects.get(pk=run.id).status == "failed"
 
 
 def test_follow_of_a_run_by_a_name_is_a_usage_error(evalhub):

@@ -352,6 +352,31 @@ def test_a_launch_request_the_platform_cannot_take_is_refused_with_the_reason(hu
     assert Campaign.objects.get(slug="mine-ab").status == "draft"
 
 
+def test_a_local_campaigns_crowd_figures_are_read(hub_for):
+    staff = factories.user(staff=True)
+    hub = hub_for(staff)
+    _ab_campaign(hub, staff)
+
+    estimate = hub.crowd.estimate("mine-ab")
+    synced = hub.crowd.sync("mine-ab")
+
+    assert (estimate["provider"], estimate["pays_crowdworkers"]) == ("local", False)
+    assert hub.crowd.review("mine-ab") == []
+    assert synced["submitted"] == 0
+    assert Campaign.objects.get(slug="mine-ab").provider == "local"
+
+
+def test_the_planner_says_why_it_cannot_plan_a_pilot_yet(hub_for):
+    owner = factories.user()
+    hub = hub_for(owner)
+    _ab_campaign(hub, owner)
+
+    with pytest.raises(EvalHubError) as caught:
+        hub.campaigns.plan("mine-ab", pilot=True)
+    assert caught.value.status == 400
+    assert "at least 10 judgments" in caught.value.messages[0]
+
+
 # Tournaments and analyses
 
 
@@ -421,16 +446,22 @@ def test_a_rubric_is_created_and_revised(hub_for):
     assert [r.id for r in hub.rubrics.list()] == [rubric.id]
 
 
-def test_a_judge_runs_over_a_campaign_and_is_paused(hub_for):
-    owner = factories.user(staff=True)
-    hub = hub_for(owner)
+def judge_run(hub, owner):
+    """A judge run over the campaign "mine-ab", whose judge's endpoint nobody answers: it
+    runs (Celery is eager) and fails."""
     _ab_campaign(hub, owner)
     judge_system = bot_system(owner)
     instructions = "$context\n1: $response_1\n2: $response_2\n$answer_format"
     rubric = hub.rubrics.create("ab", "terse", instructions)
-
     judge = hub.judges.create("my-judge", "My judge", judge_system.slug)
-    run = hub.judge_runs.create(judge.slug, rubric.id, campaign="mine-ab")
+    return hub.judge_runs.create(judge.slug, rubric.id, campaign="mine-ab")
+
+
+def test_a_judge_runs_over_a_campaign(hub_for):
+    owner = factories.user(staff=True)
+    hub = hub_for(owner)
+
+    run = judge_run(hub, owner)
     progress = hub.judge_runs.progress(run.id)
 
     assert isinstance(run, JudgeRun)
@@ -439,6 +470,19 @@ def test_a_judge_runs_over_a_campaign_and_is_paused(hub_for):
     assert [j.slug for j in hub.judges.list()] == ["my-judge"]
     assert hub.judge_runs.get(run.id).judge == "my-judge"
     assert hub.judge_runs.judgments(run.id).count == progress.items_done + progress.items_failed
+    assert progress.status == "failed"
+    assert "cannot connect" in progress.last_error
+
+
+def test_a_failed_judge_run_cannot_be_paused(hub_for):
+    owner = factories.user(staff=True)
+    hub = hub_for(owner)
+    run = judge_run(hub, owner)
+
+    with pytest.raises(EvalHubError) as caught:
+        hub.judge_runs.pause(run.id)
+    assert caught.value.status == 400
+    assert JudgeRunRow.objects.get(pk=run.id).status == "failed"
 
 
 # Conversations and partner sets
