@@ -15,6 +15,7 @@ from evalhub_client.cli import app
 from evalhub_client.config import config_path, read_config, write_config
 from judging.models import JudgeRun
 from tests import factories
+from tests.analysis.builders import bare_tournament, stored_run
 from tests.clients.test_client import judge_run, judged_campaign
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -179,6 +180,16 @@ def test_follow_of_a_failed_judge_run_fails(evalhub, live_server):
     assert result.exit_code == 1
     assert f"judge-run {run.id}: failed" in result.stdout
     assert JudgeRun.objects.get(pk=run.id).status == "failed"
+
+
+def test_follow_shows_an_analysis_run_to_its_end(evalhub):
+    owner = factories.user()
+    run = stored_run(bare_tournament(owner))
+
+    result = evalhub("follow", "analysis", run.id, user=owner)
+
+    assert result.exit_code == 0, result.output
+    assert f"analysis {run.id}: succeeded" in result.stdout
 
 
 def test_follow_of_a_run_by_a_name_is_a_usage_error(evalhub):

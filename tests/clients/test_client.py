@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis.models import AnalysisRun
 from annotation.models import Campaign, Judgment
 from arenas.models import Arena
 from endpoints.models import BotEndpoint
@@ -25,6 +26,7 @@ from evalhub_client.models import (
 from judging.models import JudgeRun as JudgeRunRow
 from judging.models import Rubric as RubricRow
 from tests import factories
+from tests.analysis.builders import bare_tournament, stored_run
 from tests.annotation.builders import ab_campaign
 from tests.annotation.test_progress import NOW, judge, shown
 from tests.arenas.builders import arena, bot_system
@@ -406,6 +408,31 @@ def test_results_before_any_analysis_are_an_error(hub_for):
         hub.tournaments.results("cup")
     assert caught.value.status == 404
     assert hub.analyses.list(tournament="cup").count == 0
+
+
+def test_an_analysed_tournaments_results_and_run_are_read(hub_for):
+    owner = factories.user()
+    tournament = bare_tournament(owner)
+    run = stored_run(tournament)
+    hub = hub_for(owner)
+
+    results = hub.tournaments.results(tournament.slug)
+    detail = hub.analyses.get(run.id)
+    listed = hub.analyses.list(tournament=tournament.slug).all()
+
+    assert results["ranking"] == run.result["ranking"]
+    assert (detail.status, detail.result["ranking"]) == ("succeeded", run.result["ranking"])
+    assert [r.id for r in listed] == [run.id]
+
+
+def test_an_analysis_of_a_tournament_without_judgments_is_refused(hub_for):
+    owner = factories.user()
+    tournament = bare_tournament(owner)
+
+    with pytest.raises(EvalHubError) as caught:
+        hub_for(owner).analyses.request(tournament.slug)
+    assert caught.value.status == 400
+    assert not AnalysisRun.objects.filter(tournament=tournament).exists()
 
 
 # Arenas

@@ -228,7 +228,7 @@ def _reader(client: EvalHub, kind: Followed, ident: str):
         def read():
             r = client.analyses.get(run_id)
             finished = r.status in client.analyses.FINAL
-            return (1 if finished else 0), 1, r.progress or r.status, finished
+            return (1 if finished else 0), 1, r.status, finished
 
     else:
 
