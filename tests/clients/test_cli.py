@@ -16,7 +16,7 @@ from evalhub_client.config import config_path, read_config, write_config
 from judging.models import JudgeRun
 from tests import factories
 from tests.analysis.builders import bare_tournament, stored_run
-from tests.clients.test_client import judge_run, judged_campaign
+from tests.clients.builders import judge_run, judged_campaign
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -27,9 +27,8 @@ from judging.models import JudgeRun as JudgeRunRow
 from judging.models import Rubric as RubricRow
 from tests import factories
 from tests.analysis.builders import bare_tournament, stored_run
-from tests.annotation.builders import ab_campaign
-from tests.annotation.test_progress import NOW, judge, shown
 from tests.arenas.builders import arena, bot_system
+from tests.clients.builders import ab_campaign_through_the_api, judge_run, judged_campaign
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -213,29 +212,11 @@ def test_an_endpoint_is_set_read_changed_probed_and_removed(hub_for):
 # Campaigns
 
 
-def _ab_campaign(hub, owner):
-    system = factories.system(owner, visibility="public")
-    baseline = factories.system(None, is_baseline=True, visibility="public")
-    prompts = factories.prompt_set(4)
-    factories.submission(system, prompts)
-    factories.submission(baseline, prompts)
-    return hub.campaigns.create(
-        task_kind="ab",
-        title="Mine against the baseline",
-        slug="mine-ab",
-        prompt_set=prompts.slug,
-        system=system.slug,
-        baselines=[baseline.slug],
-        redundancy=1,
-        batch_size=2,
-    )
-
-
 def test_a_campaign_is_created_read_and_previewed(hub_for):
     owner = factories.user()
     hub = hub_for(owner)
 
-    _ab_campaign(hub, owner)
+    ab_campaign_through_the_api(hub, owner)
     detail = hub.campaigns.get("mine-ab")
     items = hub.campaigns.items("mine-ab").all()
     item = hub.campaigns.item("mine-ab", 0)
@@ -272,7 +253,7 @@ def test_a_campaign_is_created_from_conversation_and_gold_files(hub_for):
 def test_staff_launch_pause_and_finish_a_campaign(hub_for):
     staff = factories.user(staff=True)
     hub = hub_for(staff)
-    _ab_campaign(hub, staff)
+    ab_campaign_through_the_api(hub, staff)
 
     assert hub.campaigns.launch("mine-ab").status == "live"
     assert hub.campaigns.pause("mine-ab").status == "paused"
@@ -283,7 +264,7 @@ def test_staff_launch_pause_and_finish_a_campaign(hub_for):
 def test_a_campaigns_figures_are_read(hub_for):
     owner = factories.user()
     hub = hub_for(owner)
-    _ab_campaign(hub, owner)
+    ab_campaign_through_the_api(hub, owner)
 
     progress = hub.campaigns.progress("mine-ab")
     judgments = hub.campaigns.judgments("mine-ab")
@@ -294,14 +275,6 @@ def test_a_campaigns_figures_are_read(hub_for):
     assert judgments.count == 0
     assert workers == []
     assert stopping["adjacent_pairs"] == 0
-
-
-def judged_campaign(owner):
-    """An A/B campaign of `owner` whose two items a worker judged."""
-    made = ab_campaign(2, batch_size=2, redundancy=1, owner=owner)
-    for item in shown(made):
-        judge(item, "ann", at=NOW)
-    return made
 
 
 def test_a_campaigns_judgments_are_listed_and_read(hub_for):
@@ -335,7 +308,7 @@ def test_a_campaign_is_exported_as_csv_and_json_lines(hub_for):
 
 def test_an_export_of_a_campaign_one_may_not_see_is_an_error(hub_for):
     staff = factories.user(staff=True)
-    _ab_campaign(hub_for(staff), staff)
+    ab_campaign_through_the_api(hub_for(staff), staff)
 
     with pytest.raises(EvalHubError) as caught:
         hub_for(factories.user()).campaigns.export("mine-ab", io.BytesIO())
@@ -345,7 +318,7 @@ def test_an_export_of_a_campaign_one_may_not_see_is_an_error(hub_for):
 def test_a_launch_request_the_platform_cannot_take_is_refused_with_the_reason(hub_for):
     owner = factories.user()
     hub = hub_for(owner)
-    _ab_campaign(hub, owner)
+    ab_campaign_through_the_api(hub, owner)
 
     with pytest.raises(EvalHubError) as caught:
         hub.campaigns.request_launch("mine-ab", "prolific", sandbox=True)
@@ -357,7 +330,7 @@ def test_a_launch_request_the_platform_cannot_take_is_refused_with_the_reason(hu
 def test_a_local_campaigns_crowd_figures_are_read(hub_for):
     staff = factories.user(staff=True)
     hub = hub_for(staff)
-    _ab_campaign(hub, staff)
+    ab_campaign_through_the_api(hub, staff)
 
     estimate = hub.crowd.estimate("mine-ab")
     synced = hub.crowd.sync("mine-ab")
@@ -371,7 +344,7 @@ def test_a_local_campaigns_crowd_figures_are_read(hub_for):
 def test_the_planner_says_why_it_cannot_plan_a_pilot_yet(hub_for):
     owner = factories.user()
     hub = hub_for(owner)
-    _ab_campaign(hub, owner)
+    ab_campaign_through_the_api(hub, owner)
 
     with pytest.raises(EvalHubError) as caught:
         hub.campaigns.plan("mine-ab", pilot=True)
@@ -471,17 +444,6 @@ def test_a_rubric_is_created_and_revised(hub_for):
     assert RubricRow.objects.get(name="terse").instructions.endswith("Be brief.")
     assert hub.rubrics.get(rubric.id).instructions.endswith("Be brief.")
     assert [r.id for r in hub.rubrics.list()] == [rubric.id]
-
-
-def judge_run(hub, owner):
-    """A judge run over the campaign "mine-ab", whose judge's endpoint nobody answers: it
-    runs (Celery is eager) and fails."""
-    _ab_campaign(hub, owner)
-    judge_system = bot_system(owner)
-    instructions = "$context\n1: $response_1\n2: $response_2\n$answer_format"
-    rubric = hub.rubrics.create("ab", "terse", instructions)
-    judge = hub.judges.create("my-judge", "My judge", judge_system.slug)
-    return hub.judge_runs.create(judge.slug, rubric.id, campaign="mine-ab")
 
 
 def test_a_judge_runs_over_a_campaign(hub_for):
