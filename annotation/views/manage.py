@@ -8,13 +8,13 @@ from functools import wraps
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from evalhub.errors import UserInputError, show_on_page
-from evalhub.hf.bundle import dataset_response
+from evalhub.hf.bundle import dataset_response, refusal
 from evalhub.hf.card import card_options
 from evalhub.listing import Sort, list_page
 from evalhub.permissions import is_staff, manageable_or_403, managed_by, staff_required
@@ -332,16 +332,16 @@ def campaign_export(request, campaign, fmt):
 @campaign_manager_required
 def campaign_export_dataset(request, campaign):
     """The judgments as a Hugging Face dataset (Parquet and its card, zipped)."""
+    staff = is_staff(request.user)
     try:
         license_id, citation = card_options(request.GET)
+        return dataset_response(
+            export_parquet.tables(campaign, platform_ids=staff),
+            export_parquet.card_text(campaign, license=license_id, citation=citation),
+            f"{campaign.slug}-judgments",
+        )
     except UserInputError as error:
-        return HttpResponseBadRequest(str(error), content_type="text/plain; charset=utf-8")
-    staff = is_staff(request.user)
-    return dataset_response(
-        export_parquet.tables(campaign, platform_ids=staff),
-        export_parquet.card_text(campaign, license=license_id, citation=citation),
-        f"{campaign.slug}-judgments",
-    )
+        return refusal(error)
 
 
 @require_POST

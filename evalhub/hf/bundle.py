@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import pyarrow as pa
-from django.http import FileResponse
+from django.http import FileResponse, HttpResponse
+
+from ..errors import UserInputError
 
 from . import card, parquet
 
@@ -63,4 +65,14 @@ def dataset_response(tables: list[Table], text: card.CardText, filename: str) ->
     sink.seek(0)
     return FileResponse(
         sink, as_attachment=True, filename=f"{filename}.zip", content_type="application/zip"
+    )
+
+
+def refusal(error: UserInputError) -> HttpResponse:
+    """A page's download refused: the problems as plain text, with the error's status (400
+    for a bad licence or citation, 409 for a table with nothing to export)."""
+    return HttpResponse(
+        "\n".join(error.messages()),
+        status=error.status_code,
+        content_type="text/plain; charset=utf-8",
     )

@@ -21,12 +21,18 @@ from itertools import islice
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..errors import UserInputError
+
 ROW_GROUP = 1000
 JSON_FLAG = b"evalhub.json"
 
 
-class ExportError(Exception):
-    """A table whose rows cannot be written as one Parquet schema."""
+class ExportError(UserInputError):
+    """A table that cannot be written: rows that fit no one Parquet schema, or no rows
+    and no declared schema to give even the columns. Its state, not the request, is at
+    fault, hence 409; raised before a byte is sent, so the download is refused whole."""
+
+    status_code = 409
 
 
 @dataclass
@@ -125,10 +131,7 @@ def groups(rows: Iterable[dict], size: int) -> Iterator[list[dict]]:
 def write(
     rows: Iterable[dict], sink, *, schema: pa.Schema | None = None, row_group: int = ROW_GROUP
 ) -> Written:
-    """Write `rows` to `sink` (a path or a binary file) as one Parquet file.
-
-    With no rows and no schema the file has no columns: `datasets` reads it as an empty
-    table."""
+    """Write `rows` to `sink` (a path or a binary file) as one Parquet file."""
     writer = None
     written = Written(rows=0, row_groups=0, schema=schema or pa.schema([]))
     try:
@@ -145,6 +148,9 @@ def write(
             written.rows += len(chunk)
             written.row_groups += 1
         if writer is None:
+            if schema is None:
+                # `datasets` cannot read a file without columns, and none can be inferred.
+                raise ExportError("There is nothing to export yet: the table has no rows.")
             writer = pq.ParquetWriter(sink, written.schema)
     finally:
         if writer is not None:

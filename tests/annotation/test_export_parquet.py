@@ -42,3 +42,105 @@ def test_every_kinds_judgments_load_with_datasets(client, demo, kind, tmp_path):
     for key, value in rows[0].items():
         got = first[key]
         assert (json.loads(got) if isinstance(value, dict | list) else got) == value
+
+
+def small_campaign():
+    from tests.annotation.test_export import judged_campaign
+
+    return judged_campaign(3)
+
+
+def test_the_card_has_the_licence_citation_schema_and_configs(client, tmp_path):
+    campaign = small_campaign()
+    client.force_login(factories.user(staff=True))
+    citation = "@inproceedings{x, title={Y}}"
+    response = client.get(export_url(campaign, license="cc-by-sa-4.0", citation=citation))
+    assert response["Content-Disposition"] == (
+        f'attachment; filename="{campaign.slug}-judgments.zip"'
+    )
+    files = unzip(download(response), tmp_path)
+    card = front_matter(files["README.md"])
+    assert card["license"] == "cc-by-sa-4.0" and card["pretty_name"] == campaign.title
+    assert card["configs"] == [
+        {
+            "config_name": "judgments",
+            "data_files": [{"split": "train", "path": "data/judgments.parquet"}],
+            "default": True,
+        }
+    ]
+    info = card["dataset_info"][0]
+    assert info["splits"] == [{"name": "train", "num_examples": 3}]
+    assert {"name": "choice", "dtype": "string"} in info["features"]
+    text = files["README.md"].decode()
+    assert citation in text and campaign.title in text and "| `choice` | string |" in text
+
+
+def test_the_card_lets_datasets_find_the_table_by_its_config(client, tmp_path):
+    import datasets
+
+    campaign = small_campaign()
+    client.force_login(factories.user(staff=True))
+    unzip(download(client.get(export_url(campaign))), tmp_path)
+    loaded = datasets.load_dataset(str(tmp_path), "judgments", cache_dir=str(tmp_path / "c"))
+    assert loaded["train"].num_rows == 3
+
+
+def test_the_owners_dataset_has_no_platform_ids(client, tmp_path):
+    campaign = small_campaign()
+    owner = factories.user()
+    Campaign.objects.filter(pk=campaign.pk).update(owner=owner)
+    client.force_login(owner)
+    unzip(download(client.get(export_url(campaign))), tmp_path)
+    columns = load_table(tmp_path, "judgments", tmp_path / "cache").column_names
+    assert "role" in columns and "platform_worker_id" not in columns
+
+
+def test_a_stranger_gets_403_and_an_anonymous_visitor_the_login_page(client):
+    campaign = small_campaign()
+    assert client.get(export_url(campaign)).status_code == 302
+    client.force_login(factories.user())
+    assert client.get(export_url(campaign)).status_code == 403
+
+
+def test_an_unknown_licence_is_refused_with_the_field_named(client):
+    campaign = small_campaign()
+    client.force_login(factories.user(staff=True))
+    response = client.get(export_url(campaign, license="wtfpl"))
+    assert response.status_code == 400
+    assert response.content.decode().startswith("license: 'wtfpl' is not one of")
+
+
+def test_a_campaign_without_judgments_is_refused_with_409(client):
+    from tests.annotation.builders import ab_campaign
+
+    campaign = ab_campaign(2)
+    client.force_login(factories.user(staff=True))
+    response = client.get(export_url(campaign))
+    assert response.status_code == 409
+    assert response.content.decode() == "There is nothing to export yet: the table has no rows."
+
+
+def test_the_api_download_is_the_same_dataset(client, tmp_path):
+    campaign = small_campaign()
+    client.force_login(factories.user(staff=True))
+    url = f"/api/campaigns/{campaign.slug}/export/dataset/?license=mit"
+    files = unzip(download(client.get(url, HTTP_ACCEPT="application/zip")), tmp_path)
+    assert front_matter(files["README.md"])["license"] == "mit"
+    # The API's researchers and staff alike get no platform ids, as in its JSONL export.
+    loaded = load_table(tmp_path, "judgments", tmp_path / "cache")
+    assert loaded.num_rows == 3 and "platform_worker_id" not in loaded.column_names
+
+
+def test_the_api_refuses_a_bad_licence_in_its_error_shape(client):
+    campaign = small_campaign()
+    client.force_login(factories.user(staff=True))
+    response = client.get(f"/api/campaigns/{campaign.slug}/export/dataset/?license=x")
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == "license"
+
+
+def test_the_api_hides_another_researchers_campaign(client):
+    campaign = small_campaign()
+    client.force_login(factories.user())
+    response = client.get(f"/api/campaigns/{campaign.slug}/export/dataset/")
+    assert response.status_code == 404
