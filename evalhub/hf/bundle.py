@@ -11,6 +11,7 @@ import tempfile
 import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import chain
 
 import pyarrow as pa
 from django.http import FileResponse, HttpResponse
@@ -33,13 +34,19 @@ class Table:
 
 
 def write_dataset(tables: list[Table], text: card.CardText, sink) -> list[card.TableInfo]:
-    """Write the tables and the card into `sink` (a binary file) as a zip."""
+    """Write the tables and the card into `sink` (a binary file) as a zip; a table without
+    rows is left out, and ExportError (409) when every one is empty."""
     infos = []
     with zipfile.ZipFile(sink, "w", zipfile.ZIP_STORED) as archive:
         for table in tables:
+            rows = iter(table.rows())
+            first = next(rows, None)
+            if first is None:
+                # `datasets` refuses a split without rows: an empty table is left out.
+                continue
             # Parquet compresses its pages itself; force_zip64 because the size is unknown.
             with archive.open(table.path, "w", force_zip64=True) as out:
-                written = parquet.write(table.rows(), out, schema=table.schema)
+                written = parquet.write(chain([first], rows), out, schema=table.schema)
             infos.append(
                 card.TableInfo(
                     name=table.name,
@@ -50,6 +57,8 @@ def write_dataset(tables: list[Table], text: card.CardText, sink) -> list[card.T
                     about=table.about,
                 )
             )
+        if not infos:
+            raise parquet.ExportError("There is nothing to export yet: the tables have no rows.")
         archive.writestr("README.md", card.render(text, infos))
     return infos
 

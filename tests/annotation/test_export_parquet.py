@@ -117,7 +117,7 @@ def test_a_campaign_without_judgments_is_refused_with_409(client):
     client.force_login(factories.user(staff=True))
     response = client.get(export_url(campaign))
     assert response.status_code == 409
-    assert response.content.decode() == "There is nothing to export yet: the table has no rows."
+    assert response.content.decode() == "There is nothing to export yet: the tables have no rows."
 
 
 def test_the_api_download_is_the_same_dataset(client, tmp_path):
