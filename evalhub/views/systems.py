@@ -7,7 +7,10 @@ from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
-from ..errors import show_on_page
+from ..errors import UserInputError, show_on_page
+from ..hf import catalog
+from ..hf.bundle import dataset_response, refusal
+from ..hf.card import card_options
 from ..forms import SubmissionForm, SystemForm
 from ..importers.problems import InvalidUpload
 from ..models import Submission, System
@@ -95,6 +98,24 @@ def submission_file(request, public_id):
         filename=submission.original_filename or submission.file.name.rsplit("/", 1)[-1],
         content_type="text/plain; charset=utf-8",
     )
+
+
+@require_http_methods(["GET"])
+def submission_dataset(request, public_id):
+    """The responses as a Hugging Face dataset, to whoever may see the system (as the file)."""
+    submission = get_object_or_404(
+        Submission.objects.select_related("system", "prompt_set"), public_id=public_id
+    )
+    visible_or_404(request.user, submission.system, "No such submission.")
+    try:
+        license_id, citation = card_options(request.GET)
+        return dataset_response(
+            catalog.response_tables(submission),
+            catalog.response_card(submission, license=license_id, citation=citation),
+            f"{submission.system.slug}-{submission.prompt_set.slug}-responses",
+        )
+    except UserInputError as error:
+        return refusal(error)
 
 
 def empty_responses_notice(warnings: list[dict]) -> str:
