@@ -27,11 +27,11 @@ def tables(campaign: Campaign, *, platform_ids: bool = False) -> list[Table]:
 
 def card_text(campaign: Campaign, *, license: str, citation: str) -> CardText:
     description = (
-        f"Crowdsourced judgments of the EvalHub campaign \"{campaign.title}\" "
+        f'Crowdsourced judgments of the EvalHub campaign "{campaign.title}" '
         f"({campaign.kind.label}, {campaign.redundancy} judgments per item)."
     )
     if campaign.study_id:
-        description += f" Part of the study \"{campaign.study.name}\"."
+        description += f' Part of the study "{campaign.study.name}".'
     return CardText(
         title=campaign.title,
         description=description,

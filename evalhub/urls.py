@@ -21,9 +21,7 @@ urlpatterns = [
         {"fmt": "txt"},
         name="promptset-download-txt",
     ),
-    path(
-        "prompt-sets/<slug:slug>/dataset.zip", pages.promptset_dataset, name="promptset-dataset"
-    ),
+    path("prompt-sets/<slug:slug>/dataset.zip", pages.promptset_dataset, name="promptset-dataset"),
     path("systems/", pages.system_list, name="system-list"),
     path("systems/new/", systems.system_create, name="system-create"),
     path("systems/<slug:slug>/", systems.system_detail, name="system-detail"),

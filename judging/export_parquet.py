@@ -80,7 +80,7 @@ def tables(run: JudgeRun) -> list[Table]:
 def card_text(run: JudgeRun, *, license: str, citation: str) -> CardText:
     return CardText(
         title=f"{run.judge.name} on {run.target_name}",
-        description=f"Automatic judgments of the judge \"{run.judge.name}\" with the rubric "
+        description=f'Automatic judgments of the judge "{run.judge.name}" with the rubric '
         f"{run.rubric.name} (version {run.rubric.version}) on {run.target_name}, made on "
         "EvalHub.",
         license=license,

@@ -32,7 +32,7 @@ def tables(tournament: Tournament) -> list[Table]:
             "conversations",
             lambda: conversation_rows(tournament),
             schema=CONVERSATIONS,
-            about="The conversations judged: `speakers` are system slugs (\"human\" for a "
+            about='The conversations judged: `speakers` are system slugs ("human" for a '
             "person); each message's `speaker` indexes them.",
         ),
         Table(
@@ -48,7 +48,7 @@ def card_text(tournament: Tournament, *, license: str, citation: str) -> CardTex
     return CardText(
         title=tournament.name,
         description=tournament.description
-        or f"The EvalHub {tournament.get_kind_display()} tournament \"{tournament.name}\".",
+        or f'The EvalHub {tournament.get_kind_display()} tournament "{tournament.name}".',
         license=license,
         citation=citation,
         source=tournament.get_absolute_url(),

@@ -93,7 +93,7 @@ def card_text(run: AnalysisRun, *, license: str, citation: str) -> CardText:
     kind, slug = subject(run)
     return CardText(
         title=f"Analysis run {run.pk} of the {kind} {slug}",
-        description=f"The results of EvalHub's analysis run {run.pk} of the {kind} \"{slug}\", "
+        description=f'The results of EvalHub\'s analysis run {run.pk} of the {kind} "{slug}", '
         "with the parameters and library versions that produced them.",
         license=license,
         citation=citation,

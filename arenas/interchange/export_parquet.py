@@ -63,7 +63,7 @@ def card_text(arena: Arena, *, license: str, citation: str) -> CardText:
     return CardText(
         title=arena.name,
         description=arena.description
-        or f"Voted battles of the EvalHub arena \"{arena.name}\", in Chatbot Arena's format.",
+        or f'Voted battles of the EvalHub arena "{arena.name}", in Chatbot Arena\'s format.',
         license=license,
         citation=citation,
         source=arena.get_absolute_url(),

@@ -17,7 +17,6 @@ import pyarrow as pa
 from django.http import FileResponse, HttpResponse
 
 from ..errors import UserInputError
-
 from . import card, parquet
 
 
@@ -65,7 +64,8 @@ def write_dataset(tables: list[Table], text: card.CardText, sink) -> list[card.T
 
 def dataset_response(tables: list[Table], text: card.CardText, filename: str) -> FileResponse:
     """The zip as a download; parquet.ExportError propagates before anything is sent."""
-    sink = tempfile.TemporaryFile()
+    # Not a `with`: the response streams the file and closes it (which deletes it).
+    sink = tempfile.TemporaryFile()  # noqa: SIM115
     try:
         write_dataset(tables, text, sink)
     except BaseException:

@@ -6,7 +6,6 @@ from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
-
 from django.views.decorators.http import require_GET
 
 from .. import prompt_files

@@ -8,10 +8,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from ..errors import UserInputError, show_on_page
+from ..forms import SubmissionForm, SystemForm
 from ..hf import catalog
 from ..hf.bundle import dataset_response, refusal
 from ..hf.card import card_options
-from ..forms import SubmissionForm, SystemForm
 from ..importers.problems import InvalidUpload
 from ..models import Submission, System
 from ..permissions import is_managed_by, manageable_or_403, visible_or_404
@@ -148,6 +148,7 @@ def system_submit(request, slug):
                 fmt=form.cleaned_data["format"] or None,
                 baselines=form.cleaned_data["baselines"],
                 user=request.user,
+                columns=form.cleaned_data["columns"],
             )
         except QuotaExceeded as refused:
             show_on_page(request, refused, form)

@@ -8,10 +8,11 @@ from django.urls import reverse
 
 from annotation import export
 from annotation.models import Campaign
-from tests import factories
-from tests.datasets_loading import demo, download, front_matter, load_table, unzip  # noqa: F401
+from tests import datasets_loading, factories
+from tests.datasets_loading import download, front_matter, load_table, unzip
 
 pytestmark = pytest.mark.django_db
+demo = datasets_loading.demo  # the module-scoped fixture
 
 # The demo judges these kinds: simulated workers (ABC-Eval, Likert, comparative) and the
 # simulated tournaments (Spot The Bot, A/B).

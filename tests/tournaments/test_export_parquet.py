@@ -8,10 +8,11 @@ from django.urls import reverse
 
 from tests import factories
 from tests.datasets_loading import download, front_matter, load_table, unzip
-from tests.tournaments.test_export import judged_tournament  # noqa: F401
+from tests.tournaments import test_export
 from tournaments import exporters
 
 pytestmark = pytest.mark.django_db
+judged_tournament = test_export.judged_tournament  # the fixture
 
 
 def url(tournament) -> str:
@@ -27,9 +28,9 @@ def test_conversations_and_judgments_load_with_datasets(client, judged_tournamen
     judgments = load_table(tmp_path, "judgments", tmp_path / "cache")
     ids = exporters.conversation_ids(judged_tournament)
     assert conversations.num_rows == len(ids)
-    assert judgments.num_rows == judged_tournament.campaign.judgments.filter(
-        item__role="task"
-    ).count()
+    assert (
+        judgments.num_rows == judged_tournament.campaign.judgments.filter(item__role="task").count()
+    )
     first = next(row for row in conversations if row["id"] == "b-0")
     assert first["speakers"] == ["weedbot", "sprout"] and first["domain"] == "garden"
     assert first["messages"][:2] == [

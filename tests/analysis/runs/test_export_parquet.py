@@ -8,10 +8,11 @@ from django.urls import reverse
 
 from analysis.models import AnalysisRun
 from analysis.runs import export_parquet
-from tests import factories
-from tests.datasets_loading import demo, download, front_matter, load_table, unzip  # noqa: F401
+from tests import datasets_loading, factories
+from tests.datasets_loading import download, front_matter, load_table, unzip
 
 pytestmark = pytest.mark.django_db
+demo = datasets_loading.demo  # the module-scoped fixture
 
 
 def url(run) -> str:
