@@ -164,7 +164,9 @@ def _check_columns(data, filename, mapping, required: list[tuple[str, ...]]):
                 )
             )
     for group in required:
-        if not any(mapping.get(ours, ours) in names for ours in group):
+        if any(ours in mapping for ours in group):
+            continue  # a mapped column: there if it passed above, reported if not
+        if not any(ours in names for ours in group):
             problems.append(
                 Problem(
                     field="columns",
