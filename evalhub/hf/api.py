@@ -2,7 +2,7 @@
 reach them, and their query parameters in the schema."""
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse
 from rest_framework.renderers import JSONRenderer
 
 from .card import CITATION_CHARS, LICENSES
@@ -36,5 +36,12 @@ RESPONSES = {
     (200, "application/zip"): OpenApiResponse(
         OpenApiTypes.BINARY,
         description="A zip of data/<table>.parquet files and README.md, the dataset card.",
+        examples=[
+            OpenApiExample(
+                "The zip's entries",
+                value="README.md\ndata/judgments.parquet\n",
+                description="Binary; these are the names of its entries (`unzip -l`).",
+            )
+        ],
     )
 }
