@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from evalhub.hf import bundle, catalog, card
+from evalhub.hf import bundle, card, catalog
 from evalhub.importers import hf_layout
 from evalhub.importers.problems import InvalidUpload
 from evalhub.models import Conversation, Prompt, PromptSet, Submission
@@ -72,7 +72,9 @@ def test_prompts_from_a_hub_dataset_with_its_own_column_names():
 
 
 def test_prompts_from_chat_messages_take_their_contents_and_row_numbers_as_ids():
-    rows = [{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}]}]
+    rows = [
+        {"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}]}
+    ]
     prompt_set = new_set(jsonl(rows), "chat.jsonl", "messages=messages")
     assert list(prompt_set.prompts.values_list("external_id", "context")) == [("1", ["Hi", "Yo"])]
 
