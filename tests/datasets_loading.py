@@ -2,12 +2,17 @@
 `datasets` library does, for the export tests of every app."""
 
 import io
+import os
 import zipfile
 
 import pytest
 import yaml
 from django.core.management import call_command
 from django.db import transaction
+
+# Local files only: `datasets` must never reach the Hub from the tests.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_DATASETS_OFFLINE"] = "1"
 
 
 def unzip(content: bytes, into) -> dict[str, bytes]:
