@@ -145,3 +145,26 @@ def test_the_api_hides_another_researchers_campaign(client):
     client.force_login(factories.user())
     response = client.get(f"/api/campaigns/{campaign.slug}/export/dataset/")
     assert response.status_code == 404
+
+
+def test_a_chat_campaigns_judgments_load_with_datasets(client, tmp_path):
+    from tests.annotation.chat_setup import bot_system, chat_campaign, items, start
+    from tests.annotation.kinds.test_chat import chat_through, ratings, submit
+    from tests.endpoints import openai_fake
+    from tests.endpoints.openai_fake import FakePool
+
+    with FakePool() as fakes:
+        server = fakes.start(openai_fake.counting)
+        campaign = chat_campaign([bot_system(server, slug=s) for s in ("a-bot", "b-bot")])
+        assignment = start(client, campaign)
+        first, second = items(assignment)
+        for item, extra in ((first, {}), (second, ratings("left", "compare_"))):
+            chat_through(client, assignment, item)
+            assert submit(client, assignment, item, ratings("4") | extra).status_code == 302
+    client.force_login(factories.user(staff=True))
+    unzip(download(client.get(export_url(campaign))), tmp_path)
+    loaded = load_table(tmp_path, "judgments", tmp_path / "cache")
+    rows = list(export.export_rows(campaign, platform_ids=True))
+    assert loaded.num_rows == len(rows) == 2 and loaded.column_names == list(rows[0])
+    assert [json.loads(r) for r in loaded["ratings"]] == [row["ratings"] for row in rows]
+    assert json.loads(loaded[1]["comparison"]) == rows[1]["comparison"]
