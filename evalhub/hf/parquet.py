@@ -129,9 +129,11 @@ def groups(rows: Iterable[dict], size: int) -> Iterator[list[dict]]:
 
 
 def write(
-    rows: Iterable[dict], sink, *, schema: pa.Schema | None = None, row_group: int = ROW_GROUP
+    rows: Iterable[dict], sink, *, schema: pa.Schema | None = None, row_group: int | None = None
 ) -> Written:
-    """Write `rows` to `sink` (a path or a binary file) as one Parquet file."""
+    """Write `rows` to `sink` (a path or a binary file) as one Parquet file, `row_group`
+    rows (default ROW_GROUP) at a time."""
+    row_group = row_group or ROW_GROUP
     writer = None
     written = Written(rows=0, row_groups=0, schema=schema or pa.schema([]))
     try:

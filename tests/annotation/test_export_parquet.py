@@ -168,3 +168,19 @@ def test_a_chat_campaigns_judgments_load_with_datasets(client, tmp_path):
     assert loaded.num_rows == len(rows) == 2 and loaded.column_names == list(rows[0])
     assert [json.loads(r) for r in loaded["ratings"]] == [row["ratings"] for row in rows]
     assert json.loads(loaded[1]["comparison"]) == rows[1]["comparison"]
+
+
+def test_a_campaign_is_written_a_row_group_at_a_time(client, tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from evalhub.hf import parquet
+
+    monkeypatch.setattr(parquet, "ROW_GROUP", 2)
+    from tests.annotation.test_export import judged_campaign
+
+    campaign = judged_campaign(5)
+    client.force_login(factories.user(staff=True))
+    unzip(download(client.get(export_url(campaign))), tmp_path)
+    metadata = pq.ParquetFile(tmp_path / "data" / "judgments.parquet").metadata
+    sizes = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+    assert sizes == [2, 2, 1]
