@@ -73,3 +73,13 @@ def test_a_run_without_answers_has_nothing_to_export(client):
     run.judgments.all().delete()
     client.force_login(run.judge.owner)
     assert client.get(url(run)).status_code == 409
+
+
+def test_the_api_download_is_the_same_dataset_for_the_runs_owner(client, tmp_path):
+    run = judged_run()
+    client.force_login(run.judge.owner)
+    response = client.get(f"/api/judge-runs/{run.pk}/dataset/", HTTP_ACCEPT="application/zip")
+    unzip(download(response), tmp_path)
+    assert load_table(tmp_path, "automatic_judgments", tmp_path / "cache").num_rows == 2
+    client.force_login(factories.user())
+    assert client.get(f"/api/judge-runs/{run.pk}/dataset/").status_code == 404

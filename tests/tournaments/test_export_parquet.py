@@ -55,3 +55,14 @@ def test_the_page_offers_the_download_to_its_managers(client, judged_tournament)
     client.force_login(factories.user(staff=True))
     page = client.get(judged_tournament.get_absolute_url()).content.decode()
     assert url(judged_tournament) in page
+
+
+def test_the_api_download_is_for_the_owner_and_staff(client, judged_tournament, tmp_path):
+    api_url = f"/api/tournaments/{judged_tournament.slug}/dataset/"
+    judged_tournament.published = True
+    judged_tournament.save()
+    client.force_login(factories.user())
+    assert client.get(api_url).status_code == 403
+    client.force_login(factories.user(staff=True))
+    files = unzip(download(client.get(api_url, HTTP_ACCEPT="application/zip")), tmp_path)
+    assert {"data/conversations.parquet", "data/judgments.parquet"} <= set(files)

@@ -49,3 +49,40 @@ def test_a_campaigns_results_are_not_a_strangers(client, demo):
     run = AnalysisRun.objects.filter(status="succeeded", campaign__isnull=False).first()
     client.force_login(factories.user())
     assert client.get(url(run)).status_code == 404
+
+
+def stored_run(campaign, status="succeeded"):
+    return AnalysisRun.objects.create(
+        campaign=campaign,
+        parameters={"alpha": 0.05},
+        parameters_digest="p",
+        inputs_digest="i",
+        status=status,
+        result={"ranking": {"systems": [{"system": "a", "score": 1.5}, {"system": "b"}]}},
+    )
+
+
+def test_the_api_download_has_the_run_and_its_records(client, tmp_path):
+    from tests.annotation.builders import ab_campaign
+
+    owner = factories.user()
+    campaign = ab_campaign(1, owner=owner)
+    run = stored_run(campaign)
+    client.force_login(owner)
+    response = client.get(f"/api/analysis-runs/{run.pk}/dataset/", HTTP_ACCEPT="application/zip")
+    files = unzip(download(response), tmp_path)
+    names = [c["config_name"] for c in front_matter(files["README.md"])["configs"]]
+    assert names == ["run", "ranking__systems"]
+    systems = load_table(tmp_path, "ranking__systems", tmp_path / "cache")
+    assert systems["system"] == ["a", "b"] and systems["score"] == [1.5, None]
+
+
+def test_the_api_refuses_a_run_without_results_with_409(client):
+    from tests.annotation.builders import ab_campaign
+
+    owner = factories.user()
+    run = stored_run(ab_campaign(1, owner=owner), status="running")
+    client.force_login(owner)
+    response = client.get(f"/api/analysis-runs/{run.pk}/dataset/")
+    assert response.status_code == 409
+    assert response.json()["errors"][0]["message"] == "The run has no results: it is running."
