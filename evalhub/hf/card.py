@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from ..errors import Problem, UserInputError
+
 # The Hub's licence identifiers a study is most likely published under
 # (https://huggingface.co/docs/hub/repositories-licenses); "other" for any other licence,
 # named in the citation or description, "unknown" when the researcher has not chosen.
@@ -171,8 +173,6 @@ def render(text: CardText, tables: list[TableInfo]) -> str:
 def card_options(params) -> tuple[str, str]:
     """The licence and the citation a download asks for (`?license=cc-by-4.0&citation=...`),
     or UserInputError naming the field."""
-    from ..errors import Problem, UserInputError
-
     license_id = (params.get("license") or "unknown").strip()
     citation = params.get("citation") or ""
     problems = []

@@ -240,3 +240,21 @@ def test_a_chat_without_a_model_is_refused_on_its_row():
         "no 'speakers' and no 'model': say which system answers (map model=...).",
     )
     assert not Conversation.objects.exists()
+
+
+def test_the_import_command_reads_parquet_with_a_mapping(tmp_path):
+    from django.core.management import call_command
+
+    factories.system(slug="vicuna")
+    rows = [
+        {
+            "cid": "z1",
+            "domain": "chitchat",
+            "model": "vicuna",
+            "messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}],
+        }
+    ]
+    path = tmp_path / "chats.parquet"
+    path.write_bytes(parquet(rows))
+    call_command("import_conversations", str(path), "--columns", "id=cid", stdout=io.StringIO())
+    assert Conversation.objects.get(external_id="z1").turns.count() == 2
