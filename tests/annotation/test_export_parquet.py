@@ -184,3 +184,11 @@ def test_a_campaign_is_written_a_row_group_at_a_time(client, tmp_path, monkeypat
     metadata = pq.ParquetFile(tmp_path / "data" / "judgments.parquet").metadata
     sizes = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
     assert sizes == [2, 2, 1]
+
+
+def test_the_campaign_page_offers_the_download_with_its_licences(client):
+    campaign = small_campaign()
+    client.force_login(factories.user(staff=True))
+    page = client.get(campaign.get_absolute_url()).content.decode()
+    assert f'action="{export_url(campaign)}"' in page
+    assert '<option value="cc-by-4.0">cc-by-4.0</option>' in page
