@@ -21,6 +21,7 @@ urlpatterns = [
         {"fmt": "txt"},
         name="promptset-download-txt",
     ),
+    path("prompt-sets/<slug:slug>/dataset.zip", pages.promptset_dataset, name="promptset-dataset"),
     path("systems/", pages.system_list, name="system-list"),
     path("systems/new/", systems.system_create, name="system-create"),
     path("systems/<slug:slug>/", systems.system_detail, name="system-detail"),
@@ -30,6 +31,11 @@ urlpatterns = [
     # Uploaded files are served only here, under their system's visibility; MEDIA_ROOT
     # has no URL in any mode.
     path("submissions/<uuid:public_id>/file/", systems.submission_file, name="submission-file"),
+    path(
+        "submissions/<uuid:public_id>/dataset.zip",
+        systems.submission_dataset,
+        name="submission-dataset",
+    ),
     path("compare/", compare.compare, name="compare"),
     path("conversations/seeds/upload/", seeds.seed_upload, name="seed-upload"),
     path("accounts/signup/", accounts.signup, name="signup"),

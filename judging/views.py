@@ -13,12 +13,14 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from endpoints.calls import failure_summary
 from evalhub.errors import UserInputError, show_on_page
+from evalhub.hf.bundle import dataset_response, refusal
+from evalhub.hf.card import card_options
 
-from . import rubric_versions, runs
+from . import export_parquet, rubric_versions, runs
 from .forms import JudgeForm, RubricForm, RubricReviseForm, RunForm
 from .models import AutomaticJudgment, Judge, JudgeRun, Rubric
 
@@ -173,6 +175,22 @@ def run_detail(request, pk):
         "endpoint_failures": failure_summary([run.judge.endpoint_id]),
     }
     return render(request, "judging/run_detail.html", context)
+
+
+@login_required
+@require_GET
+def run_export_dataset(request, pk):
+    """The run's automatic judgments as a Hugging Face dataset (Parquet and its card)."""
+    run = managed_run(request, pk)
+    try:
+        license_id, citation = card_options(request.GET)
+        return dataset_response(
+            export_parquet.tables(run),
+            export_parquet.card_text(run, license=license_id, citation=citation),
+            f"judge-run-{run.pk}",
+        )
+    except UserInputError as error:
+        return refusal(error)
 
 
 @login_required

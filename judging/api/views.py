@@ -25,8 +25,11 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from evalhub import permissions
+from evalhub.hf import api as hf_api
+from evalhub.hf.bundle import dataset_response
+from evalhub.hf.card import card_options
 
-from .. import rubric_versions, runs
+from .. import export_parquet, rubric_versions, runs
 from ..models import AutomaticJudgment, Judge, JudgeRun, Rubric
 from .serializers import (
     AutomaticJudgmentSerializer,
@@ -361,6 +364,27 @@ class RunViewSet(
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
         return Response(self.get_serializer(runs.resume(self.get_object())).data)
+
+    @extend_schema(
+        summary="The run's automatic judgments as a Hugging Face dataset (Parquet, zipped)",
+        parameters=hf_api.PARAMETERS,
+        responses=hf_api.RESPONSES,
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        renderer_classes=hf_api.RENDERERS,
+        filterset_fields=[],
+        filter_backends=[],
+    )
+    def dataset(self, request, pk=None):
+        run = self.get_object()
+        license_id, citation = card_options(request.query_params)
+        return dataset_response(
+            export_parquet.tables(run),
+            export_parquet.card_text(run, license=license_id, citation=citation),
+            f"judge-run-{run.pk}",
+        )
 
     @action(detail=True, methods=["get"], filterset_fields=[], filter_backends=[])
     def judgments(self, request, pk=None):
