@@ -3,6 +3,7 @@ the live server: what it answers, and what the database holds afterwards."""
 
 import io
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -304,6 +305,21 @@ def test_a_campaign_is_exported_as_csv_and_json_lines(hub_for):
     assert len(csv_file.getvalue().decode().strip().splitlines()) == 1 + 2  # header, judgments
     lines = [json.loads(line) for line in jsonl_file.getvalue().decode().splitlines()]
     assert len(lines) == Judgment.objects.filter(campaign=made).count() == 2
+
+
+def test_a_campaign_is_exported_as_a_hugging_face_dataset(hub_for):
+    owner = factories.user()
+    made = judged_campaign(owner)
+    bundle = io.BytesIO()
+
+    written = hub_for(owner).campaigns.dataset(made.slug, bundle, license="cc-by-4.0")
+
+    assert written == len(bundle.getvalue())
+    with zipfile.ZipFile(bundle) as archive:
+        names = archive.namelist()
+        card = archive.read("README.md").decode()
+    assert any(name.endswith(".parquet") for name in names)
+    assert 'license: "cc-by-4.0"' in card
 
 
 def test_an_export_of_a_campaign_one_may_not_see_is_an_error(hub_for):

@@ -93,6 +93,19 @@ class _Group:
     def __init__(self, transport: Transport):
         self._t = transport
 
+    def _dataset(
+        self,
+        template: str,
+        path: dict[str, Any],
+        to: IO[bytes],
+        license: str | None,
+        citation: str | None,
+    ) -> int:
+        """A study as a Hugging Face dataset: a zip of Parquet tables with README.md, its
+        dataset card, streamed into the binary file `to`; the bytes written."""
+        params = {"license": license, "citation": citation}
+        return self._t.download(template, path, params=params, to=to)
+
 
 class Tokens(_Group):
     def login(self, username: str, password: str, name: str | None = None) -> m.NewToken:
@@ -397,6 +410,13 @@ class Campaigns(_Group):
             return self._t.download("/api/campaigns/{slug}/export/jsonl/", {"slug": slug}, to=to)
         raise ValueError(f"format is csv or jsonl, not {format!r}")
 
+    def dataset(
+        self, slug: str, to: IO[bytes], *, license: str | None = None, citation: str | None = None
+    ) -> int:
+        """Every judgment as a Hugging Face dataset (a zip of Parquet and its card)."""
+        path = {"slug": slug}
+        return self._dataset("/api/campaigns/{slug}/export/dataset/", path, to, license, citation)
+
     def workers(self, slug: str, **filters: Any) -> Paginated[JSON]:
         """The worker quality table (`sort`, e.g. "-gold")."""
         return self._t.paginate(
@@ -537,6 +557,14 @@ class Tournaments(_Group):
             "POST", "/api/tournaments/{slug}/analyses/", {"slug": slug}, json=parameters
         )
 
+    def dataset(
+        self, slug: str, to: IO[bytes], *, license: str | None = None, citation: str | None = None
+    ) -> int:
+        """Conversations and judgments as a Hugging Face dataset (zipped Parquet, card)."""
+        return self._dataset(
+            "/api/tournaments/{slug}/dataset/", {"slug": slug}, to, license, citation
+        )
+
 
 class Analyses(_Group):
     FINAL = frozenset({"succeeded", "failed"})
@@ -566,6 +594,14 @@ class Analyses(_Group):
             lambda r: r.status in self.FINAL,
             timeout=timeout,
             interval=interval,
+        )
+
+    def dataset(
+        self, run_id: int, to: IO[bytes], *, license: str | None = None, citation: str | None = None
+    ) -> int:
+        """The run's results as a Hugging Face dataset (zipped Parquet, card)."""
+        return self._dataset(
+            "/api/analysis-runs/{id}/dataset/", {"id": run_id}, to, license, citation
         )
 
 
@@ -609,6 +645,13 @@ class Arenas(_Group):
         return self._t.download(
             "/api/arenas/{slug}/battles/export/", {"slug": slug}, params={"format": format}, to=to
         )
+
+    def battles_dataset(
+        self, slug: str, to: IO[bytes], *, license: str | None = None, citation: str | None = None
+    ) -> int:
+        """The arena's battles as a Hugging Face dataset (a zip of Parquet and its card)."""
+        template = "/api/arenas/{slug}/battles/export/dataset/"
+        return self._dataset(template, {"slug": slug}, to, license, citation)
 
     def import_battles(self, slug: str, file: Upload, *, create: bool = False) -> JSON:
         return self._t.call(
@@ -696,6 +739,12 @@ class JudgeRuns(_Group):
             {"id": run_id},
             json=_fields(parameters=dict(parameters) if parameters else None),
         )
+
+    def dataset(
+        self, run_id: int, to: IO[bytes], *, license: str | None = None, citation: str | None = None
+    ) -> int:
+        """The run's automatic judgments as a Hugging Face dataset (zipped Parquet, card)."""
+        return self._dataset("/api/judge-runs/{id}/dataset/", {"id": run_id}, to, license, citation)
 
 
 class PartnerSets(_Group):
