@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from endpoints.models import BotEndpoint
+from evalhub.errors import UserInputError
 from judging.models import Judge, JudgeRun, Rubric
 from tests import factories
 from tests.judging import builders
@@ -44,6 +45,13 @@ def test_an_endpoint_belongs_to_a_system_or_a_user_never_both_nor_neither():
         with pytest.raises(IntegrityError), transaction.atomic():
             BotEndpoint.objects.create(**fields, **owners)
     assert not BotEndpoint.objects.exists()
+
+
+def test_a_judges_endpoint_is_refused_removal_naming_the_judge():
+    judge = builders.judge(None)
+    with pytest.raises(UserInputError, match=f"still used by {judge.name}"):
+        judge.endpoint.remove()
+    assert BotEndpoint.objects.filter(pk=judge.endpoint_id).exists()
 
 
 def test_deleting_a_judge_deletes_its_own_endpoint():
