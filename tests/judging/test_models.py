@@ -54,6 +54,13 @@ def test_a_judges_endpoint_is_refused_removal_naming_the_judge():
     assert BotEndpoint.objects.filter(pk=judge.endpoint_id).exists()
 
 
+def test_renaming_a_judge_renames_its_endpoint():
+    judge = builders.judge(None)
+    judge.name = "Renamed judge"
+    judge.save()
+    assert BotEndpoint.objects.get(pk=judge.endpoint_id).name == "Renamed judge"
+
+
 def test_deleting_a_judge_deletes_its_own_endpoint():
     judge = builders.judge(None)
     endpoint_pk = judge.endpoint_id
