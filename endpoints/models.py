@@ -17,7 +17,7 @@ from django.core.validators import (
     URLValidator,
 )
 from django.db import models, transaction
-from django.db.models import ProtectedError, Q
+from django.db.models import ProtectedError, Q, RestrictedError
 from django.urls import reverse
 from django.utils import timezone
 
@@ -271,8 +271,9 @@ class BotEndpoint(models.Model):
         try:
             with transaction.atomic():
                 self.delete()
-        except ProtectedError as protected:
-            users = sorted({str(obj) for obj in protected.protected_objects})
+        except (ProtectedError, RestrictedError) as refused:
+            kept_by = getattr(refused, "protected_objects", None) or refused.restricted_objects
+            users = sorted({str(obj) for obj in kept_by})
             raise UserInputError(
                 f"The endpoint is still used by {', '.join(users[:5])}"
                 f"{' and others' if len(users) > 5 else ''}: remove those first."

@@ -51,11 +51,12 @@ class Judge(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judges"
     )
-    # PROTECT: the verdicts name the model that gave them; deleting the judge deletes its
-    # endpoint (judging/signals.py).
+    # RESTRICT: the verdicts name the model that gave them, so the endpoint is not removed
+    # under its judge; but a user deleted with their judges takes the judges' endpoints too.
+    # Deleting the judge deletes its endpoint (judging/signals.py).
     endpoint = models.OneToOneField(
         BotEndpoint,
-        on_delete=models.PROTECT,
+        on_delete=models.RESTRICT,
         related_name="judge",
         limit_choices_to={"protocol": BotEndpoint.Protocol.OPENAI, "system__isnull": True},
         help_text="The judge's own OpenAI-compatible chat completions endpoint.",

@@ -14,6 +14,6 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='judge',
             name='endpoint',
-            field=models.OneToOneField(help_text="The judge's own OpenAI-compatible chat completions endpoint.", limit_choices_to={'protocol': 'openai', 'system__isnull': True}, on_delete=django.db.models.deletion.PROTECT, related_name='judge', to='endpoints.botendpoint'),
+            field=models.OneToOneField(help_text="The judge's own OpenAI-compatible chat completions endpoint.", limit_choices_to={'protocol': 'openai', 'system__isnull': True}, on_delete=django.db.models.deletion.RESTRICT, related_name='judge', to='endpoints.botendpoint'),
         ),
     ]

@@ -54,6 +54,12 @@ def test_a_judges_endpoint_is_refused_removal_naming_the_judge():
     assert BotEndpoint.objects.filter(pk=judge.endpoint_id).exists()
 
 
+def test_deleting_a_user_deletes_their_judges_and_the_judges_endpoints():
+    judge = builders.judge(None)
+    judge.owner.delete()
+    assert not Judge.objects.exists() and not BotEndpoint.objects.exists()
+
+
 def test_renaming_a_judge_renames_its_endpoint():
     judge = builders.judge(None)
     judge.name = "Renamed judge"
