@@ -28,6 +28,7 @@ urlpatterns = [
     path("systems/<slug:slug>/edit/", systems.system_edit, name="system-edit"),
     path("systems/<slug:slug>/submit/", systems.system_submit, name="system-submit"),
     path("systems/<slug:slug>/endpoint/", include("endpoints.urls")),
+    path("endpoints/", include("endpoints.model_urls")),
     # Uploaded files are served only here, under their system's visibility; MEDIA_ROOT
     # has no URL in any mode.
     path("submissions/<uuid:public_id>/file/", systems.submission_file, name="submission-file"),

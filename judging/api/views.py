@@ -1,6 +1,8 @@
 """REST API of automatic judges, owner or staff only (anonymous callers get 401):
 
-- `GET/POST /api/judges/`, `GET /api/judges/<slug>/`: a user's judges (staff: all);
+- `GET/POST /api/judges/`, `GET /api/judges/<slug>/`: a user's judges (staff: all); a
+  judge is registered with its own endpoint (`endpoint`: URL, model, key, limits), which
+  belongs to no system and is then managed at `/api/endpoints/<id>/`;
 - `GET/POST /api/judge-rubrics/`, `GET /api/judge-rubrics/<id>/`,
   `POST /api/judge-rubrics/<id>/revise/`: every signed-in user reads rubrics and writes
   new ones (a used name gets its next version); its author or staff revise one, in place
@@ -24,6 +26,7 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from endpoints.api.views import MODEL_ENDPOINT
 from evalhub import permissions
 from evalhub.hf import api as hf_api
 from evalhub.hf.bundle import dataset_response
@@ -44,7 +47,7 @@ JUDGE = {
     "slug": "qwen-judge",
     "name": "Qwen 2.5 7B judge",
     "owner": "alice",
-    "system": "qwen-7b",
+    "endpoint": MODEL_ENDPOINT,
     "model_name": "qwen2.5-7b-instruct",
     "created": "2026-11-20T09:30:00Z",
 }
@@ -154,7 +157,18 @@ def _out(name, value, code="200"):
         examples=[
             OpenApiExample(
                 "Register a judge",
-                value={"slug": "qwen-judge", "name": "Qwen 2.5 7B judge", "system": "qwen-7b"},
+                value={
+                    "slug": "qwen-judge",
+                    "name": "Qwen 2.5 7B judge",
+                    "endpoint": {
+                        "url": "https://llm.example.org/v1",
+                        "model_name": "qwen2.5-7b-instruct",
+                        "auth_token": "sk-example-key",
+                        "temperature": 0.0,
+                        "max_concurrency": 4,
+                        "daily_budget": 5000,
+                    },
+                },
                 request_only=True,
             ),
             _out("Registered", JUDGE, "201"),
@@ -180,9 +194,7 @@ class JudgeViewSet(
     queryset = Judge.objects.none()
 
     def get_queryset(self):
-        return Judge.objects.managed_by(self.request.user).select_related(
-            "owner", "endpoint__system"
-        )
+        return Judge.objects.managed_by(self.request.user).select_related("owner", "endpoint")
 
     def perform_create(self, serializer):
         with transaction.atomic():
