@@ -1,0 +1,39 @@
+from django.contrib import admin
+
+from .models import Attempt, Delivery, Subscription
+
+
+@admin.register(Subscription)
+class SubscriptionAdmin(admin.ModelAdmin):
+    list_display = ["url", "owner", "created"]
+    search_fields = ["url", "owner__username"]
+    # The secret is never shown again, here neither.
+    exclude = ["secret"]
+    readonly_fields = ["owner", "public_id", "secret_left_out", "created"]
+
+
+class AttemptInline(admin.TabularInline):
+    model = Attempt
+    extra = 0
+    can_delete = False
+    readonly_fields = ["number", "at", "outcome", "status_code", "latency_ms", "error"]
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(admin.ModelAdmin):
+    list_display = ["message_id", "event", "subscription", "status", "attempts", "created"]
+    list_filter = ["status", "event"]
+    search_fields = ["message_id", "subscription__url"]
+    readonly_fields = [
+        "subscription",
+        "message_id",
+        "event",
+        "event_key",
+        "body",
+        "status",
+        "attempts",
+        "next_attempt_at",
+        "created",
+        "finished_at",
+    ]
+    inlines = [AttemptInline]
