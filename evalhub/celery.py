@@ -50,6 +50,8 @@ app.conf.task_annotations = {
     # A slice (EVALHUB_JUDGE_SLICE_SECONDS) plus the requests in flight when it ends.
     "judging.tasks.run_judge": {"soft_time_limit": 1800, "time_limit": 1860},
     "evalhub.tasks.compute_submission_metrics": {"soft_time_limit": 300, "time_limit": 330},
+    # One request, bounded by EVALHUB_WEBHOOK_TIMEOUT_SECONDS (at most 60).
+    "webhooks.tasks.deliver_webhook": {"soft_time_limit": 90, "time_limit": 120},
 }
 
 
@@ -166,6 +168,14 @@ app.conf.beat_schedule = {
     },
     "clear-expired-sessions": {
         "task": "evalhub.tasks.clear_expired_sessions",
+        "schedule": 24 * 3600.0,
+    },
+    "requeue-lost-webhook-deliveries": {
+        "task": "webhooks.tasks.requeue_lost_deliveries",
+        "schedule": _every_interval(),
+    },
+    "prune-webhook-deliveries": {
+        "task": "webhooks.tasks.prune_webhook_deliveries",
         "schedule": 24 * 3600.0,
     },
     "crowd-sync": {

@@ -104,9 +104,7 @@ def claim(delivery_id: int, now: datetime) -> Delivery | None:
     with transaction.atomic():
         delivery = (
             Delivery.objects.select_for_update()
-            .filter(
-                pk=delivery_id, status=Delivery.Status.PENDING, next_attempt_at__lte=now
-            )
+            .filter(pk=delivery_id, status=Delivery.Status.PENDING, next_attempt_at__lte=now)
             .first()
         )
         if delivery is None:
@@ -135,17 +133,17 @@ def post(delivery: Delivery) -> Result:
         return int((time.monotonic() - started) * 1000)
 
     try:
-        with outbound.deadline(timeout):
-            # Streamed and closed unread: only the status matters, and a subscriber's body
-            # could be anything, of any size.
-            with client.stream(
-                "POST",
-                subscription.url,
-                content=delivery.body.encode(),
-                headers=headers,
-                timeout=timeout,
-            ) as response:
-                code = response.status_code
+        # Streamed and closed unread: only the status matters, and a subscriber's body
+        # could be anything, of any size.
+        request = client.stream(
+            "POST",
+            subscription.url,
+            content=delivery.body.encode(),
+            headers=headers,
+            timeout=timeout,
+        )
+        with outbound.deadline(timeout), request as response:
+            code = response.status_code
     except httpx.TimeoutException:
         return Result(Attempt.Outcome.TIMEOUT, took(), error=f"no answer within {timeout:g} s")
     except httpx.ConnectError as error:

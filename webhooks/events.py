@@ -17,6 +17,7 @@ that a task retried after firing it does not deliver it twice.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime
 
 from django.conf import settings
@@ -39,13 +40,17 @@ def body(event: str, data: dict, at: datetime) -> str:
     return json.dumps(message, cls=DjangoJSONEncoder, separators=(",", ":"))
 
 
-def emit(owner, event: str, data: dict, *, key: str) -> list[Delivery]:
-    """Deliver `event` to every active subscription of `owner` that wants it, once per
-    `key`; the deliveries made."""
+def emit(owner, event: str, data: dict | Callable[[], dict], *, key: str) -> list[Delivery]:
+    """Deliver `event` to every subscription of `owner` that wants it, once per `key`; the
+    deliveries made. `data` may be a function, called only when somebody subscribes."""
     event = EventType(event)  # an unknown event is a programming error
     if owner is None or not owner.is_active or not key:
         return []
     wanting = [s for s in Subscription.objects.filter(owner=owner) if s.wants(event)]
+    if not wanting:
+        return []
+    if callable(data):
+        data = data()
     now = timezone.now()
     made = []
     for subscription in wanting:

@@ -44,9 +44,7 @@ def clean_events(events) -> list[str]:
     return [e for e in EventType.values if e in events]
 
 
-def create_subscription(
-    owner, url: str, events, description: str = ""
-) -> tuple[Subscription, str]:
+def create_subscription(owner, url: str, events, description: str = "") -> tuple[Subscription, str]:
     """A new subscription of `owner` and its secret, which is never shown again."""
     events = clean_events(events)
     check_quota(owner, Subscription)

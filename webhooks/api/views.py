@@ -120,7 +120,9 @@ def _out(name, value, code="200"):
                 value={k: SUBSCRIPTION[k] for k in ("url", "description", "events")},
                 request_only=True,
             ),
-            _out("Made", {**SUBSCRIPTION, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, "201"),
+            _out(
+                "Made", {**SUBSCRIPTION, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, "201"
+            ),
         ],
     ),
 )
