@@ -4,6 +4,8 @@ secret answered this once), delete one, send a test event, list their own."""
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
 from django.db import transaction
 from django.utils import timezone
 
@@ -44,8 +46,26 @@ def clean_events(events) -> list[str]:
     return [e for e in EventType.values if e in events]
 
 
+URL_RULE = URLValidator(schemes=["http", "https"])
+
+
+def clean_url(url: str) -> str:
+    """An http or https URL of at most Subscription.URL_CHARS; UserInputError otherwise."""
+    url = (url or "").strip()
+    if len(url) > Subscription.URL_CHARS:
+        raise UserInputError(
+            f"The URL has {len(url)} characters; at most {Subscription.URL_CHARS}.", field="url"
+        )
+    try:
+        URL_RULE(url)
+    except ValidationError:
+        raise UserInputError("Give an http:// or https:// URL.", field="url") from None
+    return url
+
+
 def create_subscription(owner, url: str, events, description: str = "") -> tuple[Subscription, str]:
     """A new subscription of `owner` and its secret, which is never shown again."""
+    url = clean_url(url)
     events = clean_events(events)
     check_quota(owner, Subscription)
     secret = new_secret()
