@@ -6,6 +6,7 @@ from .models import Attempt, Delivery, Subscription
 @admin.register(Subscription)
 class SubscriptionAdmin(admin.ModelAdmin):
     list_display = ["url", "owner", "created"]
+    list_select_related = ["owner"]
     search_fields = ["url", "owner__username"]
     # The secret is never shown again, here neither.
     exclude = ["secret"]
@@ -19,10 +20,20 @@ class AttemptInline(admin.TabularInline):
     readonly_fields = ["number", "at", "outcome", "status_code", "latency_ms", "error"]
 
 
+@admin.register(Attempt)
+class AttemptAdmin(admin.ModelAdmin):
+    list_display = ["delivery", "number", "at", "outcome", "status_code", "latency_ms"]
+    list_filter = ["outcome"]
+    list_select_related = ["delivery__subscription"]
+    search_fields = ["delivery__message_id", "delivery__subscription__url"]
+    readonly_fields = ["delivery", "number", "at", "outcome", "status_code", "latency_ms", "error"]
+
+
 @admin.register(Delivery)
 class DeliveryAdmin(admin.ModelAdmin):
     list_display = ["message_id", "event", "subscription", "status", "attempts", "created"]
     list_filter = ["status", "event"]
+    list_select_related = ["subscription__owner"]
     search_fields = ["message_id", "subscription__url"]
     readonly_fields = [
         "subscription",

@@ -63,8 +63,11 @@ class Subscription(models.Model):
         default=list, help_text="The event types (EventType values) this URL receives."
     )
     # Encrypted in the database (evalhub/encryption.py); shown once, when it is made.
+    SECRET_CHARS = 100
     secret = EncryptedTextField(
-        validators=[MaxLengthValidator(100)],
+        # Of the secret itself (the stored ciphertext is longer, in a text column).
+        max_length=SECRET_CHARS,
+        validators=[MaxLengthValidator(SECRET_CHARS)],
         left_out_flag="secret_left_out",
         help_text="The whsec_ secret the messages are signed with.",
     )
