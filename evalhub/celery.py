@@ -84,6 +84,9 @@ LEASE_SWEEPS = (
     "analysis.tasks.requeue_stability_parts",
     "tournaments.tasks.reclaim_lapsed_dialogues",
     "judging.tasks.reclaim_lapsed_judge_runs",
+    # Not a lease, but the same need: a webhook attempt whose worker died (or whose
+    # message was lost) is sent again even where beat does not run.
+    "webhooks.tasks.requeue_lost_deliveries",
 )
 
 logger = logging.getLogger(__name__)
@@ -169,10 +172,6 @@ app.conf.beat_schedule = {
     "clear-expired-sessions": {
         "task": "evalhub.tasks.clear_expired_sessions",
         "schedule": 24 * 3600.0,
-    },
-    "requeue-lost-webhook-deliveries": {
-        "task": "webhooks.tasks.requeue_lost_deliveries",
-        "schedule": _every_interval(),
     },
     "prune-webhook-deliveries": {
         "task": "webhooks.tasks.prune_webhook_deliveries",
