@@ -8,9 +8,21 @@ class SubscriptionAdmin(admin.ModelAdmin):
     list_display = ["url", "owner", "created"]
     list_select_related = ["owner"]
     search_fields = ["url", "owner__username"]
-    # The secret is never shown again, here neither.
+    # The secret is never shown again, here neither; owners make subscriptions (the secret
+    # is answered to them once), staff only look and delete.
     exclude = ["secret"]
-    readonly_fields = ["owner", "public_id", "secret_left_out", "created"]
+    readonly_fields = [
+        "owner",
+        "public_id",
+        "url",
+        "description",
+        "events",
+        "secret_left_out",
+        "created",
+    ]
+
+    def has_add_permission(self, request):
+        return False
 
 
 class AttemptInline(admin.TabularInline):

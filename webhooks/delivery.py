@@ -109,6 +109,12 @@ def claim(delivery_id: int, now: datetime) -> Delivery | None:
         )
         if delivery is None:
             return None
+        if delivery.attempts >= settings.EVALHUB_WEBHOOK_MAX_ATTEMPTS:
+            # Its last attempt's worker died before recording it: no attempt is left.
+            delivery.status = Delivery.Status.FAILED
+            delivery.next_attempt_at, delivery.finished_at = None, now
+            delivery.save(update_fields=["status", "next_attempt_at", "finished_at"])
+            return None
         delivery.attempts += 1
         delivery.next_attempt_at = now + timedelta(seconds=in_flight)
         delivery.save(update_fields=["attempts", "next_attempt_at"])

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 from standardwebhooks import Webhook, WebhookVerificationError
 
 from tests import factories
@@ -171,3 +172,22 @@ def test_a_lost_secret_sends_nothing(owner, django_capture_on_commit_callbacks):
     sent.refresh_from_db()
     assert sent.status == "failed"
     assert "secret was lost" in sent.tries.get().error
+
+
+def test_a_delivery_whose_last_attempt_was_lost_fails_without_another(owner, settings):
+    settings.EVALHUB_WEBHOOK_MAX_ATTEMPTS = 2
+    with Subscriber() as server:
+        made, _ = subscribe(owner, server.url)
+        # Its second attempt was claimed, and its worker died before recording it.
+        lost = Delivery.objects.create(
+            subscription=made,
+            message_id="msg_lost",
+            event="webhook.test",
+            body="{}",
+            attempts=2,
+            next_attempt_at=timezone.now() - timedelta(minutes=5),
+        )
+        assert deliver_webhook(lost.pk) == "skipped"
+    assert server.received == []
+    lost.refresh_from_db()
+    assert (lost.status, lost.attempts, lost.next_attempt_at) == ("failed", 2, None)
