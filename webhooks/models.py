@@ -1,7 +1,7 @@
 """Webhook subscriptions, their deliveries and each delivery's attempts (the delivery log).
 
 A `Subscription` is an owner's URL with the events it wants and the secret its messages
-are signed with (Standard Webhooks: webhooks/signing.py). Every event an owner's object
+are signed with (Standard Webhooks: webhooks/delivery.py). Every event an owner's object
 goes through (webhooks/events.py) becomes one `Delivery` per subscription that wants it:
 the message as sent (its id and body never change between attempts, as the specification
 asks), and one `Attempt` per request made, with what the subscriber answered.
