@@ -23,7 +23,7 @@ from datetime import timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
-from . import pairing
+from . import pairing, webhook_events
 from .conflicts import items_showing_systems_of
 from .hot_queries import started_and_held
 from .models import Assignment, Campaign, Item, Worker
@@ -202,6 +202,7 @@ def tell_budget_reached(campaign: Campaign) -> None:
     url = campaign.get_absolute_url()
     notify(campaign.owner, NoticeKind.BUDGET_REACHED, text, url, once_key=key)
     notify_staff(NoticeKind.BUDGET_REACHED, text, url, once_key=key)
+    webhook_events.over_budget(campaign)
 
 
 _RANDOM = random.SystemRandom()

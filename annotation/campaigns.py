@@ -28,6 +28,7 @@ from evalhub.permissions import is_managed_by, is_staff
 from evalhub.services import ConversationImport, store_conversations
 from evalhub.uniqueness import SlugTaken, unique_slug
 
+from . import webhook_events
 from .crowd import get_provider
 from .crowd.base import CrowdError
 from .items import TooMuchWork, add_items
@@ -472,6 +473,11 @@ def change_status(
             locked.finished_at = now
             fields.append("finished_at")
         locked.save(update_fields=fields)
+        # Its owner's webhooks hear of the first launch (not a resume) and of the finish.
+        if action == "launch" and "launched_at" in fields:
+            webhook_events.launched(locked)
+        elif action == "finish":
+            webhook_events.finished(locked)
     return locked
 
 
@@ -658,6 +664,7 @@ def decide_launch(campaign: Campaign, user, approve: bool, reason: str = ""):
             campaign.get_absolute_url(),
             once_key=f"launch-decided:{pending.pk}",
         )
+        webhook_events.launch_decided(campaign, pending)
     return pending
 
 

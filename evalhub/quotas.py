@@ -44,6 +44,7 @@ QUOTAS = {
     "tournaments.Tournament": Quota("EVALHUB_QUOTA_TOURNAMENTS", ("owner",), "tournaments"),
     "judging.Rubric": Quota("EVALHUB_QUOTA_RUBRICS", ("owner",), "rubrics"),
     "annotation.Campaign": Quota("EVALHUB_QUOTA_CAMPAIGNS", ("owner",), "campaigns"),
+    "webhooks.Subscription": Quota("EVALHUB_QUOTA_WEBHOOKS", ("owner",), "webhook subscriptions"),
 }
 UPLOADS_SETTING = "EVALHUB_QUOTA_UPLOADS_PER_DAY"
 

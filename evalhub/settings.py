@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "csp",
     "evalhub",
     "endpoints",  # model calls: below annotation, tournaments and judging
+    "webhooks",  # owners' event subscriptions: above endpoints, below every app with events
     "annotation",
     "tournaments",
     "arenas",  # side-by-side battles: above tournaments, below judging
@@ -414,6 +415,8 @@ EVALHUB_QUOTA_TOURNAMENTS = env.EVALHUB_QUOTA_TOURNAMENTS
 EVALHUB_QUOTA_RUBRICS = env.EVALHUB_QUOTA_RUBRICS
 EVALHUB_QUOTA_CAMPAIGNS = env.EVALHUB_QUOTA_CAMPAIGNS
 EVALHUB_QUOTA_UPLOADS_PER_DAY = env.EVALHUB_QUOTA_UPLOADS_PER_DAY
+EVALHUB_QUOTA_WEBHOOKS = env.EVALHUB_QUOTA_WEBHOOKS
+EVALHUB_WEBHOOK_TESTS_PER_MINUTE = env.EVALHUB_WEBHOOK_TESTS_PER_MINUTE
 # Django refuses request bodies above this before the view sees them; keep it above the
 # upload limit so the view, not a bare 400, tells the user the file is too large.
 DATA_UPLOAD_MAX_MEMORY_SIZE = EVALHUB_MAX_UPLOAD_BYTES + 1024 * 1024
@@ -451,6 +454,12 @@ EVALHUB_OUTBOUND_ALLOW = env.EVALHUB_OUTBOUND_ALLOW
 # many, none older than this many days (pruned by the maintenance beat).
 EVALHUB_ENDPOINT_CALLS_KEPT = env.EVALHUB_ENDPOINT_CALLS_KEPT
 EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS = env.EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS
+# Webhooks (webhooks/delivery.py): sent through the same outbound guard as model calls.
+EVALHUB_WEBHOOK_TIMEOUT_SECONDS = env.EVALHUB_WEBHOOK_TIMEOUT_SECONDS
+EVALHUB_WEBHOOK_MAX_ATTEMPTS = env.EVALHUB_WEBHOOK_MAX_ATTEMPTS
+EVALHUB_WEBHOOK_RETRY_BASE_SECONDS = env.EVALHUB_WEBHOOK_RETRY_BASE_SECONDS
+EVALHUB_WEBHOOK_RETRY_MAX_SECONDS = env.EVALHUB_WEBHOOK_RETRY_MAX_SECONDS
+EVALHUB_WEBHOOK_LOG_DAYS = env.EVALHUB_WEBHOOK_LOG_DAYS
 # Chat campaigns (annotation/chat.py, endpoints/chat.py): a worker waits at most
 # this long for one reply (the endpoint's own timeout is used when shorter; one retry of a
 # transient failure fits inside), and sends at most this many messages a minute.

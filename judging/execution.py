@@ -56,6 +56,9 @@ from endpoints.client import (
 )
 from endpoints.models import BotEndpoint
 from evalhub import leases
+from webhooks.events import emit
+from webhooks.events import link as webhook_link
+from webhooks.models import EventType
 
 from . import battles
 from .answering import Answer, OutputMode, Question, answer
@@ -163,7 +166,43 @@ def _finish(run: JudgeRun, lease: int, status: str, error: str = "") -> None:
     if status == Status.DONE:
         fields["finished_at"] = timezone.now()
     # A pause asked for meanwhile is kept, whatever this worker would have set.
-    _fenced(run, lease).exclude(status=Status.PAUSED).update(**fields)
+    if _fenced(run, lease).exclude(status=Status.PAUSED).update(**fields):
+        _emit_finished(run.pk, fields["heartbeat"])
+
+
+def _emit_finished(run_id: int, at) -> None:
+    """The judge's owner's webhooks hear that the run is done or failed; a run resumed
+    and finished again is another event (`at` tells them apart)."""
+    run = JudgeRun.objects.select_related("judge__owner", "rubric", "campaign", "arena").get(
+        pk=run_id
+    )
+
+    def data() -> dict:
+        target = run.target
+        return {
+            "judge_run": {
+                "id": run.pk,
+                "status": run.status,
+                "judge": run.judge.slug,
+                "rubric": f"{run.rubric.name} v{run.rubric.version}",
+                "target_kind": "arena" if run.arena_id else "campaign",
+                "target_slug": target.slug,
+                "items_total": run.items_total,
+                "items_done": run.items_done,
+                "items_failed": run.items_failed,
+                "items_skipped": run.items_skipped,
+                "error": run.last_error,
+                "finished_at": at,
+                "url": webhook_link(run.get_absolute_url()),
+            }
+        }
+
+    emit(
+        run.judge.owner,
+        EventType.JUDGE_RUN_FINISHED,
+        data,
+        key=f"judge_run.finished:{run.pk}:{at.isoformat()}",
+    )
 
 
 def _items(queryset, chunk: int = 200, *, arena: bool = False):
