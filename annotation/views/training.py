@@ -70,7 +70,7 @@ def home(request, slug):
             "campaign": state.campaign,
             "state": state,
             "status": state.status,
-            "feedback": shown_feedback(graded.feedback) if graded else [],
+            "feedback": shown_feedback(graded.feedback, state.campaign.kind) if graded else [],
             "screening": (
                 screening_problems(state.campaign, graded)
                 if graded and state.status == TrainingStatus.FAILED
@@ -157,7 +157,7 @@ def feedback(request, slug, item_id):
             "campaign": state.campaign,
             "state": state,
             "answer": answer,
-            "feedback": shown_feedback(answer.feedback),
+            "feedback": shown_feedback(answer.feedback, state.campaign.kind),
             "position": position,
             "total": len(state.items),
             "last": position == len(state.items),
