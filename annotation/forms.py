@@ -193,6 +193,8 @@ class CampaignForm(RefusesNul, ProposedSlugForm, forms.ModelForm):
             )
         self.fields["task_kind"].choices = available_kinds()
         declare_fields(self.fields, CampaignSettings)
+        # Left out (a script, an older client): English, the model's default.
+        self.fields["language"].required = False
         self.source = None
 
     def fieldsets(self) -> list[tuple[str, list]]:
@@ -212,6 +214,9 @@ class CampaignForm(RefusesNul, ProposedSlugForm, forms.ModelForm):
         if slug in RESERVED_SLUGS:
             raise forms.ValidationError(f"'{slug}' is reserved; choose another slug.")
         return slug
+
+    def clean_language(self):
+        return self.cleaned_data["language"] or Campaign._meta.get_field("language").default
 
     def clean_provider(self):
         provider = self.cleaned_data["provider"]

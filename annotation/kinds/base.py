@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import QueryDict
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import get_language, gettext, gettext_noop
 
 from evalhub.declared import Declared, DeclaredInvalid, check
 from evalhub.errors import UserInputError, field_problems
@@ -217,6 +217,18 @@ def shown(text: str) -> str:
     with gettext_noop where it is defined. A researcher's own text has no translation and
     is shown as written, like the instructions."""
     return gettext(text) if text else text
+
+
+# Languages that write a noun capitalised inside a sentence.
+CAPITALISED_NOUNS = ("de",)
+
+
+def in_sentence(name: str) -> str:
+    """A title ("Quality", "Calidad") as a message names it mid-sentence: lower case, except
+    in a language that capitalises nouns ("Qualität")."""
+    if (get_language() or "").split("-")[0] in CAPITALISED_NOUNS:
+        return name
+    return name.lower()
 
 
 NOT_SHOWN = gettext_noop("This item is not shown to workers.")

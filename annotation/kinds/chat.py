@@ -40,7 +40,15 @@ from pydantic import Field, field_validator, model_validator
 
 from evalhub.declared import Declared
 
-from .base import AnswerField, ItemSpec, PayloadInvalid, TaskKind, choice_field, parse_answers
+from .base import (
+    AnswerField,
+    ItemSpec,
+    PayloadInvalid,
+    TaskKind,
+    choice_field,
+    in_sentence,
+    parse_answers,
+)
 from .dimensions import DEFINITIONS, DIMENSIONS, ORDER_KEY, known_once, shown_order
 from .likert import ALLOWED, _question, _scale, field_name, invalid_message, missing_message
 
@@ -224,7 +232,9 @@ class ChatKind(TaskKind):
             sides = {"left": left, "right": "b" if left == "a" else "a", "neither": "neither"}
             fields |= {
                 COMPARE_PREFIX + d: choice_field(
-                    sides, gettext("the comparison on %(dimension)s") % {"dimension": _label(d)}
+                    sides,
+                    gettext("the comparison on %(dimension)s")
+                    % {"dimension": in_sentence(_label(d))},
                 )
                 for d in dimensions
             }

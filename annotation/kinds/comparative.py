@@ -60,6 +60,7 @@ from .base import (
     TaskKind,
     check_config,
     choice_field,
+    in_sentence,
     parse_answers,
     shown,
 )
@@ -391,7 +392,8 @@ class ComparativeKind(TaskKind):
             raise PayloadInvalid({"": gettext(NOT_SHOWN)})
         sides = {"left": left, "right": _other(left), "neither": "neither"}
         fields = {
-            f"choice_{name}": choice_field(sides, _label(name)) for name in config["dimensions"]
+            f"choice_{name}": choice_field(sides, in_sentence(_label(name)))
+            for name in config["dimensions"]
         }
 
         def unknown_dimensions(keys):

@@ -47,6 +47,7 @@ from .base import (
     PayloadInvalid,
     TaskKind,
     check_config,
+    in_sentence,
     parse_answers,
 )
 from .dimensions import DIMENSIONS, ORDER_KEY, known_once, shown_order
@@ -96,7 +97,7 @@ def field_name(dimension: str, position: int | None = None) -> str:
 
 def _question(dimension: str, number: int | None = None) -> str:
     """The dimension as the page's messages name it, in the page's language."""
-    title = gettext(DIMENSIONS[dimension][0])
+    title = in_sentence(gettext(DIMENSIONS[dimension][0]))
     if number is None:
         return title
     return gettext("%(dimension)s of bot turn %(number)s") % {"dimension": title, "number": number}

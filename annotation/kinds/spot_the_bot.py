@@ -58,6 +58,7 @@ from .base import (
     TaskKind,
     check_config,
     choice_field,
+    in_sentence,
     parse_answers,
     shown,
 )
@@ -357,7 +358,7 @@ class SpotTheBotKind(TaskKind):
             f"label_{i}": choice_field({v: v for v in LABELS}, name) for i, name in enumerate(names)
         }
         fields |= {
-            f"better_{name}": choice_field(better_allowed, _feature_label(name))
+            f"better_{name}": choice_field(better_allowed, in_sentence(_feature_label(name)))
             for name in config["features"]
         }
 
