@@ -12,7 +12,7 @@ from functools import lru_cache
 from django import template
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
-from django.utils.translation import get_language, gettext
+from django.utils.translation import get_language, gettext, pgettext
 
 register = template.Library()
 
@@ -25,9 +25,9 @@ def shortcuts_line(shortcuts: tuple[tuple[str, str], ...], language: str | None)
         return SafeString("")
     keys = format_html_join(" · ", "<kbd>{}</kbd> {}", ((k, gettext(t)) for k, t in shortcuts))
     line = gettext("Keyboard: %(keys)s, %(enter)s next.")
+    enter = format_html("<kbd>{}</kbd>", pgettext("keyboard key", "Enter"))
     return format_html(
-        '<p class="shortcuts">{}</p>',
-        SafeString(line % {"keys": keys, "enter": "<kbd>Enter</kbd>"}),
+        '<p class="shortcuts">{}</p>', SafeString(line % {"keys": keys, "enter": enter})
     )
 
 
