@@ -27,17 +27,17 @@ from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Campaign
 from tests.annotation.builders import campaign as make_campaign
 from tests.annotation.kinds.test_abc_eval import conversation, loaded
-from tests.endpoints.openai_fake import completion
+from tests.endpoints.openai_fake import FakePool, completion
 
 pytestmark = pytest.mark.django_db
 
 GERMAN_TALK = [
     "Hallo! Ich bin gerade von einer Woche Wandern in den Alpen zurück.",
     "Willkommen zurück! In welchem Teil der Alpen warst du unterwegs?",
-    "Rund um Chamonix. Meine Knie tun nach all den Abstiegen weh.",
+    "Rund um Chamonix. Meine Knie tun nach den vielen Abstiegen weh.",
     "Lange Abstiege sind hart für die Knie. Ich habe letzten Sommer den Mont Blanc bestiegen.",
     "Wow, war der Aufstieg sehr schwer?",
-    "Ich war noch nie in den Bergen, also weiß ich das nicht.",
+    "Ich war noch nie in den Bergen, daher weiß ich das nicht.",
 ]
 INSTRUCTIONS = "Lesen Sie jedes Gespräch aufmerksam und antworten Sie ehrlich."
 
@@ -276,6 +276,12 @@ def test_abc_eval_qualified_and_task_pages_are_german(client):
     client.post(item_url, {"reviewed": "1", "flag_self_contradiction_5": "1"})
     assert_german(client.get(reverse("annotation:training", args=[c.slug])))
     assert_german(item_page(client, c))
+
+
+@pytest.fixture
+def fakes():
+    with FakePool() as pool:
+        yield pool
 
 
 def test_the_chat_pages_are_german(client, fakes):
