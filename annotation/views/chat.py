@@ -160,4 +160,5 @@ async def chat_stream(request, public_id, item_id):
     """The bot's reply due in the worker's conversation, as server-sent events
     (endpoints/relay.py): `piece`s, then `end` with the conversation's state."""
     assignment, item = await sync_to_async(_streamed)(request, public_id, item_id)
-    return event_stream_response(request, partial(reply_events, assignment, item))
+    language = getattr(request, "LANGUAGE_CODE", None)  # the campaign's: own_assignment
+    return event_stream_response(request, partial(reply_events, assignment, item, language))

@@ -27,7 +27,7 @@
     li.dataset.position = turn.position;
     var who = document.createElement("span");
     who.className = "who";
-    who.textContent = turn.who;
+    who.textContent = say(turn.bot ? "chatbot" : "you");
     var body = document.createElement("span");
     body.className = "text";
     body.textContent = turn.text;

@@ -26,6 +26,7 @@ from annotation.kinds.abc_eval import with_gold
 from annotation.kinds.base import ItemSpec
 from annotation.models import Assignment, Campaign
 from tests.annotation.builders import campaign as make_campaign
+from tests.annotation.chat_setup import bot_system, chat_campaign
 from tests.annotation.kinds.test_abc_eval import conversation, loaded
 from tests.endpoints.openai_fake import FakePool, completion
 
@@ -141,6 +142,13 @@ def submit(client, c, data, worker="w1"):
 def test_the_catalog_has_english_only_words_to_look_for():
     # A guard on the guard: the check below would pass on anything if this set were empty.
     assert {"conversation", "response", "training", "submit"} <= ENGLISH_ONLY
+
+
+def test_the_check_finds_the_english_of_an_english_campaign(client):
+    # A guard on the guard: the same page in English fails the check.
+    c = ab_german()
+    Campaign.objects.filter(pk=c.pk).update(language="en")
+    assert {"response", "which", "instructions"} <= english_left(item_page(client, c))
 
 
 def ab_german(**fields):
@@ -285,8 +293,6 @@ def fakes():
 
 
 def test_the_chat_pages_are_german(client, fakes):
-    from tests.annotation.chat_setup import bot_system, chat_campaign
-
     server = fakes.start(lambda payload: completion("Mir geht es gut, danke der Nachfrage."))
     c = chat_campaign(
         [bot_system(server)], language="de", title="Plaudern", instructions=INSTRUCTIONS
