@@ -176,6 +176,19 @@ class Campaign(models.Model):
         "for a trusted group). Off: participants arrive through the crowd platform, an "
         "invitation link or their account.",
     )
+    # The worker pages' language (docs/translating.md); researcher pages stay English.
+    language = models.CharField(
+        max_length=8,
+        choices=settings.LANGUAGES,
+        default="en",
+        help_text="The language of the pages workers see (task, training, completion). "
+        "The instructions, items and title are shown as written.",
+    )
+    follow_browser = models.BooleanField(
+        default=False,
+        help_text="Show the worker pages in the browser's language instead, when it is one "
+        "of the languages above.",
+    )
 
     class Meta:
         ordering = ["-created"]

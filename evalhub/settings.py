@@ -164,6 +164,17 @@ LOGOUT_REDIRECT_URL = "home"
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
+# The worker pages' languages (docs/translating.md). A campaign chooses one; researcher and
+# staff pages stay English, so there is no LocaleMiddleware: the worker views activate the
+# campaign's language themselves (annotation/language.py). Arabic is there to keep the
+# right-to-left layout working; it has no translation yet and shows English text.
+LANGUAGES = [
+    ("en", "English"),
+    ("de", "Deutsch"),
+    ("es", "Español"),
+    ("ar", "العربية"),
+]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 STATIC_URL = "static/"

@@ -32,6 +32,7 @@ from django.conf import settings
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from tenacity import (
     RetryCallState,
     retry,
@@ -228,11 +229,13 @@ class ProlificProvider(LocalProvider):
         study_id = params.get("STUDY_ID", "").strip()
         for name, value in (("PROLIFIC_PID", pid), ("SESSION_ID", session_id)):
             if value and not PROLIFIC_ID.match(value):
-                raise BadArrival(f"{name} is not a Prolific id (24 hexadecimal digits).")
+                raise BadArrival(
+                    _("%(name)s is not a Prolific id (24 hexadecimal digits).") % {"name": name}
+                )
         # STUDY_ID is only compared with the campaign's own study (visibility.py), never
         # stored: letters and digits are enough.
         if study_id and not PLAIN_ID.match(study_id):
-            raise BadArrival("STUDY_ID is not a Prolific id.")
+            raise BadArrival(_("%(name)s is not a Prolific id.") % {"name": "STUDY_ID"})
         return Arrival("prolific", pid, {"study_id": study_id, "session_id": session_id})
 
     def __init__(self, transport=None, sleep=None):
