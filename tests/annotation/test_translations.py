@@ -4,6 +4,7 @@ the committed .mo files say what the .po files say. A new {% translate %} or get
 without its German and Spanish translation fails here, naming the string."""
 
 import gettext
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -49,14 +50,24 @@ def untranslated(po: Path) -> list[str]:
     return [e["msgid"] for e in entries(po) if e["fuzzy"] or not all(e["msgstr"] or [""])]
 
 
+def need_gettext():
+    """GNU gettext's tools, like a browser, may be missing on a laptop: the test skips with
+    the reason there, and fails in CI (.ci/run installs them and sets the flag)."""
+    if shutil.which("xgettext") and shutil.which("msgfmt"):
+        return
+    reason = "needs GNU gettext (xgettext, msgfmt): apt-get install gettext"
+    if os.environ.get("EVALHUB_REQUIRE_GETTEXT", "").lower() in {"1", "true", "yes"}:
+        pytest.fail(f"EVALHUB_REQUIRE_GETTEXT is set but this test {reason}")
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="module")
 def extracted(tmp_path_factory):
     """The catalogs as makemessages makes them from the code now, merged with the committed
     translations, in a directory of their own: makemessages writes into the `locale`
     beside the files it reads, so it reads the project through links from a directory
     whose `locale` holds copies (the committed catalogs are left alone)."""
-    if shutil.which("xgettext") is None:
-        pytest.fail("GNU gettext is needed for this test: apt-get install gettext")
+    need_gettext()
     root = tmp_path_factory.mktemp("project")
     base = Path(settings.BASE_DIR)
     for entry in base.iterdir():
@@ -91,6 +102,7 @@ def test_the_committed_catalog_has_the_code_s_strings(extracted, language):
 
 @pytest.mark.parametrize("language", TRANSLATED)
 def test_the_committed_mo_is_the_po_compiled(tmp_path, language):
+    need_gettext()
     compiled = tmp_path / "django.mo"
     subprocess.run(["msgfmt", "--check", "-o", compiled, LOCALE / language / PO], check=True)
     with (
