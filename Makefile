@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint bench screenshots clean docs
+.PHONY: run test install lint bench screenshots clean docs messages
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ test: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/mkdocs serve -a 127.0.0.1:8001
+
+# The worker pages' translation catalogs, updated from the code and compiled (needs GNU
+# gettext). The .mo files are committed, so run and test need no gettext: docs/translating.md.
+messages: $(STAMP)
+	DEBUG=1 $(BIN)/python manage.py worker_messages
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -68,6 +68,7 @@ results_patterns = [
         name="arena-versus-compare",
     ),
     path("results/runs/<int:run_id>/plots/<slug:name>.svg", results_views.run_plot, name="plot"),
+    path("results/runs/<int:run_id>/dataset.zip", results_views.run_dataset, name="run-dataset"),
 ]
 
 urlpatterns = [

@@ -22,8 +22,9 @@ from datetime import timedelta
 
 from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
-from . import pairing
+from . import pairing, webhook_events
 from .conflicts import items_showing_systems_of
 from .hot_queries import started_and_held
 from .models import Assignment, Campaign, Item, Worker
@@ -127,7 +128,7 @@ def next_assignment(
     if worker.blocked:
         raise NoWork(blocked_message(worker))
     if not campaign.is_live:
-        raise NoWork("This campaign is not accepting work right now.")
+        raise NoWork(gettext("This campaign is not accepting work right now."))
     for _ in range(5):
         with transaction.atomic():
             _lock_worker(worker, now)
@@ -135,8 +136,10 @@ def next_assignment(
             current, held = started_and_held(campaign, worker)
             if current and batch is not None and current.batch_id != batch.pk:
                 raise NoWork(
-                    "You have another batch of this campaign open: finish it first, "
-                    "or return this task."
+                    gettext(
+                        "You have another batch of this campaign open: finish it first, "
+                        "or return this task."
+                    )
                 )
             if current:
                 return current
@@ -144,16 +147,22 @@ def next_assignment(
                 break  # told outside the transaction, whose rollback would take the notice
             if held >= campaign.max_batches_per_worker:
                 raise NoWork(
-                    f"You have done the most batches one person may do here ({held}). Thank you!"
+                    gettext(
+                        "You have done the most batches one person may do here (%(held)s). "
+                        "Thank you!"
+                    )
+                    % {"held": held}
                 )
             slot = _open_slot(campaign, worker, batch, owners, rng)
             if slot is None and owners and items_showing_systems_of(campaign, owners).exists():
                 raise NoWork(
-                    "This campaign shows a system you own, and its owner may not judge it: "
-                    "there is no work without it left for you."
+                    gettext(
+                        "This campaign shows a system you own, and its owner may not judge it: "
+                        "there is no work without it left for you."
+                    )
                 )
             if slot is None:
-                raise NoWork("There is no more work for you in this campaign. Thank you!")
+                raise NoWork(gettext("There is no more work for you in this campaign. Thank you!"))
             claim = {
                 "worker": worker,
                 "status": Assignment.Status.STARTED,
@@ -171,9 +180,13 @@ def next_assignment(
                 slot.campaign = campaign
                 return slot
     else:
-        raise NoWork("Too many people are asking for work at once; please reload in a moment.")
+        raise NoWork(
+            gettext("Too many people are asking for work at once; please reload in a moment.")
+        )
     tell_budget_reached(campaign)
-    raise NoWork("This campaign has spent its budget, so it hands out no new work. Thank you!")
+    raise NoWork(
+        gettext("This campaign has spent its budget, so it hands out no new work. Thank you!")
+    )
 
 
 def budget_reached(campaign: Campaign) -> bool:
@@ -202,6 +215,7 @@ def tell_budget_reached(campaign: Campaign) -> None:
     url = campaign.get_absolute_url()
     notify(campaign.owner, NoticeKind.BUDGET_REACHED, text, url, once_key=key)
     notify_staff(NoticeKind.BUDGET_REACHED, text, url, once_key=key)
+    webhook_events.over_budget(campaign)
 
 
 _RANDOM = random.SystemRandom()
@@ -211,8 +225,8 @@ def blocked_message(worker: Worker) -> str:
     """What a blocked worker is told: that they cannot take work here, and why, in the
     reason staff gave (workers see only their own)."""
     if worker.blocked_reason:
-        return (
-            f"Your account cannot take new work in this campaign: {worker.blocked_reason} "
+        return gettext(
+            "Your account cannot take new work in this campaign: %(reason)s "
             "If you think this is a mistake, reply to the study's message on your platform."
-        )
-    return "Your account cannot take new work in this campaign."
+        ) % {"reason": worker.blocked_reason}
+    return gettext("Your account cannot take new work in this campaign.")

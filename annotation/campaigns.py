@@ -28,6 +28,7 @@ from evalhub.permissions import is_managed_by, is_staff
 from evalhub.services import ConversationImport, store_conversations
 from evalhub.uniqueness import SlugTaken, unique_slug
 
+from . import webhook_events
 from .crowd import get_provider
 from .crowd.base import CrowdError
 from .items import TooMuchWork, add_items
@@ -168,9 +169,14 @@ def _create(campaign, kind, source, gold_per_batch, user) -> CampaignSetup:
         if not isinstance(source, ResponsePairs):
             raise SetupInvalid({"prompt_set": [f"{kind.label} items are built from responses."]})
         pairs = response_pairs(source)
+        try:
+            specs = kind.build_from_responses(pairs, rng)
+        except ConfigInvalid as invalid:
+            # Only the number of systems can be wrong here (a ranking's k).
+            raise SetupInvalid({"baselines": [str(invalid)]}) from None
         with transaction.atomic():
             campaign.save()
-            counts = _add_items(campaign, kind.build_from_responses(pairs, rng), gold_per_batch)
+            counts = _add_items(campaign, specs, gold_per_batch)
         return CampaignSetup(campaign, **_counts(counts))
     if isinstance(source, ChatConversations):
         return _from_chats(campaign, kind, source, rng, gold_per_batch)
@@ -467,6 +473,11 @@ def change_status(
             locked.finished_at = now
             fields.append("finished_at")
         locked.save(update_fields=fields)
+        # Its owner's webhooks hear of the first launch (not a resume) and of the finish.
+        if action == "launch" and "launched_at" in fields:
+            webhook_events.launched(locked)
+        elif action == "finish":
+            webhook_events.finished(locked)
     return locked
 
 
@@ -653,6 +664,7 @@ def decide_launch(campaign: Campaign, user, approve: bool, reason: str = ""):
             campaign.get_absolute_url(),
             once_key=f"launch-decided:{pending.pk}",
         )
+        webhook_events.launch_decided(campaign, pending)
     return pending
 
 

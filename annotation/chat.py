@@ -32,6 +32,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 from endpoints import chat as endpoint_chat
 from endpoints.calls import failure_summary
@@ -48,9 +49,12 @@ HUMAN, BOT = 0, 1
 OPEN, COMPLETE, INCOMPLETE = "open", "complete", "incomplete"
 
 
-STALE_MESSAGE = "The chatbot's reply never arrived."
-DUE_MESSAGE = "Your message is kept; the chatbot has not been asked for its reply yet."
-INTERRUPTED_MESSAGE = "The reply was interrupted before it was complete."
+# Stored in the conversation in English and translated when shown (`ChatState.shown_error`).
+STALE_MESSAGE = gettext_noop("The chatbot's reply never arrived.")
+DUE_MESSAGE = gettext_noop(
+    "Your message is kept; the chatbot has not been asked for its reply yet."
+)
+INTERRUPTED_MESSAGE = gettext_noop("The reply was interrupted before it was complete.")
 
 
 class ChatRefused(UserInputError):
@@ -135,14 +139,20 @@ class ChatState:
     @property
     def notice(self) -> str:
         """What the page without JavaScript says about the last turn."""
-        return self.error or (DUE_MESSAGE if self.due else "")
+        return self.shown_error or (gettext(DUE_MESSAGE) if self.due else "")
+
+    @property
+    def shown_error(self) -> str:
+        """The stored error in the page's language where it is one of ours (an endpoint's
+        own failure text is shown as it came)."""
+        return gettext(self.error) if self.error else ""
 
     def shown_turns(self) -> list[dict]:
         return [
             {
                 "position": t.position,
                 "bot": t.speaker == BOT,
-                "who": "Chatbot" if t.speaker == BOT else "You",
+                "who": gettext("Chatbot") if t.speaker == BOT else gettext("You"),
                 "text": t.text,
                 "offensive": t.flagged_offensive,
             }
@@ -158,7 +168,7 @@ class ChatState:
             "worker_turns": self.worker_turns,
             "min_turns": self.config["min_turns"],
             "max_turns": self.config["max_turns"],
-            "error": self.error,
+            "error": self.shown_error,
             "waiting": self.waiting,
             "streaming": self.streaming,
             "can_send": self.can_send,
@@ -220,7 +230,9 @@ def open_conversation(assignment: Assignment, item: Item) -> Conversation:
         return found
     system = System.objects.filter(slug=item.content["meta"]["system"]).first()
     if system is None:
-        raise ChatRefused("This chatbot is no longer available; skip to the next conversation.")
+        raise ChatRefused(
+            gettext("This chatbot is no longer available; skip to the next conversation.")
+        )
     try:
         with transaction.atomic():
             conversation = Conversation.objects.create(
@@ -276,17 +288,17 @@ def send(assignment: Assignment, item: Item, text: str, position) -> ChatState:
     config = _config(assignment)
     text = (text or "").strip()
     if not text:
-        raise ChatRefused("Write a message before sending it.", field="text")
+        raise ChatRefused(gettext("Write a message before sending it."), field="text")
     if len(text) > config["max_message_chars"]:
         raise ChatRefused(
-            f"Your message has {len(text)} characters; at most "
-            f"{config['max_message_chars']} are allowed.",
+            gettext("Your message has %(length)s characters; at most %(most)s are allowed.")
+            % {"length": len(text), "most": config["max_message_chars"]},
             field="text",
         )
     try:
         position = int(position)
     except (TypeError, ValueError):
-        raise ChatRefused("The message has no position; reload the page.") from None
+        raise ChatRefused(gettext("The message has no position; reload the page.")) from None
     conversation = open_conversation(assignment, item)
     try:
         with transaction.atomic():
@@ -296,15 +308,17 @@ def send(assignment: Assignment, item: Item, text: str, position) -> ChatState:
                 return chat_state(assignment, item)  # sent twice: the first one counts
             chat = conversation.metadata["chat"]
             if chat["status"] != OPEN:
-                raise ChatRefused("This conversation has ended.")
+                raise ChatRefused(gettext("This conversation has ended."))
             if position != len(turns):
                 raise ChatRefused(
-                    "The page was out of date: the conversation is shown as it is now."
+                    gettext("The page was out of date: the conversation is shown as it is now.")
                 )
             if turns and turns[-1].speaker == HUMAN:
-                raise ChatRefused("Wait for the reply, or try it again, before writing more.")
+                raise ChatRefused(
+                    gettext("Wait for the reply, or try it again, before writing more.")
+                )
             if sum(t.speaker == HUMAN for t in turns) >= config["max_turns"]:
-                raise ChatRefused("The conversation has reached its last turn.")
+                raise ChatRefused(gettext("The conversation has reached its last turn."))
             Turn.objects.create(
                 conversation=conversation,
                 position=position,
@@ -330,16 +344,18 @@ def retry(assignment: Assignment, item: Item) -> ChatState:
     state = chat_state(assignment, item)
     if not state.can_retry:
         raise ChatRefused(
-            "The reply is still coming." if state.waiting else "There is no reply to try again."
+            gettext("The reply is still coming.")
+            if state.waiting
+            else gettext("There is no reply to try again.")
         )
     with transaction.atomic():
         conversation, turns = _locked(state.conversation.pk)
         current = ChatState(conversation, turns, state.config, conversation.metadata["chat"])
         if not current.can_retry:
             raise ChatRefused(
-                "The reply is still coming."
+                gettext("The reply is still coming.")
                 if current.waiting
-                else "There is no reply to try again."
+                else gettext("There is no reply to try again.")
             )
         _due(conversation)
     return chat_state(assignment, item)
@@ -422,11 +438,15 @@ def end(assignment: Assignment, item: Item) -> ChatState:
         return state
     if not state.can_end:
         if state.waiting:
-            raise ChatRefused("Wait for the reply before ending the conversation.")
+            raise ChatRefused(gettext("Wait for the reply before ending the conversation."))
         needed = state.config["min_turns"]
         raise ChatRefused(
-            f"Send at least {needed} message{'s' if needed != 1 else ''} before ending "
-            f"(you sent {state.worker_turns})."
+            ngettext(
+                "Send at least %(needed)s message before ending (you sent %(sent)s).",
+                "Send at least %(needed)s messages before ending (you sent %(sent)s).",
+                needed,
+            )
+            % {"needed": needed, "sent": state.worker_turns}
         )
     with transaction.atomic():
         conversation, turns = _locked(state.conversation.pk)
@@ -451,7 +471,7 @@ def flag(assignment: Assignment, item: Item, position, offensive: bool) -> ChatS
         position = -1
     turn = next((t for t in state.turns if t.position == position), None)
     if turn is None or turn.speaker != BOT:
-        raise ChatRefused("Only the chatbot's turns can be flagged.")
+        raise ChatRefused(gettext("Only the chatbot's turns can be flagged."))
     Turn.objects.filter(pk=turn.pk).update(flagged_offensive=offensive)
     return chat_state(assignment, item)
 

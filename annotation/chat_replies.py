@@ -28,6 +28,9 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 
+from django.utils import translation
+from django.utils.translation import gettext_noop
+
 from endpoints import chat as endpoint_chat
 from endpoints.dbcalls import database
 from endpoints.relay import Piece, Settled
@@ -41,40 +44,45 @@ logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.5
 DONE, FAILED, IDLE = "done", "failed", "idle"
-UNUSABLE = "The chatbot did not give a usable answer."
+UNUSABLE = gettext_noop("The chatbot did not give a usable answer.")
 
 
-def _settled(state: ChatState) -> Settled:
-    """The end event of a reply as the conversation now stands."""
+def _settled(state: ChatState, language: str | None = None) -> Settled:
+    """The end event of a reply as the conversation now stands, its words in the worker's
+    `language` (the stream outlives the view that knew it)."""
     last = state.turns[-1] if state.turns else None
     text = last.text if last is not None and last.speaker == chat.BOT else ""
     status = FAILED if state.error else DONE if text else IDLE
-    return Settled(status, text, state.error, {"state": state.as_json()})
+    with translation.override(language or translation.get_language()):
+        return Settled(status, text, state.shown_error, {"state": state.as_json()})
 
 
 async def _db(function, *args):
     return await database(function, *args)
 
 
-async def _outcome_elsewhere(assignment: Assignment, item: Item) -> Settled:
+async def _outcome_elsewhere(assignment: Assignment, item: Item, language: str | None) -> Settled:
     """The reply as another stream stores it (or as it stands when none is asking)."""
     deadline = time.monotonic() + chat.reply_lease_seconds()
     while True:
         state = await _db(chat.chat_state, assignment, item)
         if not state.streaming or time.monotonic() > deadline:
-            return _settled(state)
+            return _settled(state, language)
         await asyncio.sleep(POLL_SECONDS)
 
 
-async def reply_events(assignment: Assignment, item: Item) -> AsyncIterator[Piece | Settled]:
-    """The reply's pieces as the bot writes them, then how it ended (see the module)."""
+async def reply_events(
+    assignment: Assignment, item: Item, language: str | None = None
+) -> AsyncIterator[Piece | Settled]:
+    """The reply's pieces as the bot writes them, then how it ended (see the module), in
+    the worker's `language`."""
     job: ReplyJob | None = await _db(chat.claim_reply, assignment, item)
     if job is None:
-        yield await _outcome_elsewhere(assignment, item)
+        yield await _outcome_elsewhere(assignment, item, language)
         return
     if job.endpoint is None:
         state = await _db(chat.settle_reply, assignment, item, job, "", 0, job.refusal)
-        yield _settled(state)
+        yield _settled(state, language)
         return
     started = time.monotonic()
     result: StreamResult | None = None
@@ -104,4 +112,4 @@ async def reply_events(assignment: Assignment, item: Item) -> AsyncIterator[Piec
         )
         # Shielded: a second cancellation must not lose the stored outcome.
         state = await asyncio.shield(settling)
-    yield _settled(state)
+    yield _settled(state, language)

@@ -32,6 +32,7 @@ def items_showing_systems_of(campaign, owners: set[int]) -> QuerySet:
     return Item.objects.filter(campaign=campaign).filter(
         Q(response_a__submission__system__in=systems)
         | Q(response_b__submission__system__in=systems)
+        | Q(shown_responses__submission__system__in=systems)
         | Q(conversation__speakers__system__in=systems)
         | Q(conversation_b__speakers__system__in=systems)
     )

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from evalhub import ratelimit
 
@@ -35,12 +36,14 @@ def arriving_worker(request, campaign, arrival: Arrival | None):
         return current_worker(request), None
     if arrival.external_id.startswith(GENERIC_PREFIX) and not campaign.allow_worker_param:
         return None, Refusal(
-            "This campaign does not take ?worker= ids. Use the link your study or your "
-            "invitation gave you, or log in."
+            _(
+                "This campaign does not take ?worker= ids. Use the link your study or your "
+                "invitation gave you, or log in."
+            )
         )
     if _new_to_campaign(request, campaign, arrival) and not admit_newcomer(request, campaign):
         return None, Refusal(
-            "Too many new participants have started from here just now. Please try again later.",
+            _("Too many new participants have started from here just now. Please try again later."),
             status=429,
         )
     return worker_for(arrival, request.user), None
@@ -153,7 +156,7 @@ def platform_conflict(campaign, worker, arrival, *, same_browser: bool, one_batc
     if session_ref:
         bound = bound.exclude(provider_ref=session_ref)
     if bound.exists():
-        return (
+        return _(
             "This participant id is already working in another session. Continue in the "
             "browser where you started."
         )

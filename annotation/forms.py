@@ -129,6 +129,8 @@ class CampaignForm(RefusesNul, ProposedSlugForm, forms.ModelForm):
             "provider",
             "completion_redirect_url",
             "allow_worker_param",
+            "language",
+            "follow_browser",
             "requires_training",
             "training_threshold",
         ]
@@ -136,6 +138,8 @@ class CampaignForm(RefusesNul, ProposedSlugForm, forms.ModelForm):
             "task_kind": "Task kind",
             "time_limit_minutes": "Time limit (minutes)",
             "allow_worker_param": "Take any ?worker= id",
+            "language": "Workers' language",
+            "follow_browser": "Follow the browser's language",
         }
         help_texts = {
             "slug": "Lowercase letters, digits and hyphens; the start link is /work/<slug>/.",
@@ -163,6 +167,7 @@ class CampaignForm(RefusesNul, ProposedSlugForm, forms.ModelForm):
                 "allow_worker_param",
             ),
         ),
+        ("Workers' language", ("language", "follow_browser")),
         ("Training and screening", ("requires_training", "training_threshold")),
     )
     RESPONSE_FIELDS = ("prompt_set", "system", "baselines")
@@ -188,6 +193,8 @@ class CampaignForm(RefusesNul, ProposedSlugForm, forms.ModelForm):
             )
         self.fields["task_kind"].choices = available_kinds()
         declare_fields(self.fields, CampaignSettings)
+        # Left out (a script, an older client): English, the model's default.
+        self.fields["language"].required = False
         self.source = None
 
     def fieldsets(self) -> list[tuple[str, list]]:
@@ -207,6 +214,9 @@ class CampaignForm(RefusesNul, ProposedSlugForm, forms.ModelForm):
         if slug in RESERVED_SLUGS:
             raise forms.ValidationError(f"'{slug}' is reserved; choose another slug.")
         return slug
+
+    def clean_language(self):
+        return self.cleaned_data["language"] or Campaign._meta.get_field("language").default
 
     def clean_provider(self):
         provider = self.cleaned_data["provider"]

@@ -6,6 +6,7 @@ leaked link admits nobody else."""
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from evalhub.errors import UserInputError
 
@@ -31,13 +32,15 @@ def redeem(campaign: Campaign, token: str, known: Worker | None):
     """(worker, None) for the invitation's worker, or (None, Refusal)."""
     invitation = Invitation.objects.filter(campaign=campaign, token=token[:64]).first()
     if invitation is None:
-        return None, Refusal("This invitation link is not valid for this campaign.", 404)
+        return None, Refusal(gettext("This invitation link is not valid for this campaign."), 404)
     if invitation.worker_id is not None:
         if known is not None and known.pk == invitation.worker_id:
             return known, None
         return None, Refusal(
-            "This invitation link has already been used. It opens again only in the "
-            "browser where it was first used."
+            gettext(
+                "This invitation link has already been used. It opens again only in the "
+                "browser where it was first used."
+            )
         )
     with transaction.atomic():
         worker, _ = Worker.objects.get_or_create(
@@ -48,7 +51,7 @@ def redeem(campaign: Campaign, token: str, known: Worker | None):
             worker=worker, used_at=timezone.now()
         )
     if not claimed:
-        return None, Refusal("This invitation link has already been used.")
+        return None, Refusal(gettext("This invitation link has already been used."))
     return worker, None
 
 

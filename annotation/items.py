@@ -37,7 +37,7 @@ def check_assignments(batches: int, redundancy: int) -> int:
 def _item(campaign: Campaign, position: int, spec: ItemSpec, **extra) -> Item:
     # Shallow on purpose: dataclasses.asdict deep-copies every content dict, which was a
     # quarter of the time of building a 50k-item campaign.
-    values = {f.name: getattr(spec, f.name) for f in fields(spec)}
+    values = {f.name: getattr(spec, f.name) for f in fields(spec) if f.name != "shown_response_ids"}
     return Item(campaign=campaign, position=position, **values, **extra)
 
 
@@ -77,6 +77,7 @@ def add_items(
     check_assignments(len(packed), campaign.redundancy)
     rng = rng or random.SystemRandom()
     items: list[Item] = []
+    stored: list[ItemSpec] = []  # the spec of each item, in order
     batches = Batch.objects.bulk_create(
         Batch(campaign=campaign, position=i) for i in range(len(packed))
     )
@@ -93,12 +94,15 @@ def add_items(
             )
         for order, spec in enumerate(members):
             items.append(_item(campaign, position, spec, batch=batch, order_in_batch=order))
+            stored.append(spec)
             position += 1
     for spec in auto + training:
         items.append(_item(campaign, position, spec))
+        stored.append(spec)
         position += 1
     # bulk_create set the batches' primary keys (RETURNING, on PostgreSQL and SQLite 3.35+).
     Item.objects.bulk_create(items, batch_size=2000)
+    _link_shown_responses(items, stored)
     Assignment.objects.bulk_create(
         (
             Assignment(campaign=campaign, batch=batch)
@@ -114,6 +118,18 @@ def add_items(
         "gold_copies": len(batches) * gold_per_batch,
         "training": len(training),
     }
+
+
+def _link_shown_responses(items: list[Item], specs: list[ItemSpec]) -> None:
+    links = Item.shown_responses.through
+    links.objects.bulk_create(
+        (
+            links(item_id=item.pk, response_id=response_id)
+            for item, spec in zip(items, specs, strict=True)
+            for response_id in spec.shown_response_ids
+        ),
+        batch_size=2000,
+    )
 
 
 def _pack_by_group(specs: list[ItemSpec], batch_size: int) -> list[list[int]]:

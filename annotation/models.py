@@ -176,6 +176,19 @@ class Campaign(models.Model):
         "for a trusted group). Off: participants arrive through the crowd platform, an "
         "invitation link or their account.",
     )
+    # The worker pages' language (docs/translating.md); researcher pages stay English.
+    language = models.CharField(
+        max_length=8,
+        choices=settings.LANGUAGES,
+        default="en",
+        help_text="The language of the pages workers see (task, training, completion). "
+        "The instructions, items and title are shown as written.",
+    )
+    follow_browser = models.BooleanField(
+        default=False,
+        help_text="Show the worker pages in the browser's language instead, when it is one "
+        "of the languages above.",
+    )
 
     class Meta:
         ordering = ["-created"]
@@ -282,6 +295,12 @@ class Item(models.Model):
         Conversation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     segment_length = models.PositiveSmallIntegerField(null=True, blank=True)
+    shown_responses = models.ManyToManyField(
+        Response,
+        blank=True,
+        related_name="+",
+        help_text="Every response a k-way ranking shows (a and b hold only two).",
+    )
     gold = models.JSONField(
         null=True,
         blank=True,

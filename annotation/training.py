@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
+from django.utils.translation import gettext
 
 from evalhub.errors import UserInputError
 
@@ -252,14 +253,21 @@ def record_training_answer(
     return answer
 
 
-def shown_feedback(feedback: list[dict]) -> list[dict]:
-    """Feedback rows with answers as text: label lists joined, an empty list as "no label"."""
+def shown_feedback(feedback: list[dict], kind) -> list[dict]:
+    """Feedback rows as the worker reads them, in the page's language: answers as the kind
+    words them (label lists joined, an empty list as "no label"), the place by its number."""
 
-    def text(value) -> str:
-        if isinstance(value, list):
-            return ", ".join(map(str, value)) or "no label"
-        return "—" if value is None else str(value)
+    def where(row) -> str:
+        if "bot_turn" in row:
+            return gettext("Bot turn %(number)s") % {"number": row["bot_turn"]}
+        return row.get("where", "")
 
     return [
-        {**row, "yours": text(row.get("yours")), "gold": text(row.get("gold"))} for row in feedback
+        {
+            **row,
+            "where": where(row),
+            "yours": kind.answer_text(row.get("yours")),
+            "gold": kind.answer_text(row.get("gold")),
+        }
+        for row in feedback
     ]

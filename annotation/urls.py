@@ -87,6 +87,11 @@ urlpatterns = [
         name="manage-campaign-export-csv",
     ),
     path(
+        "manage/campaigns/<slug:slug>/export-dataset.zip",
+        manage.campaign_export_dataset,
+        name="manage-campaign-export-dataset",
+    ),
+    path(
         "manage/campaigns/<slug:slug>/invitations/",
         invitations.create,
         name="manage-campaign-invitations",

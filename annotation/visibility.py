@@ -17,6 +17,7 @@ lists: public ones, the user's own, all for staff) are the one place this is dec
 """
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext_lazy
 
 from evalhub import permissions
 
@@ -72,7 +73,7 @@ def may_serve(campaign: Campaign, arrival, worker) -> bool:
     )
 
 
-PRIVATE_REFUSAL = (
+PRIVATE_REFUSAL = gettext_lazy(
     "This campaign is open only to participants invited to it or sent by its crowd "
     "platform. Use the link you were given."
 )

@@ -9,6 +9,10 @@ from django.conf import settings
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
+from webhooks.events import emit
+from webhooks.events import link as webhook_link
+from webhooks.models import EventType
+
 from . import leaderboard, pairing_state
 from .language import detect_language
 from .models import Arena, Battle, BattleTurn, Leaderboard, LeaderboardVariant
@@ -37,9 +41,33 @@ def compute_leaderboard(arena_id: int) -> int | None:
     values = {"result": result, "battles": result["battles"], "computed_at": started}
     stored = Leaderboard.objects.filter(arena=arena, computed_at__lte=started).update(**values)
     if not stored:
-        Leaderboard.objects.get_or_create(arena=arena, defaults=values)
+        stored = Leaderboard.objects.get_or_create(arena=arena, defaults=values)[1]
     store_variants(arena, results, started)
+    if stored:  # not when a later computation had already stored its own
+        emit_updated(arena, result["battles"], started)
     return result["battles"]
+
+
+def emit_updated(arena: Arena, battles: int, computed_at) -> None:
+    """The arena's owner's webhooks hear of the leaderboard just stored."""
+
+    def data() -> dict:
+        return {
+            "arena": {
+                "slug": arena.slug,
+                "name": arena.name,
+                "url": webhook_link(arena.get_absolute_url()),
+            },
+            "battles": battles,
+            "computed_at": computed_at,
+        }
+
+    emit(
+        arena.owner,
+        EventType.ARENA_LEADERBOARD_UPDATED,
+        data,
+        key=f"arena.leaderboard_updated:{arena.pk}:{computed_at.isoformat()}",
+    )
 
 
 def store_variants(arena: Arena, results: dict, started) -> None:

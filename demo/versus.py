@@ -5,7 +5,8 @@ on the first run.
 
 The judge is simulated from the same known model as the crowd (one more careful annotator,
 ``demo.simulation.spot_the_bot_payload``), written through the judging models as a
-finished run; its endpoint is a placeholder on 127.0.0.1 that is never called.
+finished run; its endpoint (its own: no system is listed for it) is a placeholder on
+127.0.0.1 that is never called.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from analysis.runs.tasks import analyze_judge_run
 from annotation.models import Item
 from demo.leaderboards import DEMO_HAZARDS, SPOT_THE_BOT_DEMO_SLUG
 from demo.simulation import SpotTheBotModel, spot_the_bot_payload
-from endpoints.models import BotEndpoint
-from evalhub.models import System
+from judging import judges
 from judging.defaults import DEFAULT_NAME, install_default_rubrics
 from judging.models import AutomaticJudgment, Judge, JudgeRun, Rubric
 from tournaments.models import Tournament
@@ -36,20 +36,12 @@ def _judge(owner) -> Judge:
     judge = Judge.objects.filter(slug=VERSUS_DEMO_JUDGE).first()
     if judge is not None:
         return judge
-    system, _ = System.objects.get_or_create(
-        slug=f"{VERSUS_DEMO_JUDGE}-model",
-        defaults={
-            "name": "Simulated judge model",
-            "owner": owner,
-            "description": "A placeholder for the demo's simulated automatic judge.",
-        },
-    )
-    endpoint, _ = BotEndpoint.objects.get_or_create(
-        system=system,
-        defaults={"protocol": "openai", "url": _PLACEHOLDER_URL, "model_name": "simulated"},
-    )
-    return Judge.objects.create(
-        slug=VERSUS_DEMO_JUDGE, name="Simulated judge", owner=owner, endpoint=endpoint
+    # A judge is a model, not a chatbot: its endpoint is its own, and no system is listed.
+    return judges.register(
+        owner=owner,
+        slug=VERSUS_DEMO_JUDGE,
+        name="Simulated judge",
+        endpoint={"url": _PLACEHOLDER_URL, "model_name": "simulated"},
     )
 
 

@@ -1,4 +1,5 @@
-"""Admin pages for bot endpoints, their daily usage and their calls' outcomes.
+"""Admin pages for bot endpoints (a system's, or a model's of no system such as a judge's:
+exactly one of `system` and `owner`), their daily usage and their calls' outcomes.
 
 A bot endpoint's token is write-only: the admin never sends it back to a browser.
 """
@@ -29,7 +30,7 @@ class BotEndpointAdminForm(RefusesNul, forms.ModelForm):
 
     class Meta:
         model = BotEndpoint
-        fields = ["system", *BotEndpointForm.Meta.fields]
+        fields = ["system", "owner", "name", *BotEndpointForm.Meta.fields]
 
     def clean(self):
         data = super().clean()
@@ -45,7 +46,9 @@ class BotEndpointAdminForm(RefusesNul, forms.ModelForm):
 class BotEndpointAdmin(ModelAdmin):
     form = BotEndpointAdminForm
     list_display = [
+        "__str__",
         "system",
+        "owner",
         "protocol",
         "url",
         "has_token",
@@ -57,9 +60,9 @@ class BotEndpointAdmin(ModelAdmin):
         "max_concurrency",
     ]
     list_filter = ["protocol", "allow_other_owners"]
-    search_fields = ["system__slug", "url", "model_name"]
-    list_select_related = ["system"]
-    raw_id_fields = ["system"]
+    search_fields = ["system__slug", "name", "owner__username", "url", "model_name"]
+    list_select_related = ["system", "owner"]
+    raw_id_fields = ["system", "owner"]
 
     @admin.display(boolean=True, description="Token")
     def has_token(self, obj):
@@ -74,8 +77,8 @@ class EndpointUsageAdmin(RecordAdmin):
 
     list_display = ["endpoint", "day", "requests", "chat_requests"]
     list_filter = ["day"]
-    search_fields = ["endpoint__system__slug"]
-    list_select_related = ["endpoint__system"]
+    search_fields = ["endpoint__system__slug", "endpoint__name"]
+    list_select_related = ["endpoint__system", "endpoint__owner"]
     date_hierarchy = "day"
 
 
@@ -87,6 +90,6 @@ class EndpointCallAdmin(RecordAdmin):
 
     list_display = ["endpoint", "at", "purpose", "status", "http_status", "latency_ms"]
     list_filter = ["status", "purpose", "streamed"]
-    search_fields = ["endpoint__system__slug", "error_class"]
-    list_select_related = ["endpoint__system"]
+    search_fields = ["endpoint__system__slug", "endpoint__name", "error_class"]
+    list_select_related = ["endpoint__system", "endpoint__owner"]
     date_hierarchy = "at"

@@ -24,7 +24,7 @@ from django.db import DatabaseError
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from .models import EndpointCall
+from .models import BotEndpoint, EndpointCall
 
 logger = logging.getLogger(__name__)
 
@@ -106,18 +106,17 @@ def _tell_if_failing(endpoint_id: int, call: EndpointCall) -> None:
     )
     if len(latest) < FAILING_AFTER or EndpointCall.Status.OK in latest:
         return
-    from django.urls import reverse
 
-    from evalhub.models import NoticeKind, System
+    from evalhub.models import NoticeKind
     from evalhub.notifications import notify
 
-    system = System.objects.select_related("owner").get(endpoint__pk=endpoint_id)
+    endpoint = BotEndpoint.objects.select_related("system__owner", "owner").get(pk=endpoint_id)
     notify(
-        system.owner,
+        endpoint.manager,
         NoticeKind.ENDPOINT_FAILING,
-        f"The bot endpoint of {system.name} failed its last {FAILING_AFTER} calls; the "
+        f"The endpoint of {endpoint.label} failed its last {FAILING_AFTER} calls; the "
         f"latest: {call.get_status_display()}{f' ({call.message})' if call.message else ''}.",
-        reverse("system-endpoint", args=[system.slug]),
+        endpoint.get_absolute_url(),
         once_key=f"endpoint_failing:{endpoint_id}:{timezone.now():%Y-%m-%d}",
     )
 
@@ -167,15 +166,24 @@ def failure_summary(endpoint_ids, *, days: int = 7, limit: int = 10) -> list[dic
     rows = (
         EndpointCall.objects.filter(endpoint_id__in=list(endpoint_ids), at__gte=since)
         .exclude(status=EndpointCall.Status.OK)
-        .values("endpoint__system__name", "endpoint__system__slug", "status", "message")
+        .values(
+            "endpoint_id",
+            "endpoint__system__name",
+            "endpoint__system__slug",
+            "endpoint__name",
+            "status",
+            "message",
+        )
         .annotate(count=Count("pk"), last=Max("at"))
         .order_by("-last")[:limit]
     )
     labels = dict(EndpointCall.Status.choices)
     return [
         {
+            # None for an endpoint of no system (a judge's model), named by its own name.
             "system": row["endpoint__system__slug"],
-            "system_name": row["endpoint__system__name"],
+            "system_name": row["endpoint__system__name"] or row["endpoint__name"],
+            "endpoint": row["endpoint_id"],
             "status": row["status"],
             "outcome": labels.get(row["status"], row["status"]),
             "message": row["message"],

@@ -54,7 +54,7 @@ class ReplyFailed(Exception):
 
 
 def _may_use(endpoint: BotEndpoint, owner_id) -> bool:
-    return endpoint.allow_other_owners or endpoint.system.owner_id == owner_id
+    return endpoint.allow_other_owners or endpoint.manager_id == owner_id
 
 
 def chat_systems(user):

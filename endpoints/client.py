@@ -131,9 +131,20 @@ class BotHTTPError(BotError):
     ):
         super().__init__(message, url=url, summary=summary)
         self.status = status
+        # The body's start, for callers that tell one refusal from another (a judge whose
+        # server refuses `response_format`); never shown to an owner, as `message` is not.
+        self.body_start = ""
         self.retry_after: float | None = retry_after  # seconds, from a 429 or 503
         # Server errors and "slow down" may pass; a 4xx (bad token, wrong URL) will not.
         self.transient = status >= 500 or status in {408, 425, 429}
+
+
+def refuses_parameter(error: BotError, name: str) -> bool:
+    """Whether `error` is the server refusing the request parameter `name` (a 400 or 422
+    whose body names it): what an OpenAI-compatible server that lacks a feature answers."""
+    return (
+        isinstance(error, BotHTTPError) and error.status in (400, 422) and name in error.body_start
+    )
 
 
 class BotBadJSON(BotError):
@@ -364,6 +375,8 @@ class Endpoint:
     endpoint_id: int | None = None
     daily_budget: int | None = None
     chat_share: int = 100  # percent of the budget chat campaigns may spend
+    # Whether a judge asks for structured output (BotEndpoint.structured_output is "auto").
+    structured_output: bool = False
 
     @classmethod
     def from_model(cls, endpoint) -> Endpoint:
@@ -385,6 +398,7 @@ class Endpoint:
             endpoint_id=endpoint.pk,
             daily_budget=endpoint.daily_budget,
             chat_share=endpoint.chat_share,
+            structured_output=endpoint.structured_output == endpoint.StructuredOutput.AUTO,
         )
 
 
@@ -509,12 +523,13 @@ class BotClient(EndpointCaller):
         body = self.protocol.body(conversation_id, turns, speaker, self.endpoint.sampling)
         return self._ask(body, self._parse)
 
-    def chat(self, messages: Sequence[dict]) -> ChatReply:
+    def chat(self, messages: Sequence[dict], *, response_format: dict | None = None) -> ChatReply:
         """An OpenAI-compatible endpoint's answer to `messages` (a judge's prompt), with the
-        tokens it reports using; the same retries, budget and concurrency as `reply`."""
+        tokens it reports using; the same retries, budget and concurrency as `reply`.
+        `response_format` is sent as given (a judge's JSON schema: structured output)."""
         if self.endpoint.protocol != "openai":
             raise BotError("only OpenAI-compatible endpoints answer chat messages", url=self.url)
-        body = openai_chat_body(messages, self.endpoint.sampling)
+        body = openai_chat_body(messages, self.endpoint.sampling, response_format)
         return self._ask(body, self._parse_chat)
 
     def _ask(self, body: dict, parse: Callable[[bytes], object]):
@@ -705,7 +720,9 @@ def http_error(response: httpx.Response, snippet: bytes, url: str) -> BotHTTPErr
         if retry_after is not None:
             message += f" (Retry-After {retry_after:g} s)"
             summary += f" (Retry-After {retry_after:g} s)"
-    return BotHTTPError(message, url=url, status=status, retry_after=retry_after, summary=summary)
+    error = BotHTTPError(message, url=url, status=status, retry_after=retry_after, summary=summary)
+    error.body_start = snippet[:300].decode("utf-8", errors="replace")
+    return error
 
 
 def _snippet(raw: bytes, size: int = 120) -> str:

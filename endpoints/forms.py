@@ -1,4 +1,7 @@
-"""The form with which a system's owner registers or edits its bot endpoint.
+"""The forms with which a system's owner registers or edits its bot endpoint
+(`BotEndpointForm`), and a user their own model endpoint, one of no system such as a judge's
+(`ModelEndpointForm`: OpenAI-compatible, and only what a caller that writes its own
+messages uses).
 
 The token (API key) is write-only: the field is never filled in when the form is shown,
 leaving it blank keeps the stored one, and "remove the token" clears it."""
@@ -78,13 +81,18 @@ class BotEndpointForm(RefusesNul, forms.ModelForm):
             "max_concurrency",
             "daily_budget",
             "chat_share",
+            "structured_output",
             "allow_other_owners",
         ]
         widgets = {"system_prompt": forms.Textarea(attrs={"rows": 3})}
 
-    def __init__(self, *args, system, **kwargs):
+    def __init__(self, *args, system=None, owner=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.instance.system = system
+        # Exactly one of them (the model's constraint bot_endpoint_one_owner).
+        if system is not None:
+            self.instance.system = system
+        elif owner is not None and self.instance.pk is None:
+            self.instance.owner = owner
         if self.instance.auth_token:
             self.fields[
                 "auth_token"
@@ -94,6 +102,11 @@ class BotEndpointForm(RefusesNul, forms.ModelForm):
             self.fields["clear_token"].label = "This endpoint needs no token"
         else:
             del self.fields["clear_token"]
+        # A form sent without it (a script, an older page) keeps asking for structured output.
+        self.fields["structured_output"].required = False
+
+    def clean_structured_output(self):
+        return self.cleaned_data["structured_output"] or BotEndpoint.StructuredOutput.AUTO
 
     def clean(self):
         data = super().clean()
@@ -104,3 +117,34 @@ class BotEndpointForm(RefusesNul, forms.ModelForm):
         # The model's own checks (model name for OpenAI) see the kept token too.
         data["auth_token"] = self.instance.auth_token
         return data
+
+
+class ModelEndpointForm(BotEndpointForm):
+    """A model endpoint of no system, such as a judge's: always OpenAI-compatible, and
+    without what only a conversation partner uses (its system prompt: the caller writes
+    the messages) or only systems serve (chats, other owners' tournaments)."""
+
+    class Meta(BotEndpointForm.Meta):
+        fields = [
+            "url",
+            "model_name",
+            "auth_token",
+            "temperature",
+            "top_p",
+            "max_tokens",
+            "stop",
+            "timeout_seconds",
+            "max_concurrency",
+            "daily_budget",
+        ]
+
+    def __init__(self, *args, owner=None, **kwargs):
+        super().__init__(*args, owner=owner, **kwargs)
+        self.instance.protocol = BotEndpoint.Protocol.OPENAI
+        self.fields["model_name"].required = True
+        self.fields["model_name"].help_text = "The `model` sent with each request."
+        self.fields["url"].help_text = (
+            "The base URL of the OpenAI-compatible API, e.g. https://host/v1 "
+            "(EvalHub appends /chat/completions)."
+        )
+        self.fields["daily_budget"].help_text = "Requests per day (UTC) at most, retries included."

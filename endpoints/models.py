@@ -1,5 +1,6 @@
-"""Where EvalHub reaches a model: a system's bot endpoint, the requests charged to it and
-the outcome of each call.
+"""Where EvalHub reaches a model: a system's bot endpoint, or a model endpoint of its own
+(an automatic judge's: a model, not a chatbot, so no system), the requests charged to it
+and the outcome of each call.
 
 The client (endpoints/client.py) reads a BotEndpoint; the budget (endpoints/budget.py)
 counts EndpointUsage; every request the client makes leaves an EndpointCall
@@ -16,10 +17,11 @@ from django.core.validators import (
     URLValidator,
 )
 from django.db import models, transaction
-from django.db.models import ProtectedError, Q
+from django.db.models import ProtectedError, Q, RestrictedError
+from django.urls import reverse
 from django.utils import timezone
 
-from evalhub import limits
+from evalhub import limits, permissions
 from evalhub.encryption import EncryptedTextField
 from evalhub.errors import UserInputError
 from evalhub.fields import bounded_text
@@ -61,7 +63,10 @@ class BotEndpoint(models.Model):
       conversation as messages and the sampling settings; the reply is
       choices[0].message.content (vLLM, Ollama, llama.cpp's server, TGI, hosted APIs).
 
-    Only the system's owner and staff manage it (`is_managed_by`); the token is write-only
+    An endpoint belongs to a system (`system`) or, when it reaches a model that is no chatbot
+    (a judge's), to a user (`owner`) under its own `name`: exactly one of the two, which the
+    database checks. Only the system's owner (or the endpoint's) and staff manage it
+    (`is_managed_by`); the token is write-only
     (never shown again after saving). A tournament of another owner may call it only when
     `allow_other_owners` is on (`may_serve`); the client enforces `daily_budget` whoever calls,
     of which chat campaigns may spend `chat_share` percent (endpoints/budget.py).
@@ -74,7 +79,24 @@ class BotEndpoint(models.Model):
     MAX_STOP_SEQUENCES = 4  # the OpenAI API's own limit
     MAX_STOP_CHARS = 100
 
-    system = models.OneToOneField(System, on_delete=models.CASCADE, related_name="endpoint")
+    system = models.OneToOneField(
+        System, on_delete=models.CASCADE, related_name="endpoint", null=True, blank=True
+    )
+    # An endpoint of no system (a judge's model) is its owner's, under its own name; a
+    # system's endpoint takes both from the system.
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="model_endpoints",
+        null=True,
+        blank=True,
+        help_text="The manager of an endpoint that belongs to no system (a judge's model).",
+    )
+    name = models.CharField(
+        max_length=limits.NAME_CHARS,
+        blank=True,
+        help_text="What an endpoint of no system is called on its owner's pages.",
+    )
     protocol = models.CharField(max_length=10, choices=Protocol.choices, default=Protocol.EVALHUB)
     url = models.URLField(
         "URL",
@@ -143,6 +165,20 @@ class BotEndpoint(models.Model):
         help_text="The part of the daily budget chat campaigns may spend, in percent; "
         "tournaments and judges always keep the rest. 0: no chats.",
     )
+
+    class StructuredOutput(models.TextChoices):
+        AUTO = "auto", "Ask for it (switched off by itself if the endpoint refuses it)"
+        OFF = "off", "Never ask: the prompt alone, asked again while a reply does not parse"
+
+    structured_output = models.CharField(
+        "structured output",
+        max_length=4,
+        choices=StructuredOutput.choices,
+        default=StructuredOutput.AUTO,
+        help_text="OpenAI-compatible: whether judges send the rubric's JSON schema as "
+        "`response_format` (json_schema, strict). A 400 naming response_format sets it to "
+        "off; set it back once the server supports it.",
+    )
     allow_other_owners = models.BooleanField(
         "allow other owners' tournaments",
         default=False,
@@ -153,6 +189,12 @@ class BotEndpoint(models.Model):
     class Meta:
         db_table = "tournaments_botendpoint"
         constraints = [
+            models.CheckConstraint(
+                condition=(Q(system__isnull=False) & Q(owner__isnull=True))
+                | (Q(system__isnull=True) & Q(owner__isnull=False)),
+                name="bot_endpoint_one_owner",
+                violation_error_message="An endpoint belongs to a system or to a user, not both.",
+            ),
             models.CheckConstraint(
                 condition=Q(timeout_seconds__gte=1.0) & Q(timeout_seconds__lte=600.0),
                 name="bot_endpoint_timeout_range",
@@ -186,7 +228,28 @@ class BotEndpoint(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.system.slug} at {self.url}"
+        return f"{self.label} at {self.url}"
+
+    def get_absolute_url(self) -> str:
+        """The page where its managers edit and test it."""
+        if self.system_id:
+            return reverse("system-endpoint", args=[self.system.slug])
+        return reverse("model-endpoint", args=[self.pk])
+
+    @property
+    def label(self) -> str:
+        """What its owner calls it: the system's name, or the endpoint's own."""
+        return self.system.name if self.system_id else self.name
+
+    @property
+    def manager(self):
+        """The user it belongs to: the system's owner (None for a system nobody owns), or
+        the endpoint's own owner."""
+        return self.system.owner if self.system_id else self.owner
+
+    @property
+    def manager_id(self):
+        return self.system.owner_id if self.system_id else self.owner_id
 
     def clean(self):
         super().clean()
@@ -202,8 +265,18 @@ class BotEndpoint(models.Model):
         self.token_left_out = False
 
     def is_managed_by(self, user) -> bool:
-        """The system's owner and staff register, edit and remove it (and its token)."""
-        return self.system.is_managed_by(user)
+        """The system's owner (or the endpoint's) and staff register, edit and remove it
+        (and its token)."""
+        if self.system_id:
+            return self.system.is_managed_by(user)
+        return permissions.is_managed_by(user, self)
+
+    def is_visible_to(self, user) -> bool:
+        """A model endpoint is private to its managers (404 to anyone else); a system's is
+        seen by who sees the system (its managers alone change it)."""
+        if self.system_id:
+            return permissions.sees(user, self.system)
+        return self.is_managed_by(user)
 
     def remove(self) -> None:
         """Delete the endpoint, or say what still needs it: a judge's verdicts name the model
@@ -212,8 +285,9 @@ class BotEndpoint(models.Model):
         try:
             with transaction.atomic():
                 self.delete()
-        except ProtectedError as protected:
-            users = sorted({str(obj) for obj in protected.protected_objects})
+        except (ProtectedError, RestrictedError) as refused:
+            kept_by = getattr(refused, "protected_objects", None) or refused.restricted_objects
+            users = sorted({str(obj) for obj in kept_by})
             raise UserInputError(
                 f"The endpoint is still used by {', '.join(users[:5])}"
                 f"{' and others' if len(users) > 5 else ''}: remove those first."
@@ -223,7 +297,7 @@ class BotEndpoint(models.Model):
         """Whether `tournament` may call this endpoint: its owner's own tournaments (and, for
         a system nobody owns, tournaments nobody owns: the admin's), or any tournament once
         the owner allows other owners'."""
-        return self.allow_other_owners or self.system.owner_id == tournament.owner_id
+        return self.allow_other_owners or self.manager_id == tournament.owner_id
 
 
 class EndpointUsage(models.Model):
@@ -242,9 +316,7 @@ class EndpointUsage(models.Model):
         ]
 
     def __str__(self):
-        return (
-            f"{self.endpoint.system.slug} {self.day}: {self.requests} ({self.chat_requests} chat)"
-        )
+        return f"{self.endpoint.label} {self.day}: {self.requests} ({self.chat_requests} chat)"
 
 
 class EndpointCall(models.Model):

@@ -17,8 +17,9 @@ POST to `{base URL}/chat/completions`
 
 where the bot's own turns are "assistant" and its partner's are "user" (the system message
 and the sampling settings only when set), and read `choices[0].message.content`.
-Automatic judges (judging/) send their own messages (`openai_chat_body`) and also read the
-token counts of `usage`, when the server reports them (`openai_usage`).
+Automatic judges (judging/) send their own messages (`openai_chat_body`), with the rubric's
+JSON schema as `response_format` where the endpoint takes it, and also read the token counts
+of `usage`, when the server reports them (`openai_usage`).
 """
 
 from __future__ import annotations
@@ -95,11 +96,17 @@ def openai_body(conversation_id: str, turns: Sequence[dict], speaker: int, s: Sa
     return body
 
 
-def openai_chat_body(messages: Sequence[dict], s: Sampling) -> dict:
+def openai_chat_body(
+    messages: Sequence[dict], s: Sampling, response_format: dict | None = None
+) -> dict:
     """A request with messages made by the caller (a judge's rubric), not from a dialogue's
-    turns; the endpoint's system prompt is not added (the rubric says what to do)."""
+    turns; the endpoint's system prompt is not added (the rubric says what to do). A
+    `response_format` (OpenAI's structured output: {"type": "json_schema", "json_schema":
+    {"name", "schema", "strict"}}) is sent when given."""
     body = openai_body("", [], 0, replace(s, system_prompt=""))
     body["messages"] = [dict(m) for m in messages]
+    if response_format is not None:
+        body["response_format"] = response_format
     return body
 
 

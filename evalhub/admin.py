@@ -5,6 +5,7 @@ from django.urls import path
 
 from . import limits
 from .admin_tools import ModelAdmin, TabularInline
+from .forms import columns_field
 from .importers.problems import InvalidUpload
 from .models import (
     ApiToken,
@@ -79,7 +80,9 @@ class PromptSetUploadForm(RefusesNul, forms.Form):
     version = forms.CharField(initial="1", max_length=40)
     file = forms.FileField(
         help_text='.txt: one prompt per line. .jsonl: {"id", "context": [...], "references": [...]}.'
+        " .parquet: the Hugging Face layout (below)."
     )
+    columns = columns_field("prompt=instruction, id=question_id")
 
     def clean_slug(self):
         slug = self.cleaned_data["slug"]
@@ -205,7 +208,11 @@ class TurnInline(TabularInline):
 
 
 class ConversationUploadForm(RefusesNul, forms.Form):
-    file = forms.FileField(help_text='.jsonl: {"id", "domain", "speakers", "turns"} per line.')
+    file = forms.FileField(
+        help_text='.jsonl: {"id", "domain", "speakers", "turns"} per line. .parquet: the '
+        "Hugging Face layout (below)."
+    )
+    columns = columns_field("id=conversation_id, messages=conversation, model=model")
     source = forms.ChoiceField(
         choices=[("", "From each line (imported, or human-human)")] + Conversation.Source.choices,
         required=False,
@@ -228,7 +235,11 @@ class ConversationAdmin(FileUploadAdmin):
 
     def store_upload(self, request, data, filename, fields):
         result = import_conversations(
-            data=data, filename=filename, user=request.user, source=fields["source"] or None
+            data=data,
+            filename=filename,
+            user=request.user,
+            source=fields["source"] or None,
+            columns=fields["columns"],
         )
         message = f"{result.created} conversations created, {result.unchanged} unchanged."
         return message, redirect("admin:evalhub_conversation_changelist")

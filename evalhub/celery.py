@@ -50,6 +50,8 @@ app.conf.task_annotations = {
     # A slice (EVALHUB_JUDGE_SLICE_SECONDS) plus the requests in flight when it ends.
     "judging.tasks.run_judge": {"soft_time_limit": 1800, "time_limit": 1860},
     "evalhub.tasks.compute_submission_metrics": {"soft_time_limit": 300, "time_limit": 330},
+    # One request, bounded by EVALHUB_WEBHOOK_TIMEOUT_SECONDS (at most 60).
+    "webhooks.tasks.deliver_webhook": {"soft_time_limit": 90, "time_limit": 120},
 }
 
 
@@ -82,6 +84,9 @@ LEASE_SWEEPS = (
     "analysis.tasks.requeue_stability_parts",
     "tournaments.tasks.reclaim_lapsed_dialogues",
     "judging.tasks.reclaim_lapsed_judge_runs",
+    # Not a lease, but the same need: a webhook attempt whose worker died (or whose
+    # message was lost) is sent again even where beat does not run.
+    "webhooks.tasks.requeue_lost_deliveries",
 )
 
 logger = logging.getLogger(__name__)
@@ -166,6 +171,10 @@ app.conf.beat_schedule = {
     },
     "clear-expired-sessions": {
         "task": "evalhub.tasks.clear_expired_sessions",
+        "schedule": 24 * 3600.0,
+    },
+    "prune-webhook-deliveries": {
+        "task": "webhooks.tasks.prune_webhook_deliveries",
         "schedule": 24 * 3600.0,
     },
     "crowd-sync": {

@@ -28,7 +28,12 @@ __all__ = ["ConfigError", "Settings", "group_table", "load", "reference_markdown
 CommaList = Annotated[list[str], NoDecode]
 
 # Settings whose values a start-up error never repeats.
-SECRETS = {"SECRET_KEY", "EVALHUB_SECRET_KEYS", "EVALHUB_PROLIFIC_TOKEN"}
+SECRETS = {
+    "SECRET_KEY",
+    "EVALHUB_SECRET_KEYS",
+    "EVALHUB_PROLIFIC_TOKEN",
+    "EVALHUB_PROLIFIC_HOOK_SECRET",
+}
 
 # The groups of the reference, in the order the page shows them.
 GROUPS = {
@@ -39,6 +44,7 @@ GROUPS = {
     "limits": "Sizes and counts",
     "quotas": "Quotas and API rates",
     "endpoints": "Model endpoints, chat and judges",
+    "webhooks": "Webhooks",
     "crowd": "Crowd platforms",
 }
 
@@ -352,6 +358,21 @@ class Settings(BaseSettings):
         ge=0,
         le=1_000_000,
     )
+    EVALHUB_QUOTA_WEBHOOKS: int = setting(
+        10,
+        "Webhook subscriptions one account may have (staff: no quota).",
+        "quotas",
+        ge=0,
+        le=1000,
+    )
+    EVALHUB_WEBHOOK_TESTS_PER_MINUTE: int = setting(
+        5,
+        "Test events one account may send to one webhook subscription a minute (its page "
+        "and the API): each is a real request to the subscriber.",
+        "quotas",
+        ge=1,
+        le=1000,
+    )
     EVALHUB_API_USER_PER_MINUTE: int = setting(
         120,
         "API requests one signed-in account (or, signed out, one address) may make a minute.",
@@ -454,6 +475,39 @@ class Settings(BaseSettings):
         "only. The production page says more (outbound requests).",
         "endpoints",
     )
+    # Webhooks -----------------------------------------------------------------------------
+    EVALHUB_WEBHOOK_TIMEOUT_SECONDS: float = setting(
+        10.0,
+        "Total seconds one webhook request may take (connecting, sending, the answer's "
+        "status); a subscriber should answer at once and do its work afterwards.",
+        "webhooks",
+        ge=1,
+        le=60,
+    )
+    EVALHUB_WEBHOOK_MAX_ATTEMPTS: int = setting(
+        8,
+        "Requests made for one webhook message before it is given up (the first included).",
+        "webhooks",
+        ge=1,
+        le=20,
+    )
+    EVALHUB_WEBHOOK_RETRY_BASE_SECONDS: float = setting(
+        10.0,
+        "Seconds before a webhook message's second attempt; each later wait doubles.",
+        "webhooks",
+        ge=1,
+        le=3600,
+    )
+    EVALHUB_WEBHOOK_RETRY_MAX_SECONDS: float = setting(
+        3600.0,
+        "Longest wait between two attempts of a webhook message.",
+        "webhooks",
+        ge=1,
+        le=86400,
+    )
+    EVALHUB_WEBHOOK_LOG_DAYS: int = setting(
+        30, "Days the webhook delivery log keeps a message.", "webhooks", ge=1, le=3650
+    )
     EVALHUB_ENDPOINT_CALLS_KEPT: int = setting(
         500, "Call outcomes kept per endpoint for its owner.", "endpoints", ge=1, le=1_000_000
     )
@@ -529,6 +583,34 @@ class Settings(BaseSettings):
     )
     EVALHUB_PROLIFIC_TIMEOUT: float = setting(
         30.0, "Seconds of one request to Prolific.", "crowd", ge=1, le=600
+    )
+    EVALHUB_PROLIFIC_WORKSPACE_ID: str = setting(
+        "",
+        "The Prolific workspace whose submission status changes EvalHub subscribes to at "
+        "launch (with EVALHUB_PROLIFIC_HOOK_SECRET). Unset: the periodic sync alone.",
+        "crowd",
+    )
+    EVALHUB_PROLIFIC_HOOK_SECRET: str = setting(
+        "",
+        "The workspace's hook secret (Prolific's POST /api/v1/hooks/secrets/), which signs "
+        "the events Prolific sends; a request not signed with it is refused.",
+        "crowd",
+    )
+    EVALHUB_PROLIFIC_HOOK_TOLERANCE: int = setting(
+        300,
+        "Seconds a hook request's X-Prolific-Request-Timestamp may differ from this server's "
+        "clock; an older (replayed) request is refused.",
+        "crowd",
+        ge=30,
+        le=3600,
+    )
+    EVALHUB_PROLIFIC_HOOKS_PER_MINUTE: int = setting(
+        600,
+        "Hook requests one address may send a minute (Prolific sends one per submission "
+        "change); the next is refused with 429 and Prolific retries it.",
+        "crowd",
+        ge=10,
+        le=100_000,
     )
     EVALHUB_MTURK_ENDPOINT_URL: str = setting(
         "",

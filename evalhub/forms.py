@@ -2,6 +2,7 @@ from django import forms
 from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 
+from .importers import hf_layout
 from .models import ApiToken, PromptSet, Submission, System
 from .nul_refusal import RefusesNul
 from .slugs import ProposedSlugForm
@@ -45,12 +46,33 @@ class SystemForm(RefusesNul, ProposedSlugForm, forms.ModelForm):
         }
 
 
+HF_HELP = (
+    "Hugging Face layout: a .parquet file, or .jsonl with this filled in. Which of your "
+    'columns hold what EvalHub reads, as ours=theirs, e.g. "{example}"; unmapped ones are '
+    'looked up under their own names ("id=id" reads a .jsonl in this layout as it is).'
+)
+
+
+def columns_field(example: str) -> forms.CharField:
+    """The column mapping of an upload in the Hugging Face layout
+    (evalhub/importers/hf_layout.py), which checks it."""
+    return forms.CharField(
+        label="Column mapping",
+        required=False,
+        max_length=hf_layout.MAX_MAPPING_CHARS,
+        help_text=HF_HELP.format(example=example),
+    )
+
+
 class SubmissionForm(RefusesNul, forms.Form):
     prompt_set = forms.ModelChoiceField(queryset=PromptSet.objects.all(), to_field_name="slug")
-    file = forms.FileField(help_text="A .txt, .jsonl or .csv file; see the formats below.")
+    file = forms.FileField(
+        help_text="A .txt, .jsonl, .csv or .parquet file; see the formats below."
+    )
     format = forms.ChoiceField(
         choices=[("", "From the file name")] + list(Submission.Format.choices), required=False
     )
+    columns = columns_field("id=question_id, response=output")
     baselines = forms.ModelMultipleChoiceField(
         queryset=System.objects.none(),
         required=False,

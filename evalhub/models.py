@@ -165,6 +165,7 @@ class Submission(models.Model):
         TXT = "txt", "Plain text: one response per line, line i answers prompt i"
         JSONL = "jsonl", 'JSON lines: {"prompt": <prompt id>, "response": "..."}'
         CSV = "csv", "CSV with the columns prompt,response"
+        HF = "hf", "Hugging Face layout: Parquet (or JSON lines) with the columns id and response"
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="submissions")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
+from django.db.models import Q
 
 from .errors import UserInputError
 from .permissions import is_staff
@@ -27,16 +28,23 @@ from .ratelimit import Outage, allow_key
 @dataclass(frozen=True)
 class Quota:
     setting: str  # the declared setting holding the limit
-    owner: str  # the lookup from the model to the user who owns a row
+    # The lookups from the model to the user who owns a row (any of them).
+    owner: tuple[str, ...]
     noun: str  # plural, for the message
 
 
 QUOTAS = {
-    "evalhub.System": Quota("EVALHUB_QUOTA_SYSTEMS", "owner", "systems"),
-    "endpoints.BotEndpoint": Quota("EVALHUB_QUOTA_ENDPOINTS", "system__owner", "bot endpoints"),
-    "tournaments.Tournament": Quota("EVALHUB_QUOTA_TOURNAMENTS", "owner", "tournaments"),
-    "judging.Rubric": Quota("EVALHUB_QUOTA_RUBRICS", "owner", "rubrics"),
-    "annotation.Campaign": Quota("EVALHUB_QUOTA_CAMPAIGNS", "owner", "campaigns"),
+    "evalhub.System": Quota("EVALHUB_QUOTA_SYSTEMS", ("owner",), "systems"),
+    "endpoints.BotEndpoint": Quota(
+        # A system's endpoints and the user's own (judges' models).
+        "EVALHUB_QUOTA_ENDPOINTS",
+        ("system__owner", "owner"),
+        "bot endpoints",
+    ),
+    "tournaments.Tournament": Quota("EVALHUB_QUOTA_TOURNAMENTS", ("owner",), "tournaments"),
+    "judging.Rubric": Quota("EVALHUB_QUOTA_RUBRICS", ("owner",), "rubrics"),
+    "annotation.Campaign": Quota("EVALHUB_QUOTA_CAMPAIGNS", ("owner",), "campaigns"),
+    "webhooks.Subscription": Quota("EVALHUB_QUOTA_WEBHOOKS", ("owner",), "webhook subscriptions"),
 }
 UPLOADS_SETTING = "EVALHUB_QUOTA_UPLOADS_PER_DAY"
 
@@ -63,7 +71,10 @@ def check_quota(user, model) -> None:
         return
     quota = QUOTAS[model._meta.label]
     limit = getattr(settings, quota.setting)
-    owned = model._default_manager.filter(**{quota.owner: user}).count()
+    owns = Q()
+    for lookup in quota.owner:
+        owns |= Q(**{lookup: user})
+    owned = model._default_manager.filter(owns).count()
     if owned >= limit:
         raise QuotaExceeded(
             f"You have {owned:,} {quota.noun}, the most one account may have "

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 
+from .importers import hf_layout
 from .importers.conversations import HUMAN as HUMAN_SPEAKER
 from .importers.conversations import ParsedConversation, parse_conversations
 from .importers.problems import InvalidUpload, Problem
@@ -43,6 +44,7 @@ def submit_responses(
     fmt: str | None = None,
     baselines=(),
     user=None,
+    columns: str | None = None,
 ) -> Submission:
     """Validate a whole response file, then store it in one transaction.
 
@@ -50,14 +52,21 @@ def submit_responses(
     are not problems: they are stored and listed in the submission's `warnings`. The file
     is written, and the metrics task queued, only once the transaction has committed: a
     rolled-back upload (here or in a caller's transaction) leaves no file behind.
-    QuotaExceeded (nothing read) past the user's uploads of the day.
+    QuotaExceeded (nothing read) past the user's uploads of the day. A Parquet file, or a
+    `columns` mapping, reads the file in the Hugging Face layout (importers/hf_layout.py).
     """
     count_upload(user)
     prompts = list(
         prompt_set.prompts.order_by("position").values_list("id", "position", "external_id")
     )
     refs = [PromptRef(position, external_id) for _, position, external_id in prompts]
-    parsed = parse_responses(data, fmt, filename, refs, settings.EVALHUB_MAX_UPLOAD_BYTES)
+    limit = settings.EVALHUB_MAX_UPLOAD_BYTES
+    if fmt == Submission.Format.HF or hf_layout.wanted(filename, columns):
+        mapping = hf_layout.parse_mapping(columns, "responses")
+        parsed = hf_layout.parse_responses(data, filename, mapping, refs, limit)
+        fmt = Submission.Format.HF
+    else:
+        parsed = parse_responses(data, fmt, filename, refs, limit)
     prompt_ids = {position: pk for pk, position, _ in prompts}
     fmt = fmt or filename.rsplit(".", 1)[-1].lower()
     with transaction.atomic():
@@ -115,9 +124,16 @@ def create_prompt_set(
     source="",
     version="1",
     user=None,
+    columns: str | None = None,
 ) -> PromptSet:
-    """Validate a prompt file and store the set with its prompts in one transaction."""
-    parsed = parse_prompts(data, filename, settings.EVALHUB_MAX_UPLOAD_BYTES)
+    """Validate a prompt file and store the set with its prompts in one transaction; a
+    Parquet file, or a `columns` mapping, is read in the Hugging Face layout."""
+    limit = settings.EVALHUB_MAX_UPLOAD_BYTES
+    if hf_layout.wanted(filename, columns):
+        mapping = hf_layout.parse_mapping(columns, "prompts")
+        parsed = hf_layout.parse_prompts(data, filename, mapping, limit)
+    else:
+        parsed = parse_prompts(data, filename, limit)
     with transaction.atomic():
         prompt_set = PromptSet.objects.create(
             slug=slug,
@@ -148,15 +164,26 @@ class ConversationImport:
 
 
 def import_conversations(
-    *, data: bytes, filename: str, user=None, source: str | None = None
+    *,
+    data: bytes,
+    filename: str,
+    user=None,
+    source: str | None = None,
+    columns: str | None = None,
 ) -> ConversationImport:
     """Validate a whole conversations file (JSON lines), then store it in one transaction.
 
     Raises InvalidUpload (nothing written) when any line has a problem, including an id
     already in the catalog with different content. Lines already stored as they are count
-    as unchanged, so importing a file twice adds nothing.
+    as unchanged, so importing a file twice adds nothing. A Parquet file, or a `columns`
+    mapping, is read in the Hugging Face layout (`messages`).
     """
-    parsed = parse_conversations(data, filename, settings.EVALHUB_MAX_UPLOAD_BYTES)
+    limit = settings.EVALHUB_MAX_UPLOAD_BYTES
+    if hf_layout.wanted(filename, columns):
+        mapping = hf_layout.parse_mapping(columns, "conversations")
+        parsed = hf_layout.parse_conversations(data, filename, mapping, limit)
+    else:
+        parsed = parse_conversations(data, filename, limit)
     return store_conversations(parsed, user=user, source=source)
 
 

@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "csp",
     "evalhub",
     "endpoints",  # model calls: below annotation, tournaments and judging
+    "webhooks",  # owners' event subscriptions: above endpoints, below every app with events
     "annotation",
     "tournaments",
     "arenas",  # side-by-side battles: above tournaments, below judging
@@ -163,6 +164,17 @@ LOGOUT_REDIRECT_URL = "home"
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
+# The worker pages' languages (docs/translating.md). A campaign chooses one; researcher and
+# staff pages stay English, so there is no LocaleMiddleware: the worker views activate the
+# campaign's language themselves (annotation/language.py). Arabic is there to keep the
+# right-to-left layout working; it has no translation yet and shows English text.
+LANGUAGES = [
+    ("en", "English"),
+    ("de", "Deutsch"),
+    ("es", "Español"),
+    ("ar", "العربية"),
+]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 STATIC_URL = "static/"
@@ -345,6 +357,7 @@ REST_FRAMEWORK = {
         "uploads": f"{env.EVALHUB_API_UPLOADS_PER_HOUR}/hour",
         "token": f"{env.EVALHUB_API_TOKEN_PER_MINUTE}/minute",
         "probes": f"{env.EVALHUB_ENDPOINT_PROBES_PER_MINUTE}/minute",
+        "prolific_hooks": f"{env.EVALHUB_PROLIFIC_HOOKS_PER_MINUTE}/minute",
     },
     # DRF's, refusing a body that holds a NUL, JSON nested too deep answered 400 rather than
     # 500, and bodies over EVALHUB_MAX_JSON_BODY_BYTES 413 (evalhub/api/parsers.py).
@@ -413,6 +426,8 @@ EVALHUB_QUOTA_TOURNAMENTS = env.EVALHUB_QUOTA_TOURNAMENTS
 EVALHUB_QUOTA_RUBRICS = env.EVALHUB_QUOTA_RUBRICS
 EVALHUB_QUOTA_CAMPAIGNS = env.EVALHUB_QUOTA_CAMPAIGNS
 EVALHUB_QUOTA_UPLOADS_PER_DAY = env.EVALHUB_QUOTA_UPLOADS_PER_DAY
+EVALHUB_QUOTA_WEBHOOKS = env.EVALHUB_QUOTA_WEBHOOKS
+EVALHUB_WEBHOOK_TESTS_PER_MINUTE = env.EVALHUB_WEBHOOK_TESTS_PER_MINUTE
 # Django refuses request bodies above this before the view sees them; keep it above the
 # upload limit so the view, not a bare 400, tells the user the file is too large.
 DATA_UPLOAD_MAX_MEMORY_SIZE = EVALHUB_MAX_UPLOAD_BYTES + 1024 * 1024
@@ -450,6 +465,12 @@ EVALHUB_OUTBOUND_ALLOW = env.EVALHUB_OUTBOUND_ALLOW
 # many, none older than this many days (pruned by the maintenance beat).
 EVALHUB_ENDPOINT_CALLS_KEPT = env.EVALHUB_ENDPOINT_CALLS_KEPT
 EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS = env.EVALHUB_ENDPOINT_CALLS_MAX_AGE_DAYS
+# Webhooks (webhooks/delivery.py): sent through the same outbound guard as model calls.
+EVALHUB_WEBHOOK_TIMEOUT_SECONDS = env.EVALHUB_WEBHOOK_TIMEOUT_SECONDS
+EVALHUB_WEBHOOK_MAX_ATTEMPTS = env.EVALHUB_WEBHOOK_MAX_ATTEMPTS
+EVALHUB_WEBHOOK_RETRY_BASE_SECONDS = env.EVALHUB_WEBHOOK_RETRY_BASE_SECONDS
+EVALHUB_WEBHOOK_RETRY_MAX_SECONDS = env.EVALHUB_WEBHOOK_RETRY_MAX_SECONDS
+EVALHUB_WEBHOOK_LOG_DAYS = env.EVALHUB_WEBHOOK_LOG_DAYS
 # Chat campaigns (annotation/chat.py, endpoints/chat.py): a worker waits at most
 # this long for one reply (the endpoint's own timeout is used when shorter; one retry of a
 # transient failure fits inside), and sends at most this many messages a minute.
@@ -484,6 +505,9 @@ EVALHUB_PROLIFIC_API_URL = env.EVALHUB_PROLIFIC_API_URL
 # Prolific's service fee as a fraction of rewards and bonuses (check your account's rate).
 EVALHUB_PROLIFIC_SERVICE_FEE = env.EVALHUB_PROLIFIC_SERVICE_FEE
 EVALHUB_PROLIFIC_TIMEOUT = env.EVALHUB_PROLIFIC_TIMEOUT
+EVALHUB_PROLIFIC_WORKSPACE_ID = env.EVALHUB_PROLIFIC_WORKSPACE_ID
+EVALHUB_PROLIFIC_HOOK_SECRET = env.EVALHUB_PROLIFIC_HOOK_SECRET
+EVALHUB_PROLIFIC_HOOK_TOLERANCE = env.EVALHUB_PROLIFIC_HOOK_TOLERANCE
 EVALHUB_MTURK_ENDPOINT_URL = env.EVALHUB_MTURK_ENDPOINT_URL
 # Where a finished MTurk assignment may be posted back (turkSubmitTo is checked against it).
 EVALHUB_MTURK_SUBMIT_ORIGINS = env.EVALHUB_MTURK_SUBMIT_ORIGINS

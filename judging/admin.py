@@ -1,6 +1,7 @@
 """Admin pages of automatic judges.
 
-Judges may be renamed or pointed at another endpoint. A rubric's text is edited on the
+Judges may be renamed; a judge's endpoint (its own, of no system) is edited on the
+endpoints' admin page. A rubric's text is edited on the
 rubric pages (a used one becomes a new version there), never here: a run refers to the
 exact text it sent. Runs move through their states by their pages (start, pause,
 resume) and the worker; their judgments are records of what the model answered.
@@ -16,8 +17,8 @@ from .models import AutomaticJudgment, Judge, JudgeRun, Rubric
 @admin.register(Judge)
 class JudgeAdmin(ModelAdmin):
     list_display = ["name", "slug", "owner", "endpoint", "created"]
-    search_fields = ["name", "slug", "owner__username", "endpoint__system__slug"]
-    list_select_related = ["owner", "endpoint__system"]
+    search_fields = ["name", "slug", "owner__username", "endpoint__url", "endpoint__model_name"]
+    list_select_related = ["owner", "endpoint"]
     raw_id_fields = ["owner", "endpoint"]
 
 

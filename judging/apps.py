@@ -6,5 +6,6 @@ class JudgingConfig(AppConfig):
     verbose_name = "Automatic judges"
 
     def ready(self):
-        # Connects the receiver that keeps a used rubric as it was.
+        # Connects the receivers that keep a used rubric as it was and keep a judge's
+        # endpoint named after it and deleted with it.
         from . import signals  # noqa: F401

@@ -54,10 +54,14 @@ from endpoints.client import (
     database_budget,
     database_record,
 )
+from endpoints.models import BotEndpoint
 from evalhub import leases
+from webhooks.events import emit
+from webhooks.events import link as webhook_link
+from webhooks.models import EventType
 
 from . import battles
-from .answering import Answer, Question, answer
+from .answering import Answer, OutputMode, Question, answer
 from .items import judgeable, pending
 from .models import AutomaticJudgment, JudgeRun
 
@@ -136,6 +140,8 @@ def record(run: JudgeRun, lease: int, unit_id: int, result: Answer, *, skipped=F
                 raw_text=result.raw_text,
                 error=result.error,
                 attempts=result.attempts,
+                output_path=result.path,
+                parse_failures=result.parse_failures,
                 prompt_tokens=result.prompt_tokens,
                 completion_tokens=result.completion_tokens,
             )
@@ -146,12 +152,57 @@ def record(run: JudgeRun, lease: int, unit_id: int, result: Answer, *, skipped=F
     return True
 
 
+def remember_refusal(endpoint_id: int | None) -> None:
+    """The endpoint refused `response_format`: later runs ask with the prompt alone from
+    their first request, until its owner sets structured output back to "auto"."""
+    if endpoint_id is not None:
+        BotEndpoint.objects.filter(pk=endpoint_id).update(
+            structured_output=BotEndpoint.StructuredOutput.OFF
+        )
+
+
 def _finish(run: JudgeRun, lease: int, status: str, error: str = "") -> None:
     fields = {"status": status, "last_error": error[:2000], "heartbeat": timezone.now()}
     if status == Status.DONE:
         fields["finished_at"] = timezone.now()
     # A pause asked for meanwhile is kept, whatever this worker would have set.
-    _fenced(run, lease).exclude(status=Status.PAUSED).update(**fields)
+    if _fenced(run, lease).exclude(status=Status.PAUSED).update(**fields):
+        _emit_finished(run.pk, fields["heartbeat"])
+
+
+def _emit_finished(run_id: int, at) -> None:
+    """The judge's owner's webhooks hear that the run is done or failed; a run resumed
+    and finished again is another event (`at` tells them apart)."""
+    run = JudgeRun.objects.select_related("judge__owner", "rubric", "campaign", "arena").get(
+        pk=run_id
+    )
+
+    def data() -> dict:
+        target = run.target
+        return {
+            "judge_run": {
+                "id": run.pk,
+                "status": run.status,
+                "judge": run.judge.slug,
+                "rubric": f"{run.rubric.name} v{run.rubric.version}",
+                "target_kind": "arena" if run.arena_id else "campaign",
+                "target_slug": target.slug,
+                "items_total": run.items_total,
+                "items_done": run.items_done,
+                "items_failed": run.items_failed,
+                "items_skipped": run.items_skipped,
+                "error": run.last_error,
+                "finished_at": at,
+                "url": webhook_link(run.get_absolute_url()),
+            }
+        }
+
+    emit(
+        run.judge.owner,
+        EventType.JUDGE_RUN_FINISHED,
+        data,
+        key=f"judge_run.finished:{run.pk}:{at.isoformat()}",
+    )
 
 
 def _items(queryset, chunk: int = 200, *, arena: bool = False):
@@ -235,6 +286,7 @@ def _judge(run_id: int, lease: int, held: leases.Held, client_factory) -> str:
     except BotError as error:
         _finish(run, lease, Status.FAILED, owners_account(run, error))
         return "failed"
+    mode = OutputMode(structured=client.endpoint.structured_output)
     items = _items(pending(run), arena=bool(run.arena_id))
     deadline = time.monotonic() + settings.EVALHUB_JUDGE_SLICE_SECONDS
     outcome, error_text = None, ""
@@ -269,7 +321,7 @@ def _judge(run_id: int, lease: int, held: leases.Held, client_factory) -> str:
         item, question = next_question()
         if item is None:
             return False
-        future = pool.submit(answer, client, question, run.max_attempts)
+        future = pool.submit(answer, client, question, run.max_attempts, mode)
         in_flight[future] = item.pk
         future.add_done_callback(inbox.finished)
         return True
@@ -323,6 +375,8 @@ def _judge(run_id: int, lease: int, held: leases.Held, client_factory) -> str:
                 outcome = "continued"
             if outcome is None and taking:
                 taking = submit(pool)
+    if mode.refused:
+        remember_refusal(client.endpoint.endpoint_id)
     if outcome == "lost":
         return "lost"
     if outcome == "paused":

@@ -4,7 +4,6 @@ from django import forms
 
 from annotation.models import Campaign
 from arenas.models import Arena
-from endpoints.models import BotEndpoint
 from evalhub import limits, permissions
 from evalhub.declared import declare_fields
 from evalhub.errors import UserInputError
@@ -17,16 +16,6 @@ from .run_settings import JudgeRunSettings
 
 # Addresses under /judges/ that a judge's slug would hide.
 RESERVED_SLUGS = ("new", "rubrics", "runs")
-
-
-def endpoints_for(user):
-    """OpenAI-compatible endpoints of the systems the user may manage."""
-    endpoints = BotEndpoint.objects.filter(protocol=BotEndpoint.Protocol.OPENAI).select_related(
-        "system"
-    )
-    if permissions.is_staff(user):
-        return endpoints.order_by("system__slug")
-    return endpoints.filter(system__owner=user).order_by("system__slug")
 
 
 def campaigns_for(user):
@@ -45,20 +34,12 @@ def _user_errors(form: forms.Form, error: UserInputError) -> None:
 
 
 class JudgeForm(RefusesNul, forms.ModelForm):
+    """The judge's name and address; its endpoint is ModelEndpointForm, on the same page."""
+
     class Meta:
         model = Judge
-        fields = ["slug", "name", "endpoint"]
-        help_texts = {
-            "slug": "Lowercase letters, digits and hyphens; the judge's address.",
-            "endpoint": "An OpenAI-compatible endpoint of one of your systems "
-            "(register it on the system's page first).",
-        }
-
-    def __init__(self, *args, user, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["endpoint"].queryset = endpoints_for(user)
-        self.fields["endpoint"].empty_label = None
-        self.fields["endpoint"].label_from_instance = lambda e: f"{e.system.name} ({e.model_name})"
+        fields = ["slug", "name"]
+        help_texts = {"slug": "Lowercase letters, digits and hyphens; the judge's address."}
 
     def clean_slug(self):
         slug = self.cleaned_data["slug"]

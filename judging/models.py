@@ -1,6 +1,8 @@
 """Automatic judges: a registered model answering a task kind's questions by a rubric.
 
-A `Judge` is an OpenAI-compatible endpoint (an endpoints.BotEndpoint) under a name; a
+A `Judge` is a model behind an OpenAI-compatible endpoint of its own (an
+endpoints.BotEndpoint that belongs to no system: a judge is no chatbot, so it never appears
+among the systems), under a name; a
 `Rubric` is the versioned prompt for one task kind, frozen once a run used it (editing
 makes version n + 1, as partner sets do: judging/rubric_versions.py); a `JudgeRun` judges
 a campaign's task items in the background (judging/tasks.py) and stores one
@@ -42,19 +44,22 @@ class JudgeQuerySet(models.QuerySet):
 
 
 class Judge(models.Model):
-    """A model that judges items: an OpenAI-compatible endpoint registered under a slug."""
+    """A model that judges items: its own OpenAI-compatible endpoint under a slug."""
 
     slug = models.SlugField(max_length=80, unique=True, validators=[validate_slug])
     name = models.CharField(max_length=limits.NAME_CHARS)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judges"
     )
-    endpoint = models.ForeignKey(
+    # RESTRICT: the verdicts name the model that gave them, so the endpoint is not removed
+    # under its judge; but a user deleted with their judges takes the judges' endpoints too.
+    # Deleting the judge deletes its endpoint (judging/signals.py).
+    endpoint = models.OneToOneField(
         BotEndpoint,
-        on_delete=models.PROTECT,
-        related_name="judges",
-        limit_choices_to={"protocol": BotEndpoint.Protocol.OPENAI},
-        help_text="An OpenAI-compatible chat completions endpoint (a system's endpoint).",
+        on_delete=models.RESTRICT,
+        related_name="judge",
+        limit_choices_to={"protocol": BotEndpoint.Protocol.OPENAI, "system__isnull": True},
+        help_text="The judge's own OpenAI-compatible chat completions endpoint.",
     )
     created = models.DateTimeField(auto_now_add=True)
 
@@ -71,9 +76,15 @@ class Judge(models.Model):
 
     def clean(self):
         super().clean()
-        if self.endpoint_id and self.endpoint.protocol != BotEndpoint.Protocol.OPENAI:
+        if not self.endpoint_id:
+            return
+        if self.endpoint.protocol != BotEndpoint.Protocol.OPENAI:
             raise ValidationError(
                 {"endpoint": "A judge needs an OpenAI-compatible chat completions endpoint."}
+            )
+        if self.endpoint.system_id:
+            raise ValidationError(
+                {"endpoint": "A judge has an endpoint of its own, not a system's."}
             )
 
     def is_managed_by(self, user) -> bool:
@@ -247,7 +258,17 @@ class AutomaticJudgment(models.Model):
         related_name="automatic_judgments",
         help_text="The arena battle judged (an arena run), instead of an item.",
     )
+
+    class OutputPath(models.TextChoices):
+        STRUCTURED = "structured", "Structured output (the rubric's JSON schema)"
+        PROMPT = "prompt", "The prompt alone, asked again while a reply did not parse"
+
     status = models.CharField(max_length=10, choices=Status.choices)
+    # How the judge was asked (judging/answering.py); "" for a skipped battle (no request).
+    output_path = models.CharField(max_length=10, choices=OutputPath.choices, blank=True)
+    parse_failures = models.PositiveSmallIntegerField(
+        default=0, help_text="Replies that did not parse or were in the wrong shape."
+    )
     payload = models.JSONField(default=dict, blank=True)
     raw_text = models.TextField(blank=True)
     error = models.TextField(blank=True, help_text="Why the last attempt failed, if it did.")

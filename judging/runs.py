@@ -10,8 +10,11 @@ Only the arena's managers (its owner, staff) start one, with a judge of their ow
 private arena is not found for anybody else, a public one is refused with the reason.
 """
 
+from dataclasses import dataclass
+
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, Q, Sum
+from django.db.models.functions import Coalesce
 
 from annotation.models import Campaign
 from arenas.models import Arena
@@ -24,7 +27,7 @@ from evalhub.errors import UserInputError
 from . import battles, sending
 from .execution import LEASE_PREFIX
 from .items import judgeable, judgeable_items, pending, pending_items
-from .models import Judge, JudgeRun, Rubric
+from .models import AutomaticJudgment, Judge, JudgeRun, Rubric
 from .rubrics import ARENA_KIND, judgeable_kinds
 from .run_settings import JudgeRunSettings
 
@@ -37,11 +40,13 @@ __all__ = [
     "check_settings",
     "check_startable",
     "judgeable_items",
+    "output_paths",
     "pause",
     "pending_items",
     "progress",
     "resume",
     "start",
+    "with_output_paths",
 ]
 
 
@@ -193,3 +198,45 @@ def progress(run: JudgeRun) -> dict:
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
     }
+
+
+Path = AutomaticJudgment.OutputPath
+SENT = ~Q(judgments__status=AutomaticJudgment.Status.SKIPPED)
+# How a run's judges were asked, per run: judgments per path, replies received (every
+# attempt of a judgment that was sent), and those that did not parse.
+PATH_FIGURES = {
+    "structured": Count("judgments", filter=Q(judgments__output_path=Path.STRUCTURED)),
+    "prompted": Count("judgments", filter=Q(judgments__output_path=Path.PROMPT)),
+    "replies": Coalesce(Sum("judgments__attempts", filter=SENT), 0),
+    "parse_failures": Coalesce(Sum("judgments__parse_failures", filter=SENT), 0),
+}
+
+
+@dataclass(frozen=True)
+class OutputPaths:
+    """Which path a run's judgments took (structured output, or the prompt with re-asks)
+    and how often a reply failed to parse."""
+
+    structured: int
+    prompted: int
+    replies: int
+    parse_failures: int
+
+    @property
+    def parse_failure_percent(self) -> float | None:
+        """Of the replies received, the percentage that did not parse (None: no reply)."""
+        return 100 * self.parse_failures / self.replies if self.replies else None
+
+
+def output_paths(run: JudgeRun) -> OutputPaths:
+    return OutputPaths(**JudgeRun.objects.filter(pk=run.pk).aggregate(**PATH_FIGURES))
+
+
+def with_output_paths(queryset):
+    """Runs with their `output_paths` figures, in the one query that lists them."""
+    runs = list(queryset.annotate(**{f"path_{name}": f for name, f in PATH_FIGURES.items()}))
+    for run in runs:
+        run.output_paths = OutputPaths(
+            **{name: getattr(run, f"path_{name}") for name in PATH_FIGURES}
+        )
+    return runs

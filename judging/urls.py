@@ -12,6 +12,7 @@ urlpatterns = [
     path("rubrics/<int:pk>/", views.rubric_detail, name="rubric-detail"),
     path("runs/<int:pk>/", views.run_detail, name="run-detail"),
     path("runs/<int:pk>/progress.json", views.run_progress, name="run-progress"),
+    path("runs/<int:pk>/dataset.zip", views.run_export_dataset, name="run-export-dataset"),
     path("runs/<int:pk>/pause/", views.run_pause, name="run-pause"),
     path("runs/<int:pk>/resume/", views.run_resume, name="run-resume"),
     path("<slug:slug>/", views.judge_detail, name="judge-detail"),

@@ -13,12 +13,16 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from endpoints.calls import failure_summary
+from endpoints.forms import ModelEndpointForm
+from endpoints.probe import url_warning
 from evalhub.errors import UserInputError, show_on_page
+from evalhub.hf.bundle import dataset_response, refusal
+from evalhub.hf.card import card_options
 
-from . import rubric_versions, runs
+from . import export_parquet, judges, rubric_versions, runs
 from .forms import JudgeForm, RubricForm, RubricReviseForm, RunForm
 from .models import AutomaticJudgment, Judge, JudgeRun, Rubric
 
@@ -26,7 +30,7 @@ JUDGMENTS_PER_PAGE = 50
 
 
 def managed_judge(request, slug) -> Judge:
-    judge = get_object_or_404(Judge.objects.select_related("endpoint__system", "owner"), slug=slug)
+    judge = get_object_or_404(Judge.objects.select_related("endpoint", "owner"), slug=slug)
     if not judge.is_managed_by(request.user):
         raise Http404("No such judge.")
     return judge
@@ -46,22 +50,34 @@ def managed_run(request, pk) -> JudgeRun:
 
 @login_required
 def judge_list(request):
-    judges = Judge.objects.managed_by(request.user).select_related("endpoint__system", "owner")
+    judges = Judge.objects.managed_by(request.user).select_related("endpoint", "owner")
     return render(request, "judging/judge_list.html", {"judges": judges})
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def judge_create(request):
-    form = JudgeForm(request.POST or None, user=request.user)
-    if request.method == "POST" and form.is_valid():
-        judge = form.save(commit=False)
-        judge.owner = request.user
-        judge.save()
-        messages.success(request, f"Registered the judge {judge.name}.")
-        return redirect(judge)
+    """The judge and its own endpoint, on one form: no system to register first."""
+    form = JudgeForm(request.POST or None)
+    endpoint_form = ModelEndpointForm(request.POST or None, owner=request.user)
+    if request.method == "POST" and all([form.is_valid(), endpoint_form.is_valid()]):
+        try:
+            judge = judges.register(
+                owner=request.user,
+                slug=form.cleaned_data["slug"],
+                name=form.cleaned_data["name"],
+                endpoint=endpoint_form.save(commit=False),
+            )
+        except UserInputError as refused:
+            show_on_page(request, refused, form)
+        else:
+            messages.success(request, f"Registered the judge {judge.name}.")
+            if warning := url_warning(judge.endpoint.url):
+                messages.warning(request, warning)
+            return redirect(judge)
     status = 400 if request.method == "POST" else 200
-    return render(request, "judging/judge_form.html", {"form": form}, status=status)
+    context = {"form": form, "endpoint_form": endpoint_form}
+    return render(request, "judging/judge_form.html", context, status=status)
 
 
 @login_required
@@ -91,7 +107,7 @@ def judge_detail(request, slug):
     context = {
         "judge": judge,
         "form": form,
-        "runs": judge.runs.select_related("campaign", "arena", "rubric"),
+        "runs": runs.with_output_paths(judge.runs.select_related("campaign", "arena", "rubric")),
     }
     status = 400 if request.method == "POST" else 200
     return render(request, "judging/judge_detail.html", context, status=status)
@@ -166,12 +182,29 @@ def run_detail(request, pk):
     context = {
         "run": run,
         "progress": runs.progress(run),
+        "paths": runs.output_paths(run),
         "page": page,
         "shown": shown,
         "query": f"status={shown}" if shown in AutomaticJudgment.Status.values else "",
         "endpoint_failures": failure_summary([run.judge.endpoint_id]),
     }
     return render(request, "judging/run_detail.html", context)
+
+
+@login_required
+@require_GET
+def run_export_dataset(request, pk):
+    """The run's automatic judgments as a Hugging Face dataset (Parquet and its card)."""
+    run = managed_run(request, pk)
+    try:
+        license_id, citation = card_options(request.GET)
+        return dataset_response(
+            export_parquet.tables(run),
+            export_parquet.card_text(run, license=license_id, citation=citation),
+            f"judge-run-{run.pk}",
+        )
+    except UserInputError as error:
+        return refusal(error)
 
 
 @login_required

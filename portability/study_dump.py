@@ -61,6 +61,13 @@ SITE_MODELS = {
     # Who holds which piece of background work right now (evalhub/leases.py): meaningless
     # in another database, and a restored lease would block its work until it lapsed.
     "evalhub.lease",
+    # Owners' webhook subscriptions and their delivery log (not a study app's, named here
+    # so that leaving them out is a decision): a restored copy on another deployment must
+    # not post to the owners' URLs, and exports never carry the secrets that sign for them.
+    # Owners subscribe again on the restored site.
+    "webhooks.subscription",
+    "webhooks.delivery",
+    "webhooks.attempt",
 }
 # Rows `migrate` creates in a new database, by table: replaced by the dump's own on import.
 SEEDED = {"judging.rubric": Q(owner__isnull=True, name=DEFAULT_RUBRIC_NAME)}

@@ -68,7 +68,7 @@ def test_the_guides_link_a_sample_for_every_upload_format():
 
 def test_the_result_contract_page_shows_every_report_modules_contract():
     page = hooks.result_contract_page()
-    for module in ("chateval", "abc_eval", "likert", "comparative", "study"):
+    for module in ("chateval", "abc_eval", "likert", "comparative", "study", "ranking"):
         assert f"## `analysis.reports.{module}`" in page
     assert "## `analysis.reports`" in page
     # The contract blocks come through as code, not as reStructuredText.

@@ -6,6 +6,7 @@
     arenas        (side-by-side battles between live models, their votes and leaderboard)
     tournaments   (plans, collection, campaign generation)
     annotation    (campaigns, kinds, allocation, quality, crowd providers)
+    webhooks      (owners' event subscriptions, signed deliveries: sent through endpoints' guard)
     endpoints     (model calls: bot endpoints, their client, budgets, the outbound guard)
     evalhub       (settings, catalog, submission hub)
 
@@ -31,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 APPS = (
     "evalhub",
     "endpoints",
+    "webhooks",
     "annotation",
     "tournaments",
     "arenas",
@@ -89,6 +91,7 @@ def layer_violation(module: str, imported: str) -> str | None:
     forbidden = {
         "evalhub": (
             "endpoints",
+            "webhooks",
             "annotation",
             "tournaments",
             "arenas",
@@ -96,7 +99,16 @@ def layer_violation(module: str, imported: str) -> str | None:
             "analysis",
             "demo",
         ),
-        "endpoints": ("annotation", "tournaments", "arenas", "judging", "analysis", "demo"),
+        "endpoints": (
+            "webhooks",
+            "annotation",
+            "tournaments",
+            "arenas",
+            "judging",
+            "analysis",
+            "demo",
+        ),
+        "webhooks": ("annotation", "tournaments", "arenas", "judging", "analysis", "demo"),
         "annotation": ("tournaments", "arenas", "judging", "analysis", "demo"),
         "tournaments": ("arenas", "judging", "analysis", "demo"),
         "arenas": ("judging", "analysis", "demo"),

@@ -75,7 +75,7 @@ def _write_lines(path: Path, rows) -> int:
 
 
 def _conversation_lines(ids: list[int]):
-    ordered = _ordered(ids)
+    ordered = in_external_id_order(ids)
     for start in range(0, len(ordered), CHUNK):
         chunk = Conversation.objects.filter(pk__in=ordered[start : start + CHUNK])
         for conversation in chunk.prefetch_related("speakers__system", "turns").order_by(
@@ -84,7 +84,7 @@ def _conversation_lines(ids: list[int]):
             yield conversation_line(conversation)
 
 
-def _ordered(ids: list[int]) -> list[int]:
+def in_external_id_order(ids: list[int]) -> list[int]:
     """Ids in external id order, read a chunk at a time (SQLite limits IN lists)."""
     pairs = []
     for start in range(0, len(ids), CHUNK):
@@ -94,7 +94,7 @@ def _ordered(ids: list[int]) -> list[int]:
     return [pk for _, pk in sorted(pairs)]
 
 
-def _judgment_lines(tournament: Tournament):
+def judgment_lines(tournament: Tournament):
     campaign = tournament.campaign
     if campaign is None:
         return
@@ -169,7 +169,7 @@ def export_tournament(tournament: Tournament, outdir: Path) -> dict[str, int]:
     outdir.mkdir(parents=True, exist_ok=True)
     ids = conversation_ids(tournament)
     n_conversations = _write_lines(outdir / "conversations.jsonl", _conversation_lines(ids))
-    n_judgments = _write_lines(outdir / "judgments.jsonl", _judgment_lines(tournament))
+    n_judgments = _write_lines(outdir / "judgments.jsonl", judgment_lines(tournament))
     slugs = set(tournament.systems.values_list("slug", flat=True))
     slugs |= set(tournament.baselines.values_list("slug", flat=True))
     for start in range(0, len(ids), CHUNK):

@@ -14,4 +14,5 @@ urlpatterns = [
     path("<slug:slug>/retry/", views.retry, name="retry"),
     path("<slug:slug>/generate/", views.generate, name="generate"),
     path("<slug:slug>/launch/", views.launch, name="launch"),
+    path("<slug:slug>/dataset.zip", views.export_dataset, name="export-dataset"),
 ]

@@ -18,12 +18,14 @@ from annotation.visibility import ways_in
 from endpoints.calls import failure_summary
 from endpoints.models import BotEndpoint
 from evalhub.errors import UserInputError, show_on_page
+from evalhub.hf.bundle import dataset_response, refusal
+from evalhub.hf.card import card_options
 from evalhub.listing import list_page
 from evalhub.permissions import is_managed_by, manageable_or_403
 from evalhub.quotas import QuotaExceeded, check_quota
 from evalhub.uniqueness import SlugTaken, unique_slug
 
-from . import ab_experiment, spot_the_bot_campaign
+from . import ab_experiment, export_parquet, spot_the_bot_campaign
 from .collection import CollectionError
 from .forms import ABForm, PartnerSetForm, SpotTheBotForm
 from .models import Tournament
@@ -44,6 +46,22 @@ def managed_tournament(request, slug) -> Tournament:
     return manageable_or_403(
         request.user, tournament, "Only the owner of a tournament and staff can change it."
     )
+
+
+@require_GET
+def export_dataset(request, slug):
+    """The tournament's conversations and judgments as a Hugging Face dataset, for its
+    owner and staff (who may download its campaign's judgments too)."""
+    tournament = managed_tournament(request, slug)
+    try:
+        license_id, citation = card_options(request.GET)
+        return dataset_response(
+            export_parquet.tables(tournament),
+            export_parquet.card_text(tournament, license=license_id, citation=citation),
+            f"{tournament.slug}",
+        )
+    except UserInputError as error:
+        return refusal(error)
 
 
 @require_GET

@@ -15,16 +15,22 @@ from django.db.models import Q
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from analysis.api import examples
 from analysis.api.serializers import AnalysisRunDetailSerializer, AnalysisRunSerializer
 from analysis.models import AnalysisRun
+from analysis.runs import export_parquet
 from analysis.runs.parameters import AnalysisParameters
 from analysis.runs.tasks import analyze_tournament
 from annotation.models import Campaign
 from evalhub.api.fields import DeclaredField
 from evalhub.api.serializers import InputErrorsSerializer
+from evalhub.hf import api as hf_api
+from evalhub.hf.bundle import dataset_response
+from evalhub.hf.card import card_options
+from evalhub.hf.parquet import ExportError
 from evalhub.permissions import Anyone, IsManager, by_method, managed_by
 from tournaments.models import Tournament
 
@@ -78,6 +84,23 @@ class AnalysisRunViewSet(
         if self.action != "retrieve":
             runs = runs.defer("result", "plots")
         return runs.defer("plots").order_by("-created", "-pk")
+
+    @extend_schema(
+        summary="The run's results as a Hugging Face dataset (Parquet, zipped)",
+        parameters=hf_api.PARAMETERS,
+        responses=hf_api.RESPONSES,
+    )
+    @action(detail=True, methods=["get"], renderer_classes=hf_api.RENDERERS)
+    def dataset(self, request, pk=None):
+        run = self.get_object()
+        if run.status != AnalysisRun.Status.SUCCEEDED:
+            raise ExportError(f"The run has no results: it is {run.get_status_display().lower()}.")
+        license_id, citation = card_options(request.query_params)
+        return dataset_response(
+            export_parquet.tables(run),
+            export_parquet.card_text(run, license=license_id, citation=citation),
+            f"analysis-run-{run.pk}",
+        )
 
     def get_serializer_class(self):
         if self.action == "create":

@@ -461,8 +461,8 @@ class OtherReportSerializer(serializers.Serializer):
     (analysis/reports/<kind>.py); the API gives it as the run stored it."""
 
     kind = serializers.CharField(
-        help_text="likert, comparative, abc_eval, spot_the_bot, ab, study, dialogue_metrics "
-        "or human_vs_automatic."
+        help_text="likert, comparative, abc_eval, spot_the_bot, ab, ranking, study, "
+        "dialogue_metrics or human_vs_automatic."
     )
 
     def to_representation(self, instance):

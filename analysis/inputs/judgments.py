@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from django.db.models import QuerySet
 
 from analysis.inputs.dimensional import DIMENSIONAL_KINDS, campaign_inputs, study_inputs
-from analysis.reports import ABData, SpotTheBotData
+from analysis.reports import ABData, RankingData, SpotTheBotData
 from annotation.kinds import spot_the_bot
 from annotation.models import Campaign, Item, Study
 from annotation.quality import judgments_for_analysis
@@ -73,6 +73,8 @@ def load_inputs(
         return _spot_the_bot(slug, campaign, queryset, partners_of(tournament))
     if kind == "ab":
         return _ab(slug, campaign, queryset)
+    if kind == "ranking":
+        return _ranking(slug, campaign, queryset)
     if kind in DIMENSIONAL_KINDS:
         return campaign_inputs(slug, kind, queryset)
     raise ValueError(f"No analysis for {kind!r} campaigns.")
@@ -158,6 +160,41 @@ def _ab(slug: str, campaign: Campaign, queryset: QuerySet) -> ABData:
     return ABData(
         subject=slug,
         **{name: values[order] for name, values in columns.items()},
+        automatic_weight=campaign.redundancy,
+    )
+
+
+def _ranking(slug: str, campaign: Campaign, queryset: QuerySet) -> RankingData:
+    """One entry per (ranking, system): the rank of the shown response the system wrote
+    (identical responses were shown once: their systems share its rank)."""
+    import numpy as np
+
+    judged = queryset.values_list("item_id", "worker_id", "payload", "item__content__meta")
+    automatic = (
+        Item.objects.filter(campaign=campaign, role=Item.Role.TASK, auto_payload__isnull=False)
+        .order_by("pk")
+        .values_list("pk", "auto_payload", "content__meta")
+    )
+    rows = [(item, worker, payload, meta, False) for item, worker, payload, meta in judged]
+    rows += [(item, -1, payload, meta, True) for item, payload, meta in automatic]
+    columns: dict[str, list] = {
+        name: [] for name in ("ranking", "item", "worker", "system", "rank", "automatic")
+    }
+    for number, (item, worker, payload, meta, auto) in enumerate(rows):
+        for systems, rank in zip(meta["systems"], payload["ranks"], strict=True):
+            for system in systems:
+                for name, value in (
+                    ("ranking", number),
+                    ("item", item),
+                    ("worker", worker),
+                    ("system", system),
+                    ("rank", rank),
+                    ("automatic", auto),
+                ):
+                    columns[name].append(value)
+    return RankingData(
+        subject=slug,
+        **{name: np.array(values) for name, values in columns.items()},
         automatic_weight=campaign.redundancy,
     )
 

@@ -30,7 +30,8 @@ __all__ = [
 
 # The kinds of campaign that have a result page of their own.
 # A chat campaign's results are its closing Likert ratings.
-RESULT_KINDS = ("abc_eval", "likert", "comparative", "chat")
+# A ranking campaign's page shows its Plackett-Luce ratings.
+RESULT_KINDS = ("abc_eval", "likert", "comparative", "chat", "ranking")
 
 
 def latest_run(subject: Campaign | Study, *, succeeded: bool = True) -> AnalysisRun | None:
@@ -143,6 +144,7 @@ def dimensional_context(run: AnalysisRun | None) -> dict:
         "likert": sections.get("likert"),
         "comparative": sections.get("comparative"),
         "validity": result.get("validity"),
+        "plackett_luce": result.get("plackett_luce"),
         "agreement": agreement_rows(result),
         "plots": plots,
     }

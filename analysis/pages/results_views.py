@@ -17,10 +17,13 @@ from analysis.pages.comparisons import campaign_comparisons
 from analysis.pages.results import RESULT_KINDS, dimensional_context, latest_run, may_see_run
 from analysis.pages.run_messages import flash_run
 from analysis.reports import NothingToAnalyse
+from analysis.runs import export_parquet
 from analysis.runs.drawing import plots_pending
 from analysis.runs.tasks import analyze_campaign, analyze_study
 from annotation.models import SIMULATED_WORKER_PREFIX, Campaign, Study
-from evalhub.errors import show_on_page
+from evalhub.errors import UserInputError, show_on_page
+from evalhub.hf.bundle import dataset_response, refusal
+from evalhub.hf.card import card_options
 from evalhub.permissions import is_managed_by, is_staff, staff_required
 
 REFRESH_SECONDS = 3
@@ -104,6 +107,30 @@ def analyze_study_view(request, slug):
 def analyze_campaign_view(request, slug):
     campaign = get_object_or_404(Campaign, slug=slug, task_kind__in=RESULT_KINDS)
     return _request(request, campaign, analyze_campaign, "results:campaign")
+
+
+@require_GET
+def run_dataset(request, run_id):
+    """The run's results as a Hugging Face dataset (Parquet and its card), for whoever may
+    see them."""
+    run = get_object_or_404(
+        AnalysisRun.objects.select_related(
+            "tournament", "campaign", "study", "judge_run__arena"
+        ).defer("plots"),
+        pk=run_id,
+        status=AnalysisRun.Status.SUCCEEDED,
+    )
+    if not may_see_run(request.user, run):
+        raise Http404("No such run.")
+    try:
+        license_id, citation = card_options(request.GET)
+        return dataset_response(
+            export_parquet.tables(run),
+            export_parquet.card_text(run, license=license_id, citation=citation),
+            f"analysis-run-{run.pk}",
+        )
+    except UserInputError as error:
+        return refusal(error)
 
 
 @require_GET

@@ -81,7 +81,8 @@ The A/B report also has ``chateval`` (``analysis.reports.chateval``). Campaigns 
 ``abc_eval``, ``likert`` and ``comparative`` and imported studies have reports of their own
 (``abc_eval``, ``likert``, ``comparative``, ``study``: each module documents its contract;
 all start with ``{"subject", "kind", "systems", "judgments"}`` and end with ``"warnings"``).
-An automatic judge run beside a campaign's humans has ``human_vs_automatic``.
+An automatic judge run beside a campaign's humans has ``human_vs_automatic``. A ``ranking``
+campaign's report (``ranking``) has ``plackett_luce``, rows shaped as ``bradley_terry``'s.
 
 Sources: Deriu et al. (2020), "Spot The Bot", sections 3.2-3.3 and 4 (win function,
 Equation 1, TrueSkill clusters, survival analysis, Tables 2-3, stability); the pairwise and
@@ -101,6 +102,7 @@ from analysis.reports.data import (
     HumanVsAutomaticData,
     LikertData,
     NothingToAnalyse,
+    RankingData,
     SpotTheBotData,
     StudyData,
 )
@@ -116,6 +118,7 @@ __all__ = [
     "HumanVsAutomaticData",
     "LikertData",
     "NothingToAnalyse",
+    "RankingData",
     "SpotTheBotData",
     "StudyData",
     "build_report",
@@ -133,7 +136,8 @@ def build_report(
     | LikertData
     | ComparativeData
     | StudyData
-    | HumanVsAutomaticData,
+    | HumanVsAutomaticData
+    | RankingData,
     parameters: Mapping | None = None,
     progress: Progress | None = None,
     *,
@@ -200,6 +204,7 @@ REPORTS = {
     ComparativeData: ("comparative", "comparative_report"),
     StudyData: ("study", "study_report"),
     HumanVsAutomaticData: ("human_vs_automatic", "human_vs_automatic_report"),
+    RankingData: ("ranking", "ranking_report"),
 }
 
 # The kinds whose stability section can be computed apart from the rest of the report.

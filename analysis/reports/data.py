@@ -173,6 +173,43 @@ class ABData:
         )
 
 
+@dataclass(frozen=True)
+class RankingData:
+    """K-way rankings, one entry per (ranking, system): ``rank`` is the rank the system's
+    response was given (1 best; equal ranks are ties). ``ranking`` numbers the rankings
+    (a judgment, or an automatic tie of identical responses: ``worker`` -1, repeated
+    ``automatic_weight`` times, the campaign's redundancy, as A/B counts its ties).
+
+    Arrays: int64 ``ranking``, ``item``, ``worker``, ``rank``; unicode ``system``; bool
+    ``automatic``."""
+
+    subject: str
+    ranking: np.ndarray
+    item: np.ndarray
+    worker: np.ndarray
+    system: np.ndarray
+    rank: np.ndarray
+    automatic: np.ndarray
+    automatic_weight: int = 1
+    kind: str = "ranking"
+
+    def __post_init__(self):
+        _set_columns(
+            self,
+            {
+                "ranking": INT,
+                "item": INT,
+                "worker": INT,
+                "system": STR,
+                "rank": INT,
+                "automatic": BOOL,
+            },
+        )
+
+    def is_empty(self) -> bool:
+        return len(self.ranking) == 0
+
+
 # --- Dimensional inputs (ABC-Eval behaviours, Likert, comparative, imported studies) -----------
 # ``annotation`` is the judgment's id: one annotation of a conversation (or pair), which the
 # agreement statistics pair up; entries are ordered by judgment, i.e. by submission.

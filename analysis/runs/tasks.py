@@ -43,6 +43,9 @@ from evalhub.models import NoticeKind
 from evalhub.notifications import notify
 from evalhub.queueing import QUEUE_UNREACHABLE, enqueue
 from tournaments.models import Tournament
+from webhooks.events import emit
+from webhooks.events import link as webhook_link
+from webhooks.models import EventType
 
 __all__ = [
     "InputsChanged",
@@ -396,6 +399,7 @@ def _compute_held(
     ):
         return "lost"  # another worker took the run over and writes it
     _tell_results_ready(run)
+    _emit_ready(run_id)
     return "succeeded"
 
 
@@ -417,6 +421,33 @@ def _tell_failed(run_id: int) -> None:
         subject.get_absolute_url() if subject is not None else "",
         once_key=f"analysis_failed:{run.pk}:{run.finished_at:%Y%m%d%H%M%S%f}",
     )
+
+
+def _emit_ready(run_id: int) -> None:
+    """The subject's owner's webhooks (else the requester's) hear that the run is ready."""
+    run = AnalysisRun.objects.select_related(
+        "tournament__owner", "campaign__owner", "study__owner", "judge_run__judge__owner"
+    ).get(pk=run_id)
+    subject = run.tournament or run.campaign or run.study
+    owner = getattr(subject, "owner", None)
+    if owner is None and run.judge_run is not None:
+        owner = run.judge_run.judge.owner
+
+    def data() -> dict:
+        # Built only for a subscriber: reverse() imports the whole URLconf.
+        from django.urls import reverse
+
+        return {
+            "analysis_run": {
+                "id": run.pk,
+                "subject_kind": run.subject_kind,
+                "subject_slug": run.subject_slug,
+                "finished_at": run.finished_at,
+                "url": webhook_link(reverse("api-analysis-run-detail", args=[run.pk])),
+            }
+        }
+
+    emit(owner or run.requested_by, EventType.ANALYSIS_READY, data, key=f"analysis.ready:{run.pk}")
 
 
 def _tell_results_ready(run: AnalysisRun) -> None:

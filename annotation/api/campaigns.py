@@ -4,7 +4,8 @@
   page's fields and is checked by the page's form; a prompt set and systems go as JSON or
   form fields, conversation files as multipart.
 - `GET /api/campaigns/<slug>/`, `.../progress/`, `.../workers/` (quality table),
-  `.../export/csv/` and `.../export/jsonl/` (streamed).
+  `.../export/csv/` and `.../export/jsonl/` (streamed), `.../export/dataset/` (a Hugging Face
+  dataset: Parquet and its card, zipped, written to a temporary file and streamed from it).
 - `POST /api/campaigns/<slug>/launch/`, `pause/`, `finish/`: staff, through `change_status`.
 - `GET /api/campaigns/<slug>/items/`, `.../items/<position>/`, and
   `POST .../items/<position>/preview/`: an answer checked as a worker's would be, never stored.
@@ -34,10 +35,13 @@ from rest_framework.response import Response
 
 from evalhub.api.parsers import FormParser, JSONParser, MultiPartParser
 from evalhub.api.serializers import InputErrorsSerializer
+from evalhub.hf import api as hf_api
+from evalhub.hf.bundle import dataset_response
+from evalhub.hf.card import card_options
 from evalhub.permissions import IsManager, IsStaff, SignedIn, by_method, managed_by
 from evalhub.quotas import check_quota
 
-from .. import export, progress
+from .. import export, export_parquet, progress
 from ..campaigns import change_status, create_campaign
 from ..models import Campaign, Item, Judgment
 from ..quality import sort_figures, worker_figures
@@ -437,6 +441,26 @@ class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     )
     def export_jsonl(self, request, slug=None):
         return self._export("jsonl")
+
+    @extend_schema(
+        summary="Judgments as a Hugging Face dataset (Parquet and its card, zipped)",
+        parameters=hf_api.PARAMETERS,
+        responses=hf_api.RESPONSES,
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="export/dataset",
+        renderer_classes=hf_api.RENDERERS,
+    )
+    def export_dataset(self, request, slug=None):
+        campaign = self.get_object()
+        license_id, citation = card_options(request.query_params)
+        return dataset_response(
+            export_parquet.tables(campaign),
+            export_parquet.card_text(campaign, license=license_id, citation=citation),
+            f"{campaign.slug}-judgments",
+        )
 
 
 @extend_schema_view(

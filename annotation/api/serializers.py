@@ -8,6 +8,7 @@ rule and item-source rules, so the page and the API cannot drift apart.
 
 import json
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -46,6 +47,8 @@ class CampaignSerializer(serializers.ModelSerializer):
             "time_limit_minutes",
             "requires_training",
             "training_threshold",
+            "language",
+            "follow_browser",
             "owner",
             "created",
             "launched_at",
@@ -123,6 +126,14 @@ class CampaignCreateSerializer(serializers.Serializer):
     )
     requires_training = serializers.BooleanField(required=False, default=False)
     provider = serializers.ChoiceField(choices=Campaign.Provider.choices, required=False)
+    language = serializers.ChoiceField(
+        choices=settings.LANGUAGES, required=False, help_text="The worker pages' language."
+    )
+    follow_browser = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Worker pages in the browser's language where the site has it.",
+    )
     completion_redirect_url = serializers.URLField(required=False, allow_blank=True)
     prompt_set = serializers.CharField(required=False, help_text="A prompt set's slug.")
     system = serializers.CharField(required=False, help_text="The system under evaluation.")
@@ -153,7 +164,7 @@ class CampaignCreateSerializer(serializers.Serializer):
     def validate(self, attrs):
         """The page's form decides: the same rules, the same messages, per field."""
         defaults = {name: f.default for name, f in CampaignSettings.model_fields.items()}
-        data = {"provider": Campaign.Provider.LOCAL, **defaults}
+        data = {"provider": Campaign.Provider.LOCAL, "language": "en", **defaults}
         files = {}
         for name, value in attrs.items():
             if name in ("conversations", "gold_items"):

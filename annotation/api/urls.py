@@ -3,7 +3,7 @@
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
-from . import crowd, planning
+from . import crowd, planning, prolific_hooks
 from .campaigns import CampaignViewSet, ItemViewSet, JudgmentViewSet
 from .views import AbcEvalImport
 
@@ -33,6 +33,9 @@ urlpatterns = [
         f"{CAMPAIGN}launch-request/decision/",
         crowd.LaunchDecision.as_view(),
         name="api-launch-decision",
+    ),
+    path(
+        "crowd/prolific/hooks/", prolific_hooks.ProlificHooks.as_view(), name="api-prolific-hooks"
     ),
     path("studies/abc-eval/", AbcEvalImport.as_view(), name="api-abceval-import"),
     path("", include(router.urls)),

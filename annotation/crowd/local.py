@@ -8,6 +8,8 @@ PROLIFIC_PID when it takes no `?worker=` ids.
 
 import re
 
+from django.utils.translation import gettext as _
+
 from .base import Arrival, BadArrival, CrowdProvider
 
 # External ids become database keys and appear in exports: keep them plain.
@@ -22,8 +24,11 @@ def refuse_other_platforms(request, own: str | None = None) -> None:
     for param, platform in PLATFORM_PARAMS.items():
         if platform != own and request.GET.get(param, "").strip():
             raise BadArrival(
-                f"This campaign is not on {platform}: its links take no {param}. Use the "
-                "link your study or your invitation gave you."
+                _(
+                    "This campaign is not on %(platform)s: its links take no %(param)s. Use "
+                    "the link your study or your invitation gave you."
+                )
+                % {"platform": platform, "param": param}
             )
 
 

@@ -19,6 +19,7 @@ from xml.sax.saxutils import escape
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from ..models import Assignment, Batch
 from .base import (
@@ -143,10 +144,10 @@ class MTurkProvider(LocalProvider):
             return self.identify_on_link(request)
         hit_id = params.get("hitId", "").strip()
         if not WORKER_ID.match(worker_id):
-            raise BadArrival("workerId is not an MTurk worker id.")
+            raise BadArrival(_("%(name)s is not an MTurk worker id.") % {"name": "workerId"})
         for name, value in (("assignmentId", assignment_id), ("hitId", hit_id)):
             if value and not PLATFORM_REF.match(value):
-                raise BadArrival(f"{name} is not an MTurk id.")
+                raise BadArrival(_("%(name)s is not an MTurk id.") % {"name": name})
         return Arrival(
             "mturk",
             worker_id,

@@ -6,9 +6,21 @@ per participant), the reward per batch in the currency's minor unit, and an
 `external_study_url` under EVALHUB_PUBLIC_URL that carries PROLIFIC_PID, STUDY_ID and
 SESSION_ID. A submission is matched to its EvalHub assignment by SESSION_ID, which is
 Prolific's submission id and is kept as `Assignment.provider_ref`.
+
+Submission changes reach EvalHub two ways, through one code path (`apply_submission`):
+Prolific's `submission.status.change` hook, subscribed for the workspace at launch when
+EVALHUB_PROLIFIC_WORKSPACE_ID and EVALHUB_PROLIFIC_HOOK_SECRET are set, brings them within
+seconds; the periodic sync (EVALHUB_CROWD_SYNC_SECONDS) stays as the fallback for an event
+that was lost or refused. Each step is a conditional update from the status it leaves, so
+the same submission in the same status is handled once whichever way, or how often, it
+arrives.
 """
 
+import base64
 import contextlib
+import hashlib
+import hmac
+import logging
 import re
 import secrets
 import statistics
@@ -18,7 +30,9 @@ from decimal import Decimal
 import httpx
 from django.conf import settings
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from tenacity import (
     RetryCallState,
     retry,
@@ -41,6 +55,8 @@ from .common import public_url, start_path
 from .ledger import once
 from .local import LocalProvider, refuse_other_platforms
 
+log = logging.getLogger(__name__)
+
 COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 PARTICIPANT_PARAMS = {
     "PROLIFIC_PID": "{{%PROLIFIC_PID%}}",
@@ -57,6 +73,42 @@ UNMATCHED_REJECTION = (
     "this Prolific session was never completed, so the completion code was not earned here. "
     "If you think this is a mistake, message us through Prolific."
 )
+
+
+HOOK_EVENT = "submission.status.change"
+
+
+class HookRefused(Exception):
+    """A hook request that is not Prolific's: unsigned, signed with another secret, or
+    outside the timestamp window. The message says which, for the API's 403."""
+
+
+def hook_signature(secret: str, timestamp: str, body: bytes) -> str:
+    """Prolific's signature: HMAC-SHA256 of the timestamp followed by the raw body, keyed by
+    the workspace's hook secret, base64-encoded."""
+    digest = hmac.new(secret.encode(), timestamp.encode() + body, hashlib.sha256).digest()
+    return base64.b64encode(digest).decode("ascii")
+
+
+def verify_hook(body: bytes, signature: str, timestamp: str, *, now: float) -> None:
+    """Raise HookRefused unless `signature` is Prolific's for this body and timestamp and the
+    timestamp is within EVALHUB_PROLIFIC_HOOK_TOLERANCE seconds of `now` (a replayed
+    request, even correctly signed, is refused once that window has passed)."""
+    secret = settings.EVALHUB_PROLIFIC_HOOK_SECRET
+    if not secret:
+        raise HookRefused("Prolific hooks are not configured here (no hook secret).")
+    if not signature or not timestamp:
+        raise HookRefused(
+            "X-Prolific-Request-Signature and X-Prolific-Request-Timestamp are required."
+        )
+    if not timestamp.isdigit():
+        raise HookRefused("X-Prolific-Request-Timestamp is not a UNIX time in seconds.")
+    if abs(now - int(timestamp)) > settings.EVALHUB_PROLIFIC_HOOK_TOLERANCE:
+        raise HookRefused("X-Prolific-Request-Timestamp is outside the accepted window.")
+    expected = hook_signature(secret, timestamp, body)
+    # Constant time: the comparison must not tell a forger how much of a guess was right.
+    if not hmac.compare_digest(expected.encode(), signature.encode()):
+        raise HookRefused("X-Prolific-Request-Signature does not match.")
 
 
 class Busy(CrowdError):
@@ -108,7 +160,11 @@ class ProlificAPI:
         )
         self.sleep = sleep
 
-    def send(self, method: str, path: str, *, json=None, params=None, repeatable=True):
+    def send(
+        self, method: str, path: str, *, json=None, params=None, repeatable=True, headers=False
+    ):
+        """The answer's JSON; with `headers=True`, (JSON, response headers)."""
+
         def retryable(error: BaseException) -> bool:
             if isinstance(error, Busy):
                 return error.status == 429 or repeatable
@@ -125,9 +181,10 @@ class ProlificAPI:
             **kwargs,
         )(self._send_once)
         try:
-            return sender(method, path, json=json, params=params)
+            answer, answer_headers = sender(method, path, json=json, params=params)
         except httpx.TransportError as error:
             raise CrowdError(f"Prolific {method} {path}: {error}") from error
+        return (answer, answer_headers) if headers else answer
 
     def _send_once(self, method, path, *, json=None, params=None):
         response = self.http.request(method, path, json=json, params=params)
@@ -142,7 +199,7 @@ class ProlificAPI:
             raise PlatformRefused(
                 f"Prolific {method} {path}: {response.status_code} {error_text(response)}"
             )
-        return response.json() if response.content else {}
+        return (response.json() if response.content else {}), response.headers
 
     def pages(self, path: str, params: dict):
         """Every result of a paginated list (20 per page unless asked otherwise)."""
@@ -172,11 +229,13 @@ class ProlificProvider(LocalProvider):
         study_id = params.get("STUDY_ID", "").strip()
         for name, value in (("PROLIFIC_PID", pid), ("SESSION_ID", session_id)):
             if value and not PROLIFIC_ID.match(value):
-                raise BadArrival(f"{name} is not a Prolific id (24 hexadecimal digits).")
+                raise BadArrival(
+                    _("%(name)s is not a Prolific id (24 hexadecimal digits).") % {"name": name}
+                )
         # STUDY_ID is only compared with the campaign's own study (visibility.py), never
         # stored: letters and digits are enough.
         if study_id and not PLAIN_ID.match(study_id):
-            raise BadArrival("STUDY_ID is not a Prolific id.")
+            raise BadArrival(_("%(name)s is not a Prolific id.") % {"name": "STUDY_ID"})
         return Arrival("prolific", pid, {"study_id": study_id, "session_id": session_id})
 
     def __init__(self, transport=None, sleep=None):
@@ -295,6 +354,73 @@ class ProlificProvider(LocalProvider):
             actor=actor,
             amount=estimate.total,
         )
+        # The hook only hastens what the sync also does: a launch never fails for it.
+        try:
+            self.subscribe_hooks()
+        except CrowdError as error:
+            log.warning("Prolific hook subscription failed, the sync will do: %s", error)
+
+    # -- hooks ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def hook_url() -> str:
+        return public_url(reverse("api-prolific-hooks"))
+
+    def subscribe_hooks(self) -> str | None:
+        """The workspace's subscription to submission status changes, made (and confirmed
+        with the X-Hook-Secret Prolific answers) unless one already points here; its id, or
+        None when hooks are not configured. A subscription covers every study of the
+        workspace, so one serves every campaign."""
+        workspace = settings.EVALHUB_PROLIFIC_WORKSPACE_ID
+        if not workspace or not settings.EVALHUB_PROLIFIC_HOOK_SECRET:
+            return None
+        target = self.hook_url()
+        for subscription in self.api.pages("hooks/subscriptions/", {"workspace_id": workspace}):
+            if (
+                subscription.get("event_type") == HOOK_EVENT
+                and subscription.get("target_url") == target
+                and subscription.get("is_enabled")
+            ):
+                return subscription["id"]
+        body = {"event_type": HOOK_EVENT, "target_url": target, "workspace_id": workspace}
+        created, headers = self.api.send(
+            "POST", "hooks/subscriptions/", json=body, repeatable=False, headers=True
+        )
+        confirmation = headers.get("X-Hook-Secret")
+        if not confirmation:
+            raise CrowdError("Prolific created the hook subscription without an X-Hook-Secret.")
+        self.api.send(
+            "POST", f"hooks/subscriptions/{created['id']}/", json={"secret": confirmation}
+        )
+        return created["id"]
+
+    def receive_hook(self, event: dict, *, now=None):
+        """Apply one `submission.status.change` event exactly as the sync applies the same
+        submission; (the campaign, what changed), or (None, an empty report) for an event
+        of another type or a submission no EvalHub assignment carries (the sync, which
+        reads each study's submissions, deals with those)."""
+        report = SyncReport()
+        if event.get("event_type") != HOOK_EVENT:
+            return None, report
+        submission_id = str(event.get("resource_id") or "")
+        assignment = (
+            Assignment.objects.filter(campaign__provider="prolific", provider_ref=submission_id)
+            .exclude(provider_ref="")
+            .select_related("campaign", "worker")
+            .first()
+        )
+        if assignment is None:
+            report.unmatched.append(submission_id)
+            return None, report
+        submission = {
+            "id": submission_id,
+            "participant_id": str(event.get("participant_id") or ""),
+            "status": str(event.get("status") or ""),
+        }
+        self.apply_submission(
+            assignment.campaign, submission, assignment, report, now or timezone.now(), None
+        )
+        return assignment.campaign, report
 
     def create_study(self, campaign, *, actor=None) -> str:
         body = self.study_body(campaign)
@@ -346,37 +472,42 @@ class ProlificProvider(LocalProvider):
                 campaign=campaign, provider_ref__in=[s["id"] for s in remote]
             )
         }
-        S = Assignment.Status
         for submission in remote:
-            assignment = local.get(submission["id"])
-            status = submission.get("status", "").upper().replace("-", "_").replace(" ", "_")
-            finished = assignment is not None and assignment.status in Assignment.DONE
-            if status == "AWAITING_REVIEW" and not finished:
-                # The study has one completion code: passed around, it would let anyone
-                # submit. No finished work here under this session: rejected on Prolific
-                # (once), and listed on the review page.
-                self._reject_unmatched(campaign, submission, assignment, actor)
-                report.unmatched.append(submission["id"])
-                continue
-            if assignment is None:
-                report.unmatched.append(submission["id"])
-                continue
-            if status == "APPROVED" and assignment.status == S.SUBMITTED:
-                self._set(assignment, S.APPROVED, now)
-                report.approved += 1
-            elif status == "REJECTED" and assignment.status == S.SUBMITTED:
-                self._set(assignment, S.REJECTED, now)
-                report.rejected += 1
-            elif status in ("RETURNED", "TIMED_OUT") and assignment.status == S.STARTED:
-                self._release(assignment, S.RETURNED if status == "RETURNED" else S.EXPIRED)
-                if status == "RETURNED":
-                    report.returned += 1
-                else:
-                    report.expired += 1
-            elif status == "AWAITING_REVIEW":
-                report.submitted += 1
+            self.apply_submission(
+                campaign, submission, local.get(submission["id"]), report, now, actor
+            )
         self._auto_approve(campaign, now, report, actor)
         return report
+
+    def apply_submission(self, campaign, submission, assignment, report, now, actor) -> None:
+        """Move one assignment towards its submission's status on Prolific, counting in
+        `report` only what this call changed: the sync and the hook both come here, and a
+        status already applied (by either) changes nothing."""
+        S = Assignment.Status
+        status = submission.get("status", "").upper().replace("-", "_").replace(" ", "_")
+        finished = assignment is not None and assignment.status in Assignment.DONE
+        if status == "AWAITING_REVIEW" and not finished:
+            # The study has one completion code: passed around, it would let anyone
+            # submit. No finished work here under this session: rejected on Prolific
+            # (once), and listed on the review page.
+            self._reject_unmatched(campaign, submission, assignment, actor)
+            report.unmatched.append(submission["id"])
+            return
+        if assignment is None:
+            report.unmatched.append(submission["id"])
+            return
+        if status == "APPROVED":
+            report.approved += self._set(assignment, S.APPROVED, now)
+        elif status == "REJECTED":
+            report.rejected += self._set(assignment, S.REJECTED, now)
+        elif status in ("RETURNED", "TIMED_OUT"):
+            released = self._release(assignment, S.RETURNED if status == "RETURNED" else S.EXPIRED)
+            if status == "RETURNED":
+                report.returned += released
+            else:
+                report.expired += released
+        elif status == "AWAITING_REVIEW" and assignment.status == S.SUBMITTED:
+            report.submitted += 1
 
     def _reject_unmatched(self, campaign, submission, assignment, actor) -> None:
         """Reject a submission no finished assignment matches. Prolific needs a message of
@@ -407,18 +538,24 @@ class ProlificProvider(LocalProvider):
             )
 
     @staticmethod
-    def _set(assignment, status, now) -> None:
-        Assignment.objects.filter(pk=assignment.pk).update(status=status, reviewed_at=now)
+    def _set(assignment, status, now) -> int:
+        """1 if the assignment was awaiting review and now has `status`, else 0 (decided
+        already, by an earlier event or sync, or never submitted)."""
+        return Assignment.objects.filter(
+            pk=assignment.pk, status=Assignment.Status.SUBMITTED
+        ).update(status=status, reviewed_at=now)
 
     @staticmethod
-    def _release(assignment, status) -> None:
-        """The slot goes back to the pool, as an expiry does (allocation.expire_overdue)."""
+    def _release(assignment, status) -> int:
+        """The slot goes back to the pool, as an expiry does (allocation.expire_overdue);
+        1 if this call released it."""
         with transaction.atomic():
             updated = Assignment.objects.filter(
                 pk=assignment.pk, status=Assignment.Status.STARTED
             ).update(status=status)
             if updated:
                 Assignment.objects.create(campaign=assignment.campaign, batch=assignment.batch)
+        return updated
 
     def _auto_approve(self, campaign, now, report, actor) -> None:
         hours = self.config(campaign).get("auto_approve_after_hours")
@@ -431,8 +568,7 @@ class ProlificProvider(LocalProvider):
         ).exclude(provider_ref="")
         for assignment in due.select_related("campaign", "worker"):
             self.approve(assignment, actor=actor)
-            self._set(assignment, Assignment.Status.APPROVED, now)
-            report.approved += 1
+            report.approved += self._set(assignment, Assignment.Status.APPROVED, now)
 
     def _submission_call(self, assignment, action: str, body: dict, actor):
         if not assignment.provider_ref:

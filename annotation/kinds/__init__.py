@@ -4,7 +4,16 @@ import importlib
 
 from .base import TaskKind
 
-KIND_KEYS = ("ab", "spot_the_bot", "abc_eval", "likert", "comparative", "chat", "arena")
+KIND_KEYS = (
+    "ab",
+    "spot_the_bot",
+    "abc_eval",
+    "likert",
+    "comparative",
+    "chat",
+    "arena",
+    "ranking",
+)
 KIND_CHOICES = [
     ("ab", "A/B response comparison (ChatEval)"),
     ("spot_the_bot", "Spot The Bot"),
@@ -13,6 +22,7 @@ KIND_CHOICES = [
     ("comparative", "Side-by-side dialogue comparison"),
     ("chat", "Live chat with a system, then ratings"),
     ("arena", "Arena battles voted by a paid crowd (launched from an arena)"),
+    ("ranking", "K-way ranking of responses (Plackett-Luce)"),
 ]
 
 

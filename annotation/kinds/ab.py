@@ -8,7 +8,17 @@ where a is `response_a` (the submitted system) and b is `response_b` (the baseli
 
 import random
 
-from .base import GoldResult, ItemSpec, PayloadInvalid, TaskKind, choice_field, parse_answers
+from django.utils.translation import gettext, gettext_noop
+
+from .base import (
+    NOT_SHOWN,
+    GoldResult,
+    ItemSpec,
+    PayloadInvalid,
+    TaskKind,
+    choice_field,
+    parse_answers,
+)
 
 
 def same_text(a: str, b: str) -> bool:
@@ -60,7 +70,11 @@ class ABKind(TaskKind):
     key = "ab"
     label = "A/B response comparison"
     template = "annotation/kinds/ab.html"
-    shortcuts = (("1", "Response 1 is better"), ("2", "Response 2 is better"), ("3", "it's a tie"))
+    shortcuts = (
+        ("1", gettext_noop("Response 1 is better")),
+        ("2", gettext_noop("Response 2 is better")),
+        ("3", gettext_noop("it's a tie")),
+    )
 
     def build_from_responses(self, pairs, rng: random.Random) -> list[ItemSpec]:
         return build_items(pairs, rng)
@@ -71,12 +85,12 @@ class ABKind(TaskKind):
 
     def parse_payload(self, item, config, data):
         sides = {"left": "left", "right": "right", "tie": "tie"}
-        side = parse_answers(data, {"choice": choice_field(sides, "which response is better")})[
-            "choice"
-        ]
+        side = parse_answers(
+            data, {"choice": choice_field(sides, gettext("which response is better"))}
+        )["choice"]
         left = item.content.get("left_is")
         if left not in ("a", "b"):
-            raise PayloadInvalid({"": "This item is not shown to workers."})
+            raise PayloadInvalid({"": gettext(NOT_SHOWN)})
         right = "b" if left == "a" else "a"
         choice = {"left": left, "right": right, "tie": "tie"}[side]
         return {"choice": choice, "left": left}

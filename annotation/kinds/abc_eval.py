@@ -34,6 +34,8 @@ is the bot's slug, `worker` the worker's opaque public id, `batch` "<campaign>:<
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
+from django.utils.formats import number_format
+from django.utils.translation import gettext, gettext_noop, ngettext
 from pydantic import Field, field_validator
 
 from evalhub.declared import Declared
@@ -48,13 +50,17 @@ from .base import (
     parse_answers,
 )
 
-BOT, USER = "Bot", "User"
+BOT, USER = gettext_noop("Bot"), gettext_noop("User")
 FIELD_PREFIX = "flag_"
 
 
 @dataclass(frozen=True)
 class Label:
+    """A behaviour label. Its texts are English msgids (gettext_noop): the page shows them
+    through `shown`, in its language; `name` is the stored key and never translated."""
+
     name: str
+    heading: str
     definition: str
     yes: str
     no: str
@@ -66,115 +72,184 @@ class Label:
 
     @property
     def title(self) -> str:
-        return self.name[:1].upper() + self.name[1:]
+        return gettext(self.heading)
+
+    def shown(self) -> dict:
+        """The label's texts in the page's language, for the label guide."""
+        return {
+            "title": self.title,
+            "definition": gettext(self.definition),
+            "yes": gettext(self.yes),
+            "no": gettext(self.no),
+        }
 
 
 @dataclass(frozen=True)
 class BehaviourTask:
     key: str
-    title: str
+    heading: str  # an English msgid, shown in the page's language by `title`
     labels: tuple[str, ...]
+
+    @property
+    def title(self) -> str:
+        return gettext(self.heading)
 
 
 # Definitions are Table 4's; the examples are ours (a "yes" and a "no" case per label).
+# Marked with gettext_noop: module constants stay English; the page translates them.
+_ = gettext_noop
 LABELS = {
     label.name: label
     for label in (
         Label(
             "uninterpretable",
-            "It is difficult to understand the intended meaning of part or all of the response.",
-            'User: "What did you do this weekend?" Bot: "Weekend the mountain I bicycle went of yes."',
-            'User: "What did you do this weekend?" Bot: "I went cycling in the mountains."',
+            _("Uninterpretable"),
+            _("It is difficult to understand the intended meaning of part or all of the response."),
+            _(
+                'User: "What did you do this weekend?" Bot: "Weekend the mountain I bicycle went of yes."'
+            ),
+            _('User: "What did you do this weekend?" Bot: "I went cycling in the mountains."'),
         ),
         Label(
             "antisocial",
-            "The response is insulting, hateful, or excessively vulgar.",
-            'User: "I failed my driving test." Bot: "Only an idiot fails that test."',
-            'User: "I failed my driving test." Bot: "That is annoying. Many people pass the second time."',
+            _("Antisocial"),
+            _("The response is insulting, hateful, or excessively vulgar."),
+            _('User: "I failed my driving test." Bot: "Only an idiot fails that test."'),
+            _(
+                'User: "I failed my driving test." Bot: "That is annoying. Many people pass the second time."'
+            ),
         ),
         Label(
             "preference info",
-            "The response expresses the bot's preferences, wishes, or values.",
-            'Bot: "I much prefer rainy days to sunny ones."',
-            'Bot: "Rain is expected tomorrow afternoon." (a fact, not a preference)',
+            _("Preference info"),
+            _("The response expresses the bot's preferences, wishes, or values."),
+            _('Bot: "I much prefer rainy days to sunny ones."'),
+            _('Bot: "Rain is expected tomorrow afternoon." (a fact, not a preference)'),
         ),
         Label(
             "life info",
-            "The response shares information about the bot's life or experiences.",
-            'Bot: "I grew up by the sea and my brother taught me to sail."',
-            'Bot: "Sailing takes a lot of practice to learn." (general, not about the bot)',
+            _("Life info"),
+            _("The response shares information about the bot's life or experiences."),
+            _('Bot: "I grew up by the sea and my brother taught me to sail."'),
+            _('Bot: "Sailing takes a lot of practice to learn." (general, not about the bot)'),
         ),
         Label(
             "empathetic",
-            "The response shows an understanding and reacts appropriately to someone's emotions.",
-            'User: "My cat died yesterday." Bot: "I am so sorry. Losing a pet is really hard."',
-            'User: "I am reading a book about trains." Bot: "Which railway is it about?" (no emotion to react to)',
+            _("Empathetic"),
+            _(
+                "The response shows an understanding and reacts appropriately to someone's emotions."
+            ),
+            _('User: "My cat died yesterday." Bot: "I am so sorry. Losing a pet is really hard."'),
+            _(
+                'User: "I am reading a book about trains." Bot: "Which railway is it about?" (no emotion to react to)'
+            ),
         ),
         Label(
             "lack of empathy",
-            "The bot misunderstands or reacts inappropriately to someone's emotions.",
-            'User: "My cat died yesterday." Bot: "Great! Now you have more free time."',
-            'User: "My cat died yesterday." Bot: "I am so sorry to hear that."',
+            _("Lack of empathy"),
+            _("The bot misunderstands or reacts inappropriately to someone's emotions."),
+            _('User: "My cat died yesterday." Bot: "Great! Now you have more free time."'),
+            _('User: "My cat died yesterday." Bot: "I am so sorry to hear that."'),
         ),
         Label(
             "commonsense contradiction",
-            "The response misunderstands or contradicts common knowledge.",
-            'User: "I just had breakfast." Bot: "Nice, breakfast is the best way to end the day."',
-            'User: "I just had breakfast." Bot: "Nice, a good breakfast keeps you going until lunch."',
+            _("Commonsense contradiction"),
+            _("The response misunderstands or contradicts common knowledge."),
+            _(
+                'User: "I just had breakfast." Bot: "Nice, breakfast is the best way to end the day."'
+            ),
+            _(
+                'User: "I just had breakfast." Bot: "Nice, a good breakfast keeps you going until lunch."'
+            ),
         ),
         Label(
             "fact usage",
-            "The response accurately incorporates encyclopedic or expert knowledge.",
-            'User: "I would love to visit Japan." Bot: "Kyoto was its capital for over a thousand years."',
-            'User: "I would love to visit Japan." Bot: "Me too, it sounds lovely!" (no knowledge used)',
+            _("Fact usage"),
+            _("The response accurately incorporates encyclopedic or expert knowledge."),
+            _(
+                'User: "I would love to visit Japan." Bot: "Kyoto was its capital for over a thousand years."'
+            ),
+            _(
+                'User: "I would love to visit Japan." Bot: "Me too, it sounds lovely!" (no knowledge used)'
+            ),
         ),
         Label(
             "fact contradiction",
-            "The response hallucinates or inaccurately presents encyclopedic or expert knowledge.",
-            'Bot: "Kyoto is the capital of Japan today."',
-            'Bot: "Tokyo is the capital of Japan."',
+            _("Fact contradiction"),
+            _(
+                "The response hallucinates or inaccurately presents encyclopedic or expert knowledge."
+            ),
+            _('Bot: "Kyoto is the capital of Japan today."'),
+            _('Bot: "Tokyo is the capital of Japan."'),
         ),
         Label(
             "self contradiction",
-            "The bot contradicts something it said earlier in the dialogue.",
-            'Earlier the bot said "I have two dogs"; now it says "I have never had a pet."',
-            'Earlier the bot said "I have two dogs"; now it says "My dogs love the park."',
+            _("Self contradiction"),
+            _("The bot contradicts something it said earlier in the dialogue."),
+            _('Earlier the bot said "I have two dogs"; now it says "I have never had a pet."'),
+            _('Earlier the bot said "I have two dogs"; now it says "My dogs love the park."'),
         ),
         Label(
             "partner contradiction",
-            "The bot contradicts or misremembers something the user said earlier in the dialogue.",
-            'The user said "I live in Lisbon"; later the bot asks "How is the weather in Madrid, where you live?"',
-            'The user said "I live in Lisbon"; later the bot asks "Is Lisbon warm this time of year?"',
+            _("Partner contradiction"),
+            _(
+                "The bot contradicts or misremembers something the user said earlier in the dialogue."
+            ),
+            _(
+                'The user said "I live in Lisbon"; later the bot asks "How is the weather in Madrid, where you live?"'
+            ),
+            _(
+                'The user said "I live in Lisbon"; later the bot asks "Is Lisbon warm this time of year?"'
+            ),
         ),
         Label(
             "redundant",
-            "The response inappropriately repeats information presented earlier in the dialogue.",
-            'The bot already said it is a teacher; unprompted, it says again "I work as a teacher, you know."',
-            'User: "Sorry, what was your job again?" Bot: "I am a teacher." (repeating when asked is fine)',
+            _("Redundant"),
+            _(
+                "The response inappropriately repeats information presented earlier in the dialogue."
+            ),
+            _(
+                'The bot already said it is a teacher; unprompted, it says again "I work as a teacher, you know."'
+            ),
+            _(
+                'User: "Sorry, what was your job again?" Bot: "I am a teacher." (repeating when asked is fine)'
+            ),
         ),
         Label(
             "ignore",
-            "The response ignores what the user just said.",
-            'User: "I just got promoted at work!" Bot: "What do you do on weekends?"',
-            'User: "I just got promoted at work!" Bot: "Congratulations! What is the new role?"',
+            _("Ignore"),
+            _("The response ignores what the user just said."),
+            _('User: "I just got promoted at work!" Bot: "What do you do on weekends?"'),
+            _('User: "I just got promoted at work!" Bot: "Congratulations! What is the new role?"'),
         ),
         Label(
             "irrelevant",
-            "The response interrupts the current topic of discussion by presenting unrelated information.",
-            'While talking about last night\'s football final, the bot says "Penguins cannot fly."',
-            'While talking about last night\'s football final, the bot says "That last goal was amazing."',
+            _("Irrelevant"),
+            _(
+                "The response interrupts the current topic of discussion by presenting unrelated information."
+            ),
+            _(
+                'While talking about last night\'s football final, the bot says "Penguins cannot fly."'
+            ),
+            _(
+                'While talking about last night\'s football final, the bot says "That last goal was amazing."'
+            ),
         ),
         Label(
             "follow-up",
-            "The response explores, elaborates on, or asks about the ideas shared in the previous turn.",
-            'User: "I started learning the guitar." Bot: "Nice! Acoustic or electric?"',
-            'User: "I started learning the guitar." Bot: "Cool. Seen any good films lately?"',
+            _("Follow-up"),
+            _(
+                "The response explores, elaborates on, or asks about the ideas shared in the previous turn."
+            ),
+            _('User: "I started learning the guitar." Bot: "Nice! Acoustic or electric?"'),
+            _('User: "I started learning the guitar." Bot: "Cool. Seen any good films lately?"'),
         ),
         Label(
             "topic switch",
-            "The response introduces a new topic of conversation.",
-            'User: "I started learning the guitar." Bot: "Cool. Seen any good films lately?"',
-            'User: "I started learning the guitar." Bot: "Nice! Acoustic or electric?"',
+            _("Topic switch"),
+            _("The response introduces a new topic of conversation."),
+            _('User: "I started learning the guitar." Bot: "Cool. Seen any good films lately?"'),
+            _('User: "I started learning the guitar." Bot: "Nice! Acoustic or electric?"'),
         ),
     )
 }
@@ -183,29 +258,29 @@ LABELS = {
 TASKS = {
     task.key: task
     for task in (
-        BehaviourTask("uninterpretable", "Uninterpretable", ("uninterpretable",)),
-        BehaviourTask("antisocial", "Antisocial", ("antisocial",)),
+        BehaviourTask("uninterpretable", _("Uninterpretable"), ("uninterpretable",)),
+        BehaviourTask("antisocial", _("Antisocial"), ("antisocial",)),
         BehaviourTask(
             "preference_and_life_information",
-            "Preference and life information",
+            _("Preference and life information"),
             ("preference info", "life info"),
         ),
-        BehaviourTask("empathy", "Empathy", ("empathetic", "lack of empathy")),
-        BehaviourTask("commonsense", "Commonsense", ("commonsense contradiction",)),
-        BehaviourTask("knowledge", "Knowledge", ("fact usage", "fact contradiction")),
+        BehaviourTask("empathy", _("Empathy"), ("empathetic", "lack of empathy")),
+        BehaviourTask("commonsense", _("Commonsense"), ("commonsense contradiction",)),
+        BehaviourTask("knowledge", _("Knowledge"), ("fact usage", "fact contradiction")),
         BehaviourTask(
             "consistency",
-            "Consistency",
+            _("Consistency"),
             ("self contradiction", "partner contradiction", "redundant"),
         ),
         BehaviourTask(
-            "transitions", "Transitions", ("ignore", "irrelevant", "follow-up", "topic switch")
+            "transitions", _("Transitions"), ("ignore", "irrelevant", "follow-up", "topic switch")
         ),
     )
 }
 # The paper's screening: fewer than 2 mistaken turns for these, fewer than 3 for the rest.
 STRICT_TASKS = ("uninterpretable", "antisocial")
-REVIEW = (
+REVIEW = gettext_noop(
     "Tick “I checked every bot turn” once you have looked at each bot turn "
     "(an empty box means the label does not apply)."
 )
@@ -292,7 +367,7 @@ def shown_turns(content: dict) -> list[dict]:
     rows, number = [], 0
     for turn in content["turns"]:
         row = {"position": turn["position"], "bot": turn["bot"], "text": turn["text"]}
-        row["who"] = BOT if turn["bot"] else USER
+        row["who"] = gettext(BOT) if turn["bot"] else gettext(USER)
         if turn["bot"]:
             number += 1
             row["number"] = number
@@ -372,6 +447,11 @@ def with_gold(spec: ItemSpec, labels: dict, explanations: dict, role: str = "tra
     return replace(spec, role=role, gold=gold)
 
 
+def percent(share: float) -> str:
+    """A share as a percentage in the page's language (German "62,5 %", Spanish "62,5 %")."""
+    return gettext("%(number)s%%") % {"number": number_format(round(share * 100, 1))}
+
+
 class ABCEvalKind(TaskKind):
     key = "abc_eval"
     label = "ABC-Eval behaviour labels"
@@ -379,9 +459,9 @@ class ABCEvalKind(TaskKind):
     config_schema = ABCEvalConfig
     # annotation.js: a current bot turn, outlined, whose boxes the digits tick.
     shortcuts = (
-        ("j / k", "next / previous bot turn"),
-        ("1, 2, …", "tick or untick that label of the current bot turn"),
-        ("r", "I checked every bot turn"),
+        ("j / k", gettext_noop("next / previous bot turn")),
+        ("1, 2, …", gettext_noop("tick or untick that label of the current bot turn")),
+        ("r", gettext_noop("I checked every bot turn")),
     )
 
     def default_config(self) -> dict:
@@ -405,11 +485,11 @@ class ABCEvalKind(TaskKind):
                         # Lets the template find a re-submitted tick with `in`, in O(1).
                         "pair": (field_name(label, turn["position"]), "1"),
                         "name": label.title,
-                        "definition": label.definition,
+                        "definition": gettext(label.definition),
                     }
                     for label in labels
                 ]
-        return {"title": task.title, "labels": labels, "turns": turns}
+        return {"title": task.title, "labels": [label.shown() for label in labels], "turns": turns}
 
     def parse_payload(self, item, config, data):
         content = item.content
@@ -419,12 +499,13 @@ class ABCEvalKind(TaskKind):
         # An unticked box sends nothing: a flag's absence is its 0.
         flags = {
             field_name(label, position): AnswerField(
-                {"0": 0, "1": 1}, missing=None, invalid="'{value}' is not 0 or 1"
+                {"0": 0, "1": 1}, missing=None, invalid=gettext("'{value}' is not 0 or 1")
             )
             for label in labels
             for position in content["bot_turns"]
         }
-        fields = {"reviewed": AnswerField({"1": True}, missing=REVIEW, invalid=REVIEW), **flags}
+        review = gettext(REVIEW)
+        fields = {"reviewed": AnswerField({"1": True}, missing=review, invalid=review), **flags}
 
         def stray_flags(keys):
             problems = []
@@ -433,9 +514,9 @@ class ABCEvalKind(TaskKind):
                     continue
                 code, _, position = key[len(FIELD_PREFIX) :].rpartition("_")
                 if code not in by_code:
-                    problems.append(f"unknown label {code!r}")
+                    problems.append(gettext("unknown label %(label)r") % {"label": code})
                 elif not position.isdigit() or int(position) not in bot_turns:
-                    problems.append(f"turn {position!r} is not a bot turn")
+                    problems.append(gettext("turn %(turn)r is not a bot turn") % {"turn": position})
             return "; ".join(problems)
 
         try:
@@ -446,9 +527,9 @@ class ABCEvalKind(TaskKind):
             problems = [errors.pop(name) for name in flags if name in errors]
             problems += [errors.pop("")] if "" in errors else []
             if problems:
-                errors[""] = (
-                    "The form sent answers this item does not have: " + "; ".join(problems) + "."
-                )
+                errors[""] = gettext(
+                    "The form sent answers this item does not have: %(problems)s."
+                ) % {"problems": "; ".join(problems)}
             raise PayloadInvalid(errors) from None
         return {
             "labels": {
@@ -481,6 +562,7 @@ class ABCEvalKind(TaskKind):
                 feedback.append(
                     {
                         "where": f"Bot turn {i + 1}",
+                        "bot_turn": i + 1,
                         "field": str(position),
                         "quote": texts.get(position, ""),
                         "yours": mine,
@@ -489,6 +571,13 @@ class ABCEvalKind(TaskKind):
                     }
                 )
         return GoldResult(correct=not feedback, mistakes=len(feedback), feedback=feedback)
+
+    def answer_text(self, value) -> str:
+        """A list of labels (feedback's yours and gold) with the labels' titles."""
+        if isinstance(value, list):
+            titles = [LABELS[name].title if name in LABELS else str(name) for name in value]
+            return super().answer_text(titles)
+        return super().answer_text(value)
 
     def export_row(self, judgment):
         content = judgment.item.content
@@ -536,19 +625,42 @@ class ABCEvalKind(TaskKind):
         )
         problems = []
         for name in TASKS[item.content["task"]].labels:
+            label_title = LABELS[name].title
             gold = item.gold["labels"][name]
             yours = payload["labels"][name]
             agreed = sum(1 for g, y in zip(gold, yours, strict=True) if g and y)
             expected, ticked = sum(1 for g in gold if g), sum(1 for y in yours if y)
             if expected and agreed / expected < min_recall:
                 problems.append(
-                    f"{name}: you ticked {agreed} of the {expected} turns that show it "
-                    f"(at least {min_recall:.0%} needed)."
+                    ngettext(
+                        "%(label)s: you ticked %(agreed)s of the %(expected)s turn that shows it "
+                        "(at least %(share)s needed).",
+                        "%(label)s: you ticked %(agreed)s of the %(expected)s turns that show it "
+                        "(at least %(share)s needed).",
+                        expected,
+                    )
+                    % {
+                        "label": label_title,
+                        "agreed": agreed,
+                        "expected": expected,
+                        "share": percent(min_recall),
+                    }
                 )
             if ticked and agreed / ticked < min_precision:
                 problems.append(
-                    f"{name}: {ticked - agreed} of your {ticked} ticks are on turns that do not "
-                    f"show it (at most {1 - min_precision:.0%} allowed)."
+                    ngettext(
+                        "%(label)s: %(wrong)s of your %(ticked)s tick is on turns that do not "
+                        "show it (at most %(share)s allowed).",
+                        "%(label)s: %(wrong)s of your %(ticked)s ticks are on turns that do not "
+                        "show it (at most %(share)s allowed).",
+                        ticked,
+                    )
+                    % {
+                        "label": label_title,
+                        "wrong": ticked - agreed,
+                        "ticked": ticked,
+                        "share": percent(1 - min_precision),
+                    }
                 )
         return problems
 

@@ -19,6 +19,8 @@ and for gold `"first": "a" | "b"`, the side the first answer was shown on. A gol
 correct when it names the better answer's side.
 """
 
+from django.utils.translation import gettext
+
 from .base import GoldResult, ItemSpec, PayloadInvalid, TaskKind
 
 VOTES = ("a_better", "b_better", "tie", "both_bad")
@@ -54,7 +56,7 @@ class ArenaKind(TaskKind):
         return {"preview": True}
 
     def parse_payload(self, item, config, data):
-        raise PayloadInvalid({"": "An arena battle is voted on the arena's battle page."})
+        raise PayloadInvalid({"": gettext("An arena battle is voted on the arena's battle page.")})
 
     def check_gold(self, content, gold):
         problems = []

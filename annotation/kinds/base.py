@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import QueryDict
+from django.utils.translation import get_language, gettext, gettext_noop
 
 from evalhub.declared import Declared, DeclaredInvalid, check
 from evalhub.errors import UserInputError, field_problems
@@ -34,6 +35,9 @@ class ItemSpec:
     conversation_id: int | None = None
     conversation_b_id: int | None = None
     segment_length: int | None = None
+    # Every response the item shows when there are more than a and b (a k-way ranking):
+    # stored as `Item.shown_responses`, so that their systems' owners never judge it.
+    shown_response_ids: tuple[int, ...] = ()
 
 
 class PayloadInvalid(UserInputError):
@@ -125,6 +129,12 @@ class TaskKind:
     def score_gold(self, item, payload: dict) -> GoldResult | None:
         return None
 
+    def answer_text(self, value) -> str:
+        """A stored answer (in gold feedback) as the worker reads it."""
+        if isinstance(value, list):
+            return ", ".join(map(str, value)) or gettext("no label")
+        return "—" if value is None else str(value)
+
     def check_gold(self, content: dict, gold: dict) -> list[str]:
         """What is wrong with an uploaded gold or training answer for an item of this
         content (unknown label, wrong number of turns, wrong speaker), as messages; checked
@@ -195,12 +205,36 @@ class AnswerField(forms.Field):
 
 
 def choice_field(allowed: dict[str, Any], label: str) -> AnswerField:
-    """A required radio group named `label` in its messages."""
+    """A required radio group named `label` (in the page's language) in its messages."""
     return AnswerField(
         allowed,
-        missing=f"Choose an answer for {label}.",
-        invalid=f"'{{value}}' is not a possible answer for {label}.",
+        missing=gettext("Choose an answer for %(question)s.") % {"question": label},
+        invalid=gettext("'{value}' is not a possible answer for %(question)s.")
+        % {"question": label},
     )
+
+
+def shown(text: str) -> str:
+    """A text of ours that reaches the page through stored content or config (a built-in
+    definition, a default speaker name), in the page's language: it is its own msgid, marked
+    with gettext_noop where it is defined. A researcher's own text has no translation and
+    is shown as written, like the instructions."""
+    return gettext(text) if text else text
+
+
+# Languages that write a noun capitalised inside a sentence.
+CAPITALISED_NOUNS = ("de",)
+
+
+def in_sentence(name: str) -> str:
+    """A title ("Quality", "Calidad") as a message names it mid-sentence: lower case, except
+    in a language that capitalises nouns ("Qualität")."""
+    if (get_language() or "").split("-")[0] in CAPITALISED_NOUNS:
+        return name
+    return name.lower()
+
+
+NOT_SHOWN = gettext_noop("This item is not shown to workers.")
 
 
 class AnswerForm(RefusesNul, forms.Form):

@@ -35,13 +35,22 @@ import hashlib
 import random
 from typing import ClassVar
 
+from django.utils.translation import gettext, gettext_noop
 from pydantic import Field, field_validator, model_validator
 
 from evalhub.declared import Declared
 
-from .base import AnswerField, ItemSpec, PayloadInvalid, TaskKind, choice_field, parse_answers
+from .base import (
+    AnswerField,
+    ItemSpec,
+    PayloadInvalid,
+    TaskKind,
+    choice_field,
+    in_sentence,
+    parse_answers,
+)
 from .dimensions import DEFINITIONS, DIMENSIONS, ORDER_KEY, known_once, shown_order
-from .likert import ALLOWED, _question, _scale, field_name, missing_message
+from .likert import ALLOWED, _question, _scale, field_name, invalid_message, missing_message
 
 MAX_TURNS = 50
 SIDES = ("a", "b", "neither")
@@ -127,7 +136,15 @@ def _rng(assignment, item) -> random.Random:
 
 
 def _label(name: str) -> str:
-    return DIMENSIONS[name][0]
+    return gettext(DIMENSIONS[name][0])
+
+
+def _sides() -> list[dict]:
+    return [
+        {"value": "left", "text": gettext("Conversation 1"), "key": "1"},
+        {"value": "right", "text": gettext("Conversation 2"), "key": "2"},
+        {"value": "neither", "text": gettext("Neither"), "key": "3"},
+    ]
 
 
 class ChatKind(TaskKind):
@@ -135,8 +152,11 @@ class ChatKind(TaskKind):
     label = "Live chat"
     template = "annotation/kinds/chat.html"
     shortcuts = (
-        ("1–5", "rate the first scale not yet answered"),
-        ("1 / 2 / 3", "then, in the comparison: conversation 1, conversation 2, neither"),
+        ("1–5", gettext_noop("rate the first scale not yet answered")),
+        (
+            "1 / 2 / 3",
+            gettext_noop("then, in the comparison: conversation 1, conversation 2, neither"),
+        ),
     )
     config_schema = ChatConfig
     # The item page starts with a conversation (annotation/views/chat.py) before any form.
@@ -170,19 +190,15 @@ class ChatKind(TaskKind):
             right = "b" if left == "a" else "a"
             context["comparison"] = {
                 "panels": [
-                    {"title": "Conversation 1", "turns": sides[left].shown_turns()},
-                    {"title": "Conversation 2", "turns": sides[right].shown_turns()},
+                    {"title": gettext("Conversation 1"), "turns": sides[left].shown_turns()},
+                    {"title": gettext("Conversation 2"), "turns": sides[right].shown_turns()},
                 ],
                 "dimensions": [
                     {
                         "label": _label(name),
-                        "definition": DEFINITIONS[name],
+                        "definition": gettext(DEFINITIONS[name]),
                         "field": COMPARE_PREFIX + name,
-                        "options": [
-                            {"value": "left", "text": "Conversation 1", "key": "1"},
-                            {"value": "right", "text": "Conversation 2", "key": "2"},
-                            {"value": "neither", "text": "Neither", "key": "3"},
-                        ],
+                        "options": _sides(),
                     }
                     for name in shown_order(item, config["dimensions"])
                 ],
@@ -190,14 +206,14 @@ class ChatKind(TaskKind):
         return context
 
     def parse_payload(self, item, config, data):
-        raise PayloadInvalid({"": "A chat is rated from the worker's own conversation."})
+        raise PayloadInvalid({"": gettext("A chat is rated from the worker's own conversation.")})
 
     def parse_assignment_payload(self, assignment, item, config, data):
         from ..chat import chat_state, comparison_partner
 
         state = chat_state(assignment, item)
         if state.status == "open":
-            raise PayloadInvalid({"": "End the conversation before rating it."})
+            raise PayloadInvalid({"": gettext("End the conversation before rating it.")})
         conversation = state.conversation.external_id
         if not state.complete:
             return {"conversation": conversation, "complete": False}
@@ -206,7 +222,7 @@ class ChatKind(TaskKind):
             field_name(d): AnswerField(
                 ALLOWED,
                 missing=missing_message(_question(d)),
-                invalid=f"'{{value}}' is not a rating from 1 to 5 for {_question(d)}.",
+                invalid=invalid_message(_question(d)),
             )
             for d in dimensions
         }
@@ -215,7 +231,11 @@ class ChatKind(TaskKind):
         if partner is not None:
             sides = {"left": left, "right": "b" if left == "a" else "a", "neither": "neither"}
             fields |= {
-                COMPARE_PREFIX + d: choice_field(sides, f"the comparison on {_label(d).lower()}")
+                COMPARE_PREFIX + d: choice_field(
+                    sides,
+                    gettext("the comparison on %(dimension)s")
+                    % {"dimension": in_sentence(_label(d))},
+                )
                 for d in dimensions
             }
         values = parse_answers(data, fields)

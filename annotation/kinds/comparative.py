@@ -46,11 +46,13 @@ from collections import defaultdict
 from itertools import combinations
 from typing import ClassVar
 
+from django.utils.translation import gettext, gettext_noop
 from pydantic import Field, field_validator, model_validator
 
 from evalhub.declared import Declared
 
 from .base import (
+    NOT_SHOWN,
     ConfigInvalid,
     GoldResult,
     ItemSpec,
@@ -58,7 +60,9 @@ from .base import (
     TaskKind,
     check_config,
     choice_field,
+    in_sentence,
     parse_answers,
+    shown,
 )
 from .dimensions import DEFINITIONS, ORDER_KEY, shown_order
 
@@ -120,8 +124,8 @@ class ComparativeConfig(Declared):
         description='Attention checks: {"a", "b", "choices": {dimension: "a" | "b" | '
         '"neither"}, "explanation"}.',
     )
-    human_name: str = Field("Human", description="How the page names a person.")
-    bot_name: str = Field("Chatbot", description="How the page names a chatbot.")
+    human_name: str = Field(gettext_noop("Human"), description="How the page names a person.")
+    bot_name: str = Field(gettext_noop("Chatbot"), description="How the page names a chatbot.")
 
     @field_validator("dimensions")
     @classmethod
@@ -308,8 +312,28 @@ def build_items(conversations, config: dict, rng) -> list[ItemSpec]:
     return [_spec(a, b, config, rng) for a, b in pairs] + gold_specs
 
 
+# The built-in dimensions' labels as `_label` makes them, for the translation catalog.
+BUILT_IN_LABELS = (
+    gettext_noop("Consistency"),
+    gettext_noop("Emotion understanding"),
+    gettext_noop("Engagingness"),
+    gettext_noop("Grammaticality"),
+    gettext_noop("Informativeness"),
+    gettext_noop("Quality"),
+    gettext_noop("Proactivity"),
+    gettext_noop("Relevance"),
+)
+
+
 def _label(name: str) -> str:
-    return name.replace("_", " ").capitalize()
+    """A dimension's name as the page shows it: a built-in one translated (kinds.base.shown)."""
+    return shown(name.replace("_", " ").capitalize())
+
+
+def _named(turns: list[dict]) -> list[dict]:
+    """Turns with the speakers' stored names as the page shows them (a default name, such
+    as "Chatbot", translated)."""
+    return [{**turn, "name": shown(turn["name"])} for turn in turns]
 
 
 def _other(side: str) -> str:
@@ -320,7 +344,11 @@ class ComparativeKind(TaskKind):
     key = "comparative"
     label = "Side-by-side dialogue comparison"
     template = "annotation/kinds/comparative.html"
-    shortcuts = (("1", "conversation 1"), ("2", "conversation 2"), ("3", "neither"))
+    shortcuts = (
+        ("1", gettext_noop("conversation 1")),
+        ("2", gettext_noop("conversation 2")),
+        ("3", gettext_noop("neither")),
+    )
 
     config_schema = ComparativeConfig
 
@@ -334,20 +362,23 @@ class ComparativeKind(TaskKind):
         content = item.content
         left = content["left_is"]
         options = [
-            {"value": "left", "text": "Conversation 1", "key": "1"},
-            {"value": "right", "text": "Conversation 2", "key": "2"},
-            {"value": "neither", "text": "Neither", "key": "3"},
+            {"value": "left", "text": gettext("Conversation 1"), "key": "1"},
+            {"value": "right", "text": gettext("Conversation 2"), "key": "2"},
+            {"value": "neither", "text": gettext("Neither"), "key": "3"},
         ]
         return {
             "panels": [
-                {"title": "Conversation 1", "turns": content["dialogues"][left]},
-                {"title": "Conversation 2", "turns": content["dialogues"][_other(left)]},
+                {"title": gettext("Conversation 1"), "turns": _named(content["dialogues"][left])},
+                {
+                    "title": gettext("Conversation 2"),
+                    "turns": _named(content["dialogues"][_other(left)]),
+                },
             ],
             "dimensions": [
                 {
                     "name": name,
                     "label": _label(name),
-                    "definition": config["dimension_definitions"][name],
+                    "definition": shown(config["dimension_definitions"][name]),
                     "field": f"choice_{name}",
                     "options": options,
                 }
@@ -358,16 +389,18 @@ class ComparativeKind(TaskKind):
     def parse_payload(self, item, config, data):
         left = item.content.get("left_is")
         if left not in ("a", "b"):
-            raise PayloadInvalid({"": "This item is not shown to workers."})
+            raise PayloadInvalid({"": gettext(NOT_SHOWN)})
         sides = {"left": left, "right": _other(left), "neither": "neither"}
         fields = {
-            f"choice_{name}": choice_field(sides, _label(name).lower())
+            f"choice_{name}": choice_field(sides, in_sentence(_label(name)))
             for name in config["dimensions"]
         }
 
         def unknown_dimensions(keys):
             unknown = [k[len("choice_") :] for k in keys if k.startswith("choice_")]
-            return f"Unknown dimension: {', '.join(unknown)}." if unknown else ""
+            if not unknown:
+                return ""
+            return gettext("Unknown dimension: %(names)s.") % {"names": ", ".join(unknown)}
 
         values = parse_answers(data, fields, unknown_dimensions)
         return {

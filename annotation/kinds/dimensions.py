@@ -12,36 +12,42 @@ import hashlib
 import random
 from collections.abc import Sequence
 
+from django.utils.translation import gettext_noop as _
+
+# Marked for translation but kept in English here (gettext_noop): campaign configs store
+# them; the pages translate them when shown (kinds.base.shown).
 # Paraphrased from Finch and Choi (2020), whose definitions ABC-Eval showed verbatim; our copy
 # of the ABC-Eval paper does not reproduce them, so check the wording against the source.
 DIMENSIONS = {
     "consistency": (
-        "Consistency",
-        "The responses do not contradict information known about the bot or said earlier.",
+        _("Consistency"),
+        _("The responses do not contradict information known about the bot or said earlier."),
     ),
     "emotion_understanding": (
-        "Emotional understanding",
-        "The responses show an understanding of the user's emotional state and react "
-        "appropriately to it.",
+        _("Emotional understanding"),
+        _(
+            "The responses show an understanding of the user's emotional state and react "
+            "appropriately to it."
+        ),
     ),
     "engagingness": (
-        "Engagingness",
-        "The responses are engaging and meet the conversational goals the user implies.",
+        _("Engagingness"),
+        _("The responses are engaging and meet the conversational goals the user implies."),
     ),
     "grammaticality": (
-        "Grammaticality",
-        "The responses are free of grammatical and semantic errors.",
+        _("Grammaticality"),
+        _("The responses are free of grammatical and semantic errors."),
     ),
     "informativeness": (
-        "Informativeness",
-        "The responses give unique, non-generic information specific to the conversation.",
+        _("Informativeness"),
+        _("The responses give unique, non-generic information specific to the conversation."),
     ),
-    "quality": ("Quality", "The overall quality of, and satisfaction with, the responses."),
+    "quality": (_("Quality"), _("The overall quality of, and satisfaction with, the responses.")),
     "proactivity": (
-        "Proactivity",
-        "The responses actively and appropriately move the conversation along different topics.",
+        _("Proactivity"),
+        _("The responses actively and appropriately move the conversation along different topics."),
     ),
-    "relevance": ("Relevance", "The responses are on-topic with what was just said."),
+    "relevance": (_("Relevance"), _("The responses are on-topic with what was just said.")),
 }
 
 DEFINITIONS = {name: definition for name, (_, definition) in DIMENSIONS.items()}

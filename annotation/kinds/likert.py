@@ -34,6 +34,7 @@ positions the turn-level lists follow) is empty at dialogue level.
 
 from typing import ClassVar, Literal
 
+from django.utils.translation import gettext, gettext_noop
 from pydantic import Field, field_validator
 
 from evalhub.declared import Declared
@@ -46,6 +47,7 @@ from .base import (
     PayloadInvalid,
     TaskKind,
     check_config,
+    in_sentence,
     parse_answers,
 )
 from .dimensions import DIMENSIONS, ORDER_KEY, known_once, shown_order
@@ -94,12 +96,22 @@ def field_name(dimension: str, position: int | None = None) -> str:
 
 
 def _question(dimension: str, number: int | None = None) -> str:
-    title = DIMENSIONS[dimension][0].lower()
-    return title if number is None else f"{title} of bot turn {number}"
+    """The dimension as the page's messages name it, in the page's language."""
+    title = in_sentence(gettext(DIMENSIONS[dimension][0]))
+    if number is None:
+        return title
+    return gettext("%(dimension)s of bot turn %(number)s") % {"dimension": title, "number": number}
 
 
 def missing_message(question: str) -> str:
-    return f"Choose a rating from 1 to 5 for {question}."
+    return gettext("Choose a rating from 1 to 5 for %(question)s.") % {"question": question}
+
+
+def invalid_message(question: str) -> str:
+    """AnswerField's `invalid`: it fills in {value} itself."""
+    return gettext("'{value}' is not a rating from 1 to 5 for %(question)s.") % {
+        "question": question
+    }
 
 
 def _scale(dimension: str, position: int | None = None, number: int | None = None) -> dict:
@@ -110,8 +122,8 @@ def _scale(dimension: str, position: int | None = None, number: int | None = Non
     missing = missing_message(_question(dimension, number))
     return {
         "key": dimension,
-        "title": title,
-        "definition": definition,
+        "title": gettext(title),
+        "definition": gettext(definition),
         "field": field,
         "options": [{"value": v, "text": v, "pair": (field, v)} for v in ALLOWED],
         "missing": missing,
@@ -152,7 +164,7 @@ class LikertKind(TaskKind):
     key = "likert"
     label = "Likert ratings"
     template = "annotation/kinds/likert.html"
-    shortcuts = (("1–5", "rate the first scale not yet answered"),)
+    shortcuts = (("1–5", gettext_noop("rate the first scale not yet answered")),)
 
     config_schema = LikertConfig
 
@@ -191,7 +203,7 @@ class LikertKind(TaskKind):
             name: AnswerField(
                 ALLOWED,
                 missing=missing_message(question),
-                invalid=f"'{{value}}' is not a rating from 1 to 5 for {question}.",
+                invalid=invalid_message(question),
             )
             for name, question in questions.items()
         }
@@ -199,7 +211,9 @@ class LikertKind(TaskKind):
         def unknown_ratings(keys):
             unknown = [k for k in keys if k.startswith(FIELD_PREFIX)]
             if unknown:
-                return f"The form sent ratings this item does not have: {', '.join(unknown)}."
+                return gettext("The form sent ratings this item does not have: %(fields)s.") % {
+                    "fields": ", ".join(unknown)
+                }
             return ""
 
         values = parse_answers(data, fields, unknown_ratings)

@@ -46,6 +46,7 @@ survival analysis and the pairwise win rates read.
 import re
 from typing import Annotated, Any, ClassVar, NamedTuple
 
+from django.utils.translation import gettext, gettext_noop
 from pydantic import Field, field_validator, model_validator
 
 from evalhub.declared import Declared
@@ -57,16 +58,26 @@ from .base import (
     TaskKind,
     check_config,
     choice_field,
+    in_sentence,
     parse_answers,
+    shown,
 )
 
 LABELS = ("human", "bot", "unsure")
 HUMAN = "human"
 FEATURE_DEFINITIONS = {
-    "sensibleness": "Says things that make sense in the context of the conversation.",
-    "specificity": "Gives answers specific to what was said rather than vague, generic replies.",
-    "fluency": "Writes fluent, grammatically correct sentences that read naturally.",
+    "sensibleness": gettext_noop("Says things that make sense in the context of the conversation."),
+    "specificity": gettext_noop(
+        "Gives answers specific to what was said rather than vague, generic replies."
+    ),
+    "fluency": gettext_noop("Writes fluent, grammatically correct sentences that read naturally."),
 }
+# The built-in features' labels as `_feature_label` makes them, for the translation catalog.
+BUILT_IN_LABELS = (
+    gettext_noop("Sensibleness"),
+    gettext_noop("Specificity"),
+    gettext_noop("Fluency"),
+)
 # Feature names become form field names and JSON keys.
 FEATURE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 NO_DIFFERENCE = "none"
@@ -109,7 +120,7 @@ class SpotTheBotConfig(Declared):
         "the built-in ones; every feature needs one.",
     )
     speaker_names: list[str] = Field(
-        default_factory=lambda: ["Speaker 1", "Speaker 2"],
+        default_factory=lambda: [gettext_noop("Speaker 1"), gettext_noop("Speaker 2")],
         min_length=2,
         max_length=2,
         description="The two neutral names the page gives the speakers.",
@@ -274,7 +285,8 @@ def build_items(conversations, config: dict, rng) -> tuple[list[ItemSpec], int]:
 
 
 def _feature_label(name: str) -> str:
-    return name.replace("_", " ").capitalize()
+    """A feature's name as the page shows it: a built-in one translated (kinds.base.shown)."""
+    return shown(name.replace("_", " ").capitalize())
 
 
 class SpotTheBotKind(TaskKind):
@@ -282,12 +294,12 @@ class SpotTheBotKind(TaskKind):
     label = "Spot The Bot"
     template = "annotation/kinds/spot_the_bot.html"
     shortcuts = (
-        ("h", "human"),
-        ("b", "bot"),
-        ("u", "unsure"),
-        ("1", "first speaker better"),
-        ("2", "second speaker better"),
-        ("3", "no difference"),
+        ("h", gettext_noop("human")),
+        ("b", gettext_noop("bot")),
+        ("u", gettext_noop("unsure")),
+        ("1", gettext_noop("first speaker better")),
+        ("2", gettext_noop("second speaker better")),
+        ("3", gettext_noop("no difference")),
     )
 
     config_schema = SpotTheBotConfig
@@ -300,15 +312,15 @@ class SpotTheBotKind(TaskKind):
 
     def item_context(self, item, config):
         content = item.content
-        names = content["speakers"]
+        names = [shown(name) for name in content["speakers"]]
         speakers = [
             {
                 "name": name,
                 "field": f"label_{index}",
                 "options": [
-                    {"value": "human", "text": "Human", "key": "h"},
-                    {"value": "bot", "text": "Bot", "key": "b"},
-                    {"value": "unsure", "text": "Unsure", "key": "u"},
+                    {"value": "human", "text": gettext("Human"), "key": "h"},
+                    {"value": "bot", "text": gettext("Bot"), "key": "b"},
+                    {"value": "unsure", "text": gettext("Unsure"), "key": "u"},
                 ],
             }
             for index, name in enumerate(names)
@@ -316,12 +328,12 @@ class SpotTheBotKind(TaskKind):
         better_options = [
             {"value": str(index), "text": name, "key": str(index + 1)}
             for index, name in enumerate(names)
-        ] + [{"value": NO_DIFFERENCE, "text": "No difference", "key": str(len(names) + 1)}]
+        ] + [{"value": NO_DIFFERENCE, "text": gettext("No difference"), "key": str(len(names) + 1)}]
         features = [
             {
                 "name": name,
                 "label": _feature_label(name),
-                "definition": config["feature_definitions"][name],
+                "definition": shown(config["feature_definitions"][name]),
                 "field": f"better_{name}",
                 "options": better_options,
             }
@@ -339,20 +351,22 @@ class SpotTheBotKind(TaskKind):
         return {"turns": turns, "seed": seed, "speakers": speakers, "features": features}
 
     def parse_payload(self, item, config, data):
-        names = item.content["speakers"]
+        names = [shown(name) for name in item.content["speakers"]]
         better_allowed: dict[str, Any] = {str(i): i for i in range(len(names))}
         better_allowed[NO_DIFFERENCE] = None
         fields = {
             f"label_{i}": choice_field({v: v for v in LABELS}, name) for i, name in enumerate(names)
         }
         fields |= {
-            f"better_{name}": choice_field(better_allowed, _feature_label(name).lower())
+            f"better_{name}": choice_field(better_allowed, in_sentence(_feature_label(name)))
             for name in config["features"]
         }
 
         def unknown_features(keys):
             unknown = [k[len("better_") :] for k in keys if k.startswith("better_")]
-            return f"Unknown feature: {', '.join(unknown)}." if unknown else ""
+            if not unknown:
+                return ""
+            return gettext("Unknown feature: %(names)s.") % {"names": ", ".join(unknown)}
 
         values = parse_answers(data, fields, unknown_features)
         return {

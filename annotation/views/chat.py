@@ -25,6 +25,8 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from endpoints.relay import drain, event_stream_response
@@ -37,7 +39,7 @@ from ..chat_replies import reply_events
 from ..models import Item
 from .access import framed_by_provider, own_assignment, why_unusable
 
-RATE_LIMITED = "You are sending messages too fast; wait a minute and send again."
+RATE_LIMITED = gettext_lazy("You are sending messages too fast; wait a minute and send again.")
 
 
 def chat_page(request, assignment, item, position, total, *, error="", text="", status=200):
@@ -114,10 +116,10 @@ def _act(request, public_id, item_id, action, fmt):
 
     problem = why_unusable(assignment)
     if problem:
-        return refuse("This batch is finished." if problem == "done" else problem, 409)
+        return refuse(_("This batch is finished.") if problem == "done" else problem, 409)
     found = _chat_item(assignment, item_id)
     if found is None:
-        return refuse("That conversation is not open in your batch.", 400)
+        return refuse(_("That conversation is not open in your batch."), 400)
     position, item, total = found
     limit = settings.EVALHUB_CHAT_MESSAGES_PER_MINUTE
     # A worker holding an assignment goes on while Redis is down: the endpoint's daily
@@ -126,7 +128,7 @@ def _act(request, public_id, item_id, action, fmt):
         f"chat:{assignment.worker_id}", limit, 60, on_outage=Outage.FAIL_OPEN
     )
     if not allowed:
-        return refuse(RATE_LIMITED, 429, position, item, total)
+        return refuse(str(RATE_LIMITED), 429, position, item, total)
     try:
         state = ACTIONS[action](assignment, item, request.POST)
     except ChatRefused as refused:
@@ -158,4 +160,5 @@ async def chat_stream(request, public_id, item_id):
     """The bot's reply due in the worker's conversation, as server-sent events
     (endpoints/relay.py): `piece`s, then `end` with the conversation's state."""
     assignment, item = await sync_to_async(_streamed)(request, public_id, item_id)
-    return event_stream_response(request, partial(reply_events, assignment, item))
+    language = getattr(request, "LANGUAGE_CODE", None)  # the campaign's: own_assignment
+    return event_stream_response(request, partial(reply_events, assignment, item, language))

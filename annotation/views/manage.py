@@ -14,11 +14,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from evalhub.errors import UserInputError, show_on_page
+from evalhub.hf.bundle import dataset_response, refusal
+from evalhub.hf.card import card_options
 from evalhub.listing import Sort, list_page
 from evalhub.permissions import is_staff, manageable_or_403, managed_by, staff_required
 from evalhub.quotas import QuotaExceeded, check_quota
 
-from .. import export, progress
+from .. import export, export_parquet, progress
 from ..campaigns import (
     ACTIONS,
     PLATFORMS,
@@ -324,6 +326,22 @@ def campaign_export(request, campaign, fmt):
     response = StreamingHttpResponse(lines, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-judgments.{fmt}"'
     return response
+
+
+@require_GET
+@campaign_manager_required
+def campaign_export_dataset(request, campaign):
+    """The judgments as a Hugging Face dataset (Parquet and its card, zipped)."""
+    staff = is_staff(request.user)
+    try:
+        license_id, citation = card_options(request.GET)
+        return dataset_response(
+            export_parquet.tables(campaign, platform_ids=staff),
+            export_parquet.card_text(campaign, license=license_id, citation=citation),
+            f"{campaign.slug}-judgments",
+        )
+    except UserInputError as error:
+        return refusal(error)
 
 
 @require_POST

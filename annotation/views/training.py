@@ -6,11 +6,13 @@ where they stand is in `annotation.training`; these views only route and render.
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from ..allocation import blocked_message
 from ..entry import current_worker
 from ..kinds.base import PayloadInvalid
+from ..language import serve_campaign
 from ..models import Campaign
 from ..training import (
     TrainingStatus,
@@ -26,7 +28,7 @@ from .access import framed_by_provider
 def _state_or_response(request, slug):
     """(state, None), or (None, the response to send instead) when training cannot go on."""
     campaign = get_object_or_404(Campaign, slug=slug)
-    request.annotation_campaign = campaign
+    serve_campaign(request, campaign)
     worker = current_worker(request)
     if worker is None:
         return None, redirect("annotation:start", slug=campaign.slug)
@@ -34,7 +36,7 @@ def _state_or_response(request, slug):
         reason = (
             blocked_message(worker)
             if worker.blocked
-            else "This campaign is not accepting work right now."
+            else _("This campaign is not accepting work right now.")
         )
         return None, render(
             request, "annotation/no_work.html", {"campaign": campaign, "reason": reason}
@@ -68,7 +70,7 @@ def home(request, slug):
             "campaign": state.campaign,
             "state": state,
             "status": state.status,
-            "feedback": shown_feedback(graded.feedback) if graded else [],
+            "feedback": shown_feedback(graded.feedback, state.campaign.kind) if graded else [],
             "screening": (
                 screening_problems(state.campaign, graded)
                 if graded and state.status == TrainingStatus.FAILED
@@ -155,7 +157,7 @@ def feedback(request, slug, item_id):
             "campaign": state.campaign,
             "state": state,
             "answer": answer,
-            "feedback": shown_feedback(answer.feedback),
+            "feedback": shown_feedback(answer.feedback, state.campaign.kind),
             "position": position,
             "total": len(state.items),
             "last": position == len(state.items),

@@ -7,6 +7,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from evalhub.permissions import is_managed_by
@@ -29,6 +30,7 @@ from ..entry import (
 )
 from ..invitations import redeem
 from ..kinds.base import PayloadInvalid
+from ..language import serve_campaign
 from ..models import Assignment, Campaign
 from ..services import batch_items, record_judgment, submit_if_complete
 from ..training import needs_training
@@ -44,7 +46,7 @@ STARTED_SALT = "annotation.item-started"
 @require_http_methods(["GET"])
 def start(request, slug):
     campaign = get_object_or_404(Campaign, slug=slug)
-    request.annotation_campaign = campaign
+    serve_campaign(request, campaign)
     provider = get_provider(campaign.provider)
     if request.GET.get("assignmentId") == MTURK_PREVIEW:
         return _mturk_preview(request, campaign)
@@ -77,7 +79,9 @@ def start(request, slug):
     if refusal:
         return _before_serving(request, campaign, "annotation/no_work.html", refusal, 403)
     if not may_serve(campaign, arrival, worker):
-        return _before_serving(request, campaign, "annotation/no_work.html", PRIVATE_REFUSAL, 403)
+        return _before_serving(
+            request, campaign, "annotation/no_work.html", str(PRIVATE_REFUSAL), 403
+        )
     remember(request, worker)
     if needs_training(campaign, worker):
         return redirect("annotation:training", slug=campaign.slug)
@@ -251,7 +255,7 @@ def submit_item(request, public_id, item_id):
         return render(
             request,
             "annotation/no_work.html",
-            {"campaign": assignment.campaign, "reason": "That item is not part of your batch."},
+            {"campaign": assignment.campaign, "reason": _("That item is not part of your batch.")},
             status=400,
         )
     item = entry.item

@@ -24,9 +24,13 @@ from rest_framework.views import APIView
 from annotation.api.planning import PLAN_EXAMPLE, PlanQuerySerializer, PlanSerializer
 from evalhub.api.parsers import FormParser, MultiPartParser
 from evalhub.errors import Problem
+from evalhub.hf import api as hf_api
+from evalhub.hf.bundle import dataset_response
+from evalhub.hf.card import card_options
 from evalhub.importers.problems import InvalidUpload
 from evalhub.permissions import IsManager, IsViewer, by_method
 
+from ..interchange import export_parquet
 from ..interchange.export import export_lines
 from ..interchange.writing import import_battles
 from ..leaderboard import VariantState, stored_result, stored_variant
@@ -255,6 +259,26 @@ class BattleExport(APIView):
         )
         response["Content-Disposition"] = f'attachment; filename="{arena.slug}-battles.jsonl"'
         return response
+
+
+class BattleDatasetExport(APIView):
+    permission_classes = [by_method(GET=IsManager)]
+    renderer_classes = hf_api.RENDERERS
+
+    @extend_schema(
+        summary="Voted battles as a Hugging Face dataset (Parquet and its card, zipped)",
+        parameters=hf_api.PARAMETERS,
+        responses=hf_api.RESPONSES,
+    )
+    def get(self, request, slug):
+        arena = get_object_or_404(Arena, slug=slug)
+        self.check_object_permissions(request, arena)
+        license_id, citation = card_options(request.query_params)
+        return dataset_response(
+            export_parquet.tables(arena),
+            export_parquet.card_text(arena, license=license_id, citation=citation),
+            f"{arena.slug}-battles",
+        )
 
 
 # Pairing (issue 27) --------------------------------------------------------------------------

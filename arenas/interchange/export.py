@@ -131,6 +131,12 @@ def battle_line(battle: Battle, turns: list[BattleTurn], answers: dict) -> dict:
 def export_lines(arena: Arena) -> Iterator[str]:
     """The arena's voted battles, one JSON line each (with its newline), in chunks: a
     million battles are written in bounded memory."""
+    for line in battle_lines(arena):
+        yield json.dumps(line, ensure_ascii=False) + "\n"
+
+
+def battle_lines(arena: Arena) -> Iterator[dict]:
+    """The lines of `export_lines` as dicts, a chunk of battles read at a time."""
     voted = (
         arena.battles.exclude(vote="")
         .exclude(source=Battle.Source.GOLD)  # a crowd's gold checks are no battles
@@ -147,5 +153,4 @@ def export_lines(arena: Arena) -> Iterator[str]:
             for answer in BattleAnswer.objects.filter(turn__battle__in=chunk)
         }
         for battle in chunk:
-            line = battle_line(battle, turns.get(battle.pk, []), answers)
-            yield json.dumps(line, ensure_ascii=False) + "\n"
+            yield battle_line(battle, turns.get(battle.pk, []), answers)

@@ -2,7 +2,14 @@
 
 from django.urls import path
 
-from .views import BotEndpointView, EndpointCallList, EndpointProbe
+from .views import (
+    BotEndpointView,
+    EndpointCallList,
+    EndpointProbe,
+    ModelEndpointCallList,
+    ModelEndpointProbe,
+    ModelEndpointView,
+)
 
 urlpatterns = [
     path("systems/<slug:slug>/endpoint/", BotEndpointView.as_view(), name="api-system-endpoint"),
@@ -16,4 +23,11 @@ urlpatterns = [
         EndpointProbe.as_view(),
         name="api-system-endpoint-test",
     ),
+    path("endpoints/<int:pk>/", ModelEndpointView.as_view(), name="api-model-endpoint"),
+    path(
+        "endpoints/<int:pk>/calls/",
+        ModelEndpointCallList.as_view(),
+        name="api-model-endpoint-calls",
+    ),
+    path("endpoints/<int:pk>/test/", ModelEndpointProbe.as_view(), name="api-model-endpoint-test"),
 ]

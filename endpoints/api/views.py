@@ -1,6 +1,10 @@
 """REST API of a system's bot endpoint: `GET/PUT/PATCH/DELETE /api/systems/<slug>/endpoint/`,
 and its calls' outcomes, newest first: `GET /api/systems/<slug>/endpoint/calls/` (paginated;
-read-only, the same readers).
+read-only, the same readers); `POST .../test/` tests its connection.
+
+A model endpoint of no system (a judge's, registered with the judge: POST /api/judges/) is
+`GET/PATCH /api/endpoints/<id>/`, `GET /api/endpoints/<id>/calls/` and
+`POST /api/endpoints/<id>/test/`: for its owner and staff only, 404 to anyone else.
 
 Only the system's owner and staff (System.is_managed_by) read or change it: others who
 can see the system get 403, those who cannot see it 404, anonymous callers 401. The token
@@ -8,7 +12,8 @@ is write-only: `auth_token` is accepted (omitted keeps the stored one, "" remove
 never returned; `has_token` says whether one is stored, `token_left_out` whether an import
 left out the one it had (exports never carry secrets). `chat_share` is the percent of
 `daily_budget` chat campaigns may spend; `used_today` counts today's requests and
-`chat_used_today` the chat campaigns' among them. PUT registers or replaces, PATCH
+`chat_used_today` the chat campaigns' among them. `structured_output` ("auto" or "off") says
+whether judges send the rubric's JSON schema as `response_format`. PUT registers or replaces, PATCH
 changes some fields, DELETE removes.
 """
 
@@ -70,6 +75,7 @@ class BotEndpointSerializer(serializers.ModelSerializer):
             "max_concurrency",
             "daily_budget",
             "chat_share",
+            "structured_output",
             "allow_other_owners",
             "used_today",
             "chat_used_today",
@@ -108,6 +114,46 @@ class BotEndpointSerializer(serializers.ModelSerializer):
         return data
 
 
+class ModelEndpointSerializer(BotEndpointSerializer):
+    """A model endpoint of no system (a judge's): OpenAI-compatible, named after what uses
+    it; no system prompt, chat share or other owners (endpoints/forms.py ModelEndpointForm)."""
+
+    protocol = serializers.CharField(read_only=True)
+    model_name = serializers.CharField(max_length=200)
+    system = None
+    chat_used_today = None
+
+    class Meta(BotEndpointSerializer.Meta):
+        fields = [
+            "id",
+            "name",
+            "protocol",
+            "url",
+            "model_name",
+            "auth_token",
+            "has_token",
+            "token_left_out",
+            "temperature",
+            "top_p",
+            "max_tokens",
+            "stop",
+            "timeout_seconds",
+            "max_concurrency",
+            "daily_budget",
+            "used_today",
+            "url_warning",
+            "updated",
+        ]
+        read_only_fields = ["id", "name", "protocol", "updated"]
+
+    def validate(self, data):
+        return data
+
+    def save(self, **kwargs):
+        kwargs.setdefault("protocol", BotEndpoint.Protocol.OPENAI)
+        return super().save(**kwargs)
+
+
 ENDPOINT = {
     "system": "my-bot",
     "protocol": "openai",
@@ -124,6 +170,7 @@ ENDPOINT = {
     "max_concurrency": 2,
     "daily_budget": 500,
     "chat_share": 50,
+    "structured_output": "auto",
     "allow_other_owners": False,
     "used_today": 37,
     "chat_used_today": 12,
@@ -315,4 +362,99 @@ class EndpointProbe(ManagedSystemMixin, generics.GenericAPIView):
     queryset = BotEndpoint.objects.none()
 
     def post(self, request, slug):
+        return Response(probe(self.managed_endpoint()).as_dict())
+
+
+MODEL_ENDPOINT = {
+    "id": 42,
+    "name": "Qwen 2.5 7B judge",
+    "protocol": "openai",
+    "url": "https://llm.example.org/v1",
+    "model_name": "qwen2.5-7b-instruct",
+    "has_token": True,
+    "token_left_out": False,
+    "temperature": 0.0,
+    "top_p": None,
+    "max_tokens": 256,
+    "stop": [],
+    "timeout_seconds": 60,
+    "max_concurrency": 4,
+    "daily_budget": 5000,
+    "used_today": 125,
+    "url_warning": "",
+    "updated": "2026-11-20T09:30:00Z",
+}
+
+
+class ManagedModelEndpointMixin:
+    """The model endpoint (of no system) named in the URL, for its managers only: 404 to
+    anyone else (the view declares `IsManager`; the endpoint is private)."""
+
+    def managed_endpoint(self) -> BotEndpoint:
+        endpoint = get_object_or_404(
+            BotEndpoint.objects.select_related("owner"), pk=self.kwargs["pk"], system__isnull=True
+        )
+        self.check_object_permissions(self.request, endpoint)
+        return endpoint
+
+
+@extend_schema_view(
+    get=extend_schema(examples=[_out("Model endpoint", MODEL_ENDPOINT)]),
+    patch=extend_schema(
+        examples=[
+            OpenApiExample(
+                "A new key and budget",
+                value={"auth_token": "sk-new-key", "daily_budget": 2000},
+                request_only=True,
+            ),
+            _out("Changed", {**MODEL_ENDPOINT, "daily_budget": 2000}),
+        ]
+    ),
+)
+class ModelEndpointView(ManagedModelEndpointMixin, generics.GenericAPIView):
+    """A model endpoint of no system: read and change it. It is registered with what uses
+    it (a judge) and goes with it."""
+
+    serializer_class = ModelEndpointSerializer
+    permission_classes = [by_method(GET=IsManager, PATCH=IsManager)]
+    queryset = BotEndpoint.objects.none()
+
+    def get(self, request, pk):
+        return Response(self.get_serializer(self.managed_endpoint()).data)
+
+    def patch(self, request, pk):
+        serializer = self.get_serializer(self.managed_endpoint(), data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        with transaction.atomic():
+            saved = serializer.save()
+        return Response(self.get_serializer(saved).data)
+
+
+@extend_schema_view(get=extend_schema(examples=[_out("Calls", {"count": 1, "results": [CALL]})]))
+class ModelEndpointCallList(ManagedModelEndpointMixin, generics.ListAPIView):
+    """The outcomes of the model endpoint's latest calls, for its owner and staff only."""
+
+    serializer_class = EndpointCallSerializer
+    permission_classes = [by_method(GET=IsManager)]
+    queryset = EndpointCall.objects.none()
+
+    def get_queryset(self):
+        endpoint = self.managed_endpoint()
+        return EndpointCall.objects.filter(endpoint=endpoint).order_by("-at", "-id")
+
+
+@extend_schema_view(
+    post=extend_schema(
+        request=None, responses={200: ProbeSerializer}, examples=[_out("Failed", PROBE_FAILED)]
+    )
+)
+class ModelEndpointProbe(ManagedModelEndpointMixin, generics.GenericAPIView):
+    """Test connection of a model endpoint, as for a system's (EndpointProbe)."""
+
+    serializer_class = ProbeSerializer
+    permission_classes = [by_method(POST=IsManager)]
+    throttle_scopes = {"post": "probes"}  # evalhub/api/throttles.py
+    queryset = BotEndpoint.objects.none()
+
+    def post(self, request, pk):
         return Response(probe(self.managed_endpoint()).as_dict())

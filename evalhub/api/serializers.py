@@ -2,6 +2,7 @@ from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from .. import limits
+from ..importers import hf_layout
 from ..models import Conversation, Prompt, PromptSet, Submission, System
 from ..slugs import SLUG_HELP, validate_slug
 from .fields import VisibleSlugRelatedField
@@ -59,7 +60,17 @@ class PromptSetUploadSerializer(serializers.Serializer):
     )
     source = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
     version = serializers.CharField(required=False, default="1", max_length=40)
-    file = serializers.FileField(help_text=".txt (one prompt per line) or .jsonl")
+    file = serializers.FileField(
+        help_text=".txt (one prompt per line), .jsonl, or .parquet (the Hugging Face layout)"
+    )
+    columns = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=hf_layout.MAX_MAPPING_CHARS,
+        help_text="For a file in the Hugging Face layout (.parquet, or .jsonl with a mapping): "
+        "which columns hold what EvalHub reads, as ours=theirs pairs separated by commas, "
+        'e.g. "prompt=instruction, id=question_id".',
+    )
 
     def validate_slug(self, slug):
         if PromptSet.objects.filter(slug=slug).exists():
@@ -101,6 +112,14 @@ class SubmissionUploadSerializer(serializers.Serializer):
     )
     file = serializers.FileField()
     format = serializers.ChoiceField(choices=Submission.Format.choices, required=False)
+    columns = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=hf_layout.MAX_MAPPING_CHARS,
+        help_text="For a file in the Hugging Face layout (.parquet, or .jsonl with a mapping): "
+        "which columns hold what EvalHub reads, as ours=theirs pairs separated by commas, "
+        'e.g. "id=question_id, response=output".',
+    )
     baselines = VisibleSlugRelatedField(
         noun="baseline",
         slug_field="slug",
@@ -123,7 +142,18 @@ class SubmissionUploadSerializer(serializers.Serializer):
 
 
 class ConversationUploadSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="Conversations in the interchange format (.jsonl).")
+    file = serializers.FileField(
+        help_text="Conversations in the interchange format (.jsonl), or in the Hugging Face "
+        "layout (.parquet, or .jsonl with a mapping)."
+    )
+    columns = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=hf_layout.MAX_MAPPING_CHARS,
+        help_text="For a file in the Hugging Face layout (.parquet, or .jsonl with a mapping): "
+        "which columns hold what EvalHub reads, as ours=theirs pairs separated by commas, "
+        'e.g. "messages=conversation, model=model".',
+    )
     source = serializers.ChoiceField(choices=Conversation.Source.choices, required=False)
 
 

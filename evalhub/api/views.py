@@ -228,6 +228,7 @@ class SystemViewSet(
             fmt=serializer.validated_data.get("format"),
             baselines=serializer.validated_data.get("baselines", []),
             user=request.user,
+            columns=serializer.validated_data.get("columns"),
         )
         submission.refresh_from_db()
         return Response(SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
@@ -282,6 +283,7 @@ class ConversationImport(APIView):
             filename=upload.name,
             user=request.user,
             source=serializer.validated_data.get("source"),
+            columns=serializer.validated_data.get("columns"),
         )
         data = ConversationImportSerializer(result).data
         return Response(data, status=status.HTTP_201_CREATED)

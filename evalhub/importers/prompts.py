@@ -1,5 +1,6 @@
 """Parse and validate a prompt set file (staff): .txt one prompt per line, or .jsonl."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
@@ -69,7 +70,13 @@ def _too_long_utterance(utterances: list[str]) -> str | None:
 
 def _parse_jsonl(text: str) -> list[ParsedPrompt]:
     problems = Problems()
-    rows = iter_json_lines(text, problems)
+    return prompt_rows(iter_json_lines(text, problems), problems)
+
+
+def prompt_rows(rows: Iterable[tuple[int, dict]], problems: Problems) -> list[ParsedPrompt]:
+    """Check (line number, object) pairs in the .jsonl layout, one at a time: the prompts,
+    or InvalidUpload with every problem (`problems` may hold some already). An importer of
+    another layout maps its rows onto this one and reuses these checks."""
     prompts, seen = [], {}
     for number, row in rows:
         prompt_id = str(row.get("id", "")).strip()

@@ -84,7 +84,7 @@ def parse_responses(
         if fmt == "jsonl"
         else iter_csv_rows(text, ("prompt", "response"), problems)
     )
-    return _collect_keyed(rows, problems, prompts, jsonl=fmt == "jsonl")
+    return collect_keyed(rows, problems, prompts, jsonl=fmt == "jsonl")
 
 
 def _parse_txt(text: str, prompts: list[PromptRef]) -> ParsedResponses:
@@ -113,7 +113,7 @@ def _parse_txt(text: str, prompts: list[PromptRef]) -> ParsedResponses:
     )
 
 
-def _collect_keyed(
+def collect_keyed(
     rows: Iterable[tuple[int, dict]],
     problems: Problems,
     prompts: list[PromptRef],

@@ -6,8 +6,13 @@ from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
 
 from .. import prompt_files
+from ..errors import UserInputError
+from ..hf import catalog
+from ..hf.bundle import dataset_response, refusal
+from ..hf.card import card_options
 from ..listing import Sort, list_page
 from ..models import PromptSet, System
 
@@ -82,6 +87,21 @@ def promptset_download(request, slug, fmt):
     response = StreamingHttpResponse(lines, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{prompt_set.slug}.{fmt}"'
     return response
+
+
+@require_GET
+def promptset_dataset(request, slug):
+    """The prompt set as a Hugging Face dataset (Parquet and its card, zipped)."""
+    prompt_set = get_object_or_404(PromptSet, slug=slug)
+    try:
+        license_id, citation = card_options(request.GET)
+        return dataset_response(
+            catalog.prompt_tables(prompt_set),
+            catalog.prompt_card(prompt_set, license=license_id, citation=citation),
+            f"{prompt_set.slug}-prompts",
+        )
+    except UserInputError as error:
+        return refusal(error)
 
 
 def system_list(request):

@@ -7,8 +7,11 @@ from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
-from ..errors import show_on_page
+from ..errors import UserInputError, show_on_page
 from ..forms import SubmissionForm, SystemForm
+from ..hf import catalog
+from ..hf.bundle import dataset_response, refusal
+from ..hf.card import card_options
 from ..importers.problems import InvalidUpload
 from ..models import Submission, System
 from ..permissions import is_managed_by, manageable_or_403, visible_or_404
@@ -97,6 +100,24 @@ def submission_file(request, public_id):
     )
 
 
+@require_http_methods(["GET"])
+def submission_dataset(request, public_id):
+    """The responses as a Hugging Face dataset, to whoever may see the system (as the file)."""
+    submission = get_object_or_404(
+        Submission.objects.select_related("system", "prompt_set"), public_id=public_id
+    )
+    visible_or_404(request.user, submission.system, "No such submission.")
+    try:
+        license_id, citation = card_options(request.GET)
+        return dataset_response(
+            catalog.response_tables(submission),
+            catalog.response_card(submission, license=license_id, citation=citation),
+            f"{submission.system.slug}-{submission.prompt_set.slug}-responses",
+        )
+    except UserInputError as error:
+        return refusal(error)
+
+
 def empty_responses_notice(warnings: list[dict]) -> str:
     lines = ", ".join(str(w["line"]) for w in warnings[:20]) + (
         " ..." if len(warnings) > 20 else ""
@@ -127,6 +148,7 @@ def system_submit(request, slug):
                 fmt=form.cleaned_data["format"] or None,
                 baselines=form.cleaned_data["baselines"],
                 user=request.user,
+                columns=form.cleaned_data["columns"],
             )
         except QuotaExceeded as refused:
             show_on_page(request, refused, form)

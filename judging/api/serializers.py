@@ -3,11 +3,13 @@ rubric_versions.py), so a page and the API refuse the same input with the same m
 
 from rest_framework import serializers
 
+from endpoints.api.views import ModelEndpointSerializer
 from evalhub import limits
 from evalhub.api.fields import VisibleSlugRelatedField
 from evalhub.declared import bounds, help_text
 
-from ..forms import RESERVED_SLUGS, campaigns_for, endpoints_for
+from ..forms import RESERVED_SLUGS, campaigns_for
+from ..judges import register
 from ..models import AutomaticJudgment, Judge, JudgeRun, Rubric
 from ..rubric_versions import is_used
 from ..run_settings import JudgeRunSettings
@@ -26,15 +28,15 @@ def _range(name: str) -> dict:
 
 class JudgeSerializer(serializers.ModelSerializer):
     owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    system = serializers.CharField(
-        source="endpoint.system.slug",
-        help_text="The system whose OpenAI-compatible bot endpoint the judge calls.",
+    endpoint = ModelEndpointSerializer(
+        help_text="The judge's own OpenAI-compatible endpoint (no system: a judge is no "
+        "chatbot). Its `auth_token` is write-only; it is changed at /api/endpoints/<id>/."
     )
     model_name = serializers.CharField(source="endpoint.model_name", read_only=True)
 
     class Meta:
         model = Judge
-        fields = ["slug", "name", "owner", "system", "model_name", "created"]
+        fields = ["slug", "name", "owner", "endpoint", "model_name", "created"]
         read_only_fields = ["created"]
 
     def validate_slug(self, slug):
@@ -42,15 +44,13 @@ class JudgeSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError(f"'{slug}' names a page of the judges.")
         return slug
 
-    def validate(self, data):
-        slug = data.pop("endpoint")["system"]["slug"]
-        endpoint = endpoints_for(self.context["request"].user).filter(system__slug=slug).first()
-        if endpoint is None:
-            raise serializers.ValidationError(
-                {"system": f"{slug!r} is not a system of yours with an OpenAI-compatible endpoint."}
-            )
-        data["endpoint"] = endpoint
-        return data
+    def create(self, validated_data):
+        return register(
+            owner=validated_data["owner"],
+            slug=validated_data["slug"],
+            name=validated_data["name"],
+            endpoint=validated_data["endpoint"],
+        )
 
 
 class RubricSerializer(serializers.ModelSerializer):
@@ -183,6 +183,8 @@ class AutomaticJudgmentSerializer(serializers.ModelSerializer):
             "raw_text",
             "error",
             "attempts",
+            "output_path",
+            "parse_failures",
             "prompt_tokens",
             "completion_tokens",
             "created",

@@ -1,6 +1,8 @@
 """REST API of automatic judges, owner or staff only (anonymous callers get 401):
 
-- `GET/POST /api/judges/`, `GET /api/judges/<slug>/`: a user's judges (staff: all);
+- `GET/POST /api/judges/`, `GET /api/judges/<slug>/`: a user's judges (staff: all); a
+  judge is registered with its own endpoint (`endpoint`: URL, model, key, limits), which
+  belongs to no system and is then managed at `/api/endpoints/<id>/`;
 - `GET/POST /api/judge-rubrics/`, `GET /api/judge-rubrics/<id>/`,
   `POST /api/judge-rubrics/<id>/revise/`: every signed-in user reads rubrics and writes
   new ones (a used name gets its next version); its author or staff revise one, in place
@@ -24,9 +26,13 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from endpoints.api.views import MODEL_ENDPOINT
 from evalhub import permissions
+from evalhub.hf import api as hf_api
+from evalhub.hf.bundle import dataset_response
+from evalhub.hf.card import card_options
 
-from .. import rubric_versions, runs
+from .. import export_parquet, rubric_versions, runs
 from ..models import AutomaticJudgment, Judge, JudgeRun, Rubric
 from .serializers import (
     AutomaticJudgmentSerializer,
@@ -41,7 +47,7 @@ JUDGE = {
     "slug": "qwen-judge",
     "name": "Qwen 2.5 7B judge",
     "owner": "alice",
-    "system": "qwen-7b",
+    "endpoint": MODEL_ENDPOINT,
     "model_name": "qwen2.5-7b-instruct",
     "created": "2026-11-20T09:30:00Z",
 }
@@ -105,6 +111,8 @@ JUDGMENTS = [
         "raw_text": '{"better": "2"}',
         "error": "",
         "attempts": 1,
+        "output_path": "structured",
+        "parse_failures": 0,
         "prompt_tokens": 512,
         "completion_tokens": 9,
         "created": "2026-11-20T09:30:05Z",
@@ -119,6 +127,8 @@ JUDGMENTS = [
         "raw_text": "Both responses are fine, I cannot choose.",
         "error": "The reply holds no JSON object.",
         "attempts": 3,
+        "output_path": "prompt",
+        "parse_failures": 3,
         "prompt_tokens": 1730,
         "completion_tokens": 41,
         "created": "2026-11-20T09:30:09Z",
@@ -147,7 +157,18 @@ def _out(name, value, code="200"):
         examples=[
             OpenApiExample(
                 "Register a judge",
-                value={"slug": "qwen-judge", "name": "Qwen 2.5 7B judge", "system": "qwen-7b"},
+                value={
+                    "slug": "qwen-judge",
+                    "name": "Qwen 2.5 7B judge",
+                    "endpoint": {
+                        "url": "https://llm.example.org/v1",
+                        "model_name": "qwen2.5-7b-instruct",
+                        "auth_token": "sk-example-key",
+                        "temperature": 0.0,
+                        "max_concurrency": 4,
+                        "daily_budget": 5000,
+                    },
+                },
                 request_only=True,
             ),
             _out("Registered", JUDGE, "201"),
@@ -173,9 +194,7 @@ class JudgeViewSet(
     queryset = Judge.objects.none()
 
     def get_queryset(self):
-        return Judge.objects.managed_by(self.request.user).select_related(
-            "owner", "endpoint__system"
-        )
+        return Judge.objects.managed_by(self.request.user).select_related("owner", "endpoint")
 
     def perform_create(self, serializer):
         with transaction.atomic():
@@ -357,6 +376,27 @@ class RunViewSet(
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
         return Response(self.get_serializer(runs.resume(self.get_object())).data)
+
+    @extend_schema(
+        summary="The run's automatic judgments as a Hugging Face dataset (Parquet, zipped)",
+        parameters=hf_api.PARAMETERS,
+        responses=hf_api.RESPONSES,
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        renderer_classes=hf_api.RENDERERS,
+        filterset_fields=[],
+        filter_backends=[],
+    )
+    def dataset(self, request, pk=None):
+        run = self.get_object()
+        license_id, citation = card_options(request.query_params)
+        return dataset_response(
+            export_parquet.tables(run),
+            export_parquet.card_text(run, license=license_id, citation=citation),
+            f"judge-run-{run.pk}",
+        )
 
     @action(detail=True, methods=["get"], filterset_fields=[], filter_backends=[])
     def judgments(self, request, pk=None):

@@ -5,7 +5,7 @@ page shows them (random per item); it answers {"better": "1" | "2" | "tie"}, whi
 page's choice left / right / tie, and the kind maps it to a / b as for a worker.
 """
 
-from .common import AnswerInvalid
+from .common import AnswerInvalid, closed_object, one_of
 
 PLACEHOLDERS = ("context", "response_1", "response_2", "answer_format")
 REQUIRED = PLACEHOLDERS
@@ -38,6 +38,10 @@ def placeholders(task: dict, config: dict) -> dict:
 
 def answer_format(task: dict, config: dict) -> str:
     return 'Answer with JSON only: {"better": "1"} or {"better": "2"} or {"better": "tie"}.'
+
+
+def answer_schema(task: dict, config: dict) -> dict:
+    return closed_object({"better": one_of(SIDES)})
 
 
 def to_form(task: dict, config: dict, answer: dict) -> dict:

@@ -9,7 +9,7 @@ what the page's "I checked every bot turn" box stands for.
 
 from annotation.kinds.abc_eval import FIELD_PREFIX, LABELS, field_name
 
-from .common import AnswerInvalid, mapping
+from .common import AnswerInvalid, closed_object, mapping, one_of
 from .likert import conversation_text
 
 PLACEHOLDERS = ("conversation", "labels", "bot_turns", "title", "answer_format")
@@ -56,6 +56,12 @@ def answer_format(task: dict, config: dict) -> str:
         f'Answer with JSON only: {{"turns": {{{example}}}}}, where each list holds the '
         f"labels that apply to that bot turn, chosen from {names}, or is empty."
     )
+
+
+def answer_schema(task: dict, config: dict) -> dict:
+    labels = {"type": "array", "items": one_of(label.name for label in task["labels"])}
+    numbers = [str(t["number"]) for t in task["turns"] if t["bot"]]
+    return closed_object({"turns": closed_object(dict.fromkeys(numbers, labels))})
 
 
 def to_form(task: dict, config: dict, answer: dict) -> dict:

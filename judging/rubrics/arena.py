@@ -7,7 +7,7 @@ the A/B kind uses against position bias); it answers {"better": "1" | "2" | "tie
 place back to the side (a or b), so a payload reads as a vote does.
 """
 
-from .common import AnswerInvalid
+from .common import AnswerInvalid, closed_object, one_of
 
 PLACEHOLDERS = ("conversation_1", "conversation_2", "turns", "answer_format")
 REQUIRED = ("conversation_1", "conversation_2", "answer_format")
@@ -56,6 +56,10 @@ def answer_format(task: dict, config: dict) -> str:
         'Answer with JSON only: {"better": "1"} or {"better": "2"} or {"better": "tie"} '
         'or {"better": "both_bad"}.'
     )
+
+
+def answer_schema(task: dict, config: dict) -> dict:
+    return closed_object({"better": one_of(("1", "2", "tie", "both_bad"))})
 
 
 def to_form(task: dict, config: dict, answer: dict) -> dict:

@@ -53,6 +53,35 @@ def check_instructions(kind: str, text: str) -> list[str]:
     return problems
 
 
+def closed_object(properties: dict) -> dict:
+    """A JSON schema object with exactly these properties, every one required: the shape
+    OpenAI's strict structured output accepts (no optional or extra keys)."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def one_of(values) -> dict:
+    return {"type": "string", "enum": [str(v) for v in values]}
+
+
+def response_format(kind: str, task: dict, config: dict) -> dict:
+    """The rubric's answer as OpenAI's structured output (`response_format`): the JSON
+    schema of what `answer_format` asks for, strict. The reply still goes through
+    `parse_reply`: the schema narrows what the model may write, the kind decides."""
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": f"{kind}_answer",
+            "schema": rubric_module(kind).answer_schema(task, config),
+            "strict": True,
+        },
+    }
+
+
 def render(kind: str, instructions: str, task: dict, config: dict) -> str:
     module = rubric_module(kind)
     values = dict(module.placeholders(task, config))

@@ -6,7 +6,7 @@ It answers {"choices": {dimension: "1" | "2" | "neither"}}, which becomes the pa
 `choice_<dimension>` = left / right / neither; the kind maps sides to a / b.
 """
 
-from .common import mapping
+from .common import closed_object, mapping, one_of
 
 PLACEHOLDERS = ("conversation_1", "conversation_2", "dimensions", "answer_format")
 REQUIRED = PLACEHOLDERS
@@ -48,6 +48,11 @@ def placeholders(task: dict, config: dict) -> dict:
 def answer_format(task: dict, config: dict) -> str:
     example = ", ".join(f'"{d["name"]}": "1" | "2" | "neither"' for d in task["dimensions"])
     return f'Answer with JSON only: {{"choices": {{{example}}}}}'
+
+
+def answer_schema(task: dict, config: dict) -> dict:
+    sides = one_of(("1", "2", "neither"))
+    return closed_object({"choices": closed_object({d["name"]: sides for d in task["dimensions"]})})
 
 
 def to_form(task: dict, config: dict, answer: dict) -> dict:

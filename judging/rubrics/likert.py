@@ -7,9 +7,9 @@ turn, in order]}} (turn level), which becomes the page's `rating_<dimension>` or
 `rating_<dimension>_<turn position>` fields.
 """
 
-from annotation.kinds.likert import field_name
+from annotation.kinds.likert import SCALE, field_name
 
-from .common import AnswerInvalid, mapping
+from .common import AnswerInvalid, closed_object, mapping
 
 PLACEHOLDERS = ("conversation", "dimensions", "level", "answer_format")
 REQUIRED = ("conversation", "dimensions", "answer_format")
@@ -62,6 +62,14 @@ def answer_format(task: dict, config: dict) -> str:
         f'"{n}": [<1-5 for each of the {bot_turns} bot turns, in order>]' for n in names
     )
     return f'Answer with JSON only: {{"ratings": {{{example}}}}}'
+
+
+def answer_schema(task: dict, config: dict) -> dict:
+    rating = {"type": "integer", "enum": list(SCALE)}
+    if task["level"] != "dialogue":
+        # One per bot turn: strict schemas take no length, the kind checks the count.
+        rating = {"type": "array", "items": rating}
+    return closed_object({"ratings": closed_object({d["key"]: rating for d in task["dimensions"]})})
 
 
 def to_form(task: dict, config: dict, answer: dict) -> dict:

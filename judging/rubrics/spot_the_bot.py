@@ -8,7 +8,7 @@ which becomes the page's `label_<index>` and `better_<feature>` fields.
 
 from annotation.kinds.spot_the_bot import NO_DIFFERENCE
 
-from .common import AnswerInvalid, mapping
+from .common import AnswerInvalid, closed_object, mapping, one_of
 
 PLACEHOLDERS = ("conversation", "opening", "speakers", "features", "answer_format")
 REQUIRED = ("conversation", "speakers", "answer_format")
@@ -48,6 +48,16 @@ def answer_format(task: dict, config: dict) -> str:
     choices = " | ".join(f'"{n}"' for n in names) + ' | "none"'
     better = ", ".join(f'"{f["name"]}": {choices}' for f in task["features"])
     return f'Answer with JSON only: {{"speakers": {{{speakers}}}, "better": {{{better}}}}}'
+
+
+def answer_schema(task: dict, config: dict) -> dict:
+    names = [s["name"] for s in task["speakers"]]
+    labels = one_of(("human", "bot", "unsure"))
+    answer = {"speakers": closed_object(dict.fromkeys(names, labels))}
+    if task["features"]:
+        better = one_of([*names, "none"])
+        answer["better"] = closed_object({f["name"]: better for f in task["features"]})
+    return closed_object(answer)
 
 
 def to_form(task: dict, config: dict, answer: dict) -> dict:

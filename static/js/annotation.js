@@ -144,7 +144,9 @@
     function tick() {
       var left = Math.max(0, Math.round((end - Date.now()) / 1000));
       var m = Math.floor(left / 60), s = left % 60;
-      out.textContent = left ? " (" + m + ":" + (s < 10 ? "0" : "") + s + " left)" : " (time is up)";
+      // The words come translated from the page (data-left, data-up): annotation.html.
+      var time = m + ":" + (s < 10 ? "0" : "") + s;
+      out.textContent = " " + (left ? clock.getAttribute("data-left").replace("{time}", time) : clock.getAttribute("data-up"));
       clock.classList.toggle("urgent", left < 300);
       if (left) setTimeout(tick, 1000);
     }

@@ -18,6 +18,8 @@
   var button = document.getElementById("chat-send-button");
   var text = document.getElementById("chat-text");
   var flagTemplate = document.getElementById("chat-flag-template");
+  // The page's words, translated on the server (templates/annotation/chat.html).
+  function say(name) { return chat.getAttribute("data-text-" + name); }
 
   function turnItem(turn) {
     var li = document.createElement("li");
@@ -25,7 +27,7 @@
     li.dataset.position = turn.position;
     var who = document.createElement("span");
     who.className = "who";
-    who.textContent = turn.who;
+    who.textContent = say(turn.bot ? "chatbot" : "you");
     var body = document.createElement("span");
     body.className = "text";
     body.textContent = turn.text;
@@ -35,7 +37,7 @@
       var form = flagTemplate.content.firstElementChild.cloneNode(true);
       form.querySelector('input[name="position"]').value = turn.position;
       form.querySelector('input[name="offensive"]').value = turn.offensive ? "0" : "1";
-      form.querySelector("button").textContent = turn.offensive ? "Flagged as offensive · undo" : "Flag as offensive";
+      form.querySelector("button").textContent = say(turn.offensive ? "unflag" : "flag");
       li.appendChild(form);
     }
     return li;
@@ -49,8 +51,8 @@
     list.textContent = "";
     state.turns.forEach(function (turn) { list.appendChild(turnItem(turn)); });
     sendForm.querySelector('input[name="position"]').value = state.next_position;
-    count.textContent = "You sent " + state.worker_turns + " of " + state.max_turns +
-      " messages (at least " + state.min_turns + ").";
+    count.textContent = say("count").replace("{sent}", state.worker_turns)
+      .replace("{most}", state.max_turns).replace("{least}", state.min_turns);
     // While a reply is coming (due: this page asks for it now), only the stream acts.
     typing.hidden = !state.waiting;
     sendForm.hidden = !state.can_send;
@@ -69,7 +71,7 @@
     endForm.hidden = true;
     source.addEventListener("piece", function (event) {
       if (!reply) {
-        reply = turnItem({ position: list.children.length, bot: true, who: "Chatbot", text: "" });
+        reply = turnItem({ position: list.children.length, bot: true, who: say("chatbot"), text: "" });
         reply.classList.add("is-streaming");
         list.appendChild(reply);
         typing.hidden = true;
@@ -88,7 +90,7 @@
       // what became of the reply.
       source.close();
       waiting(false);
-      showError("The connection to the chatbot broke; reload the page.");
+      showError(say("broken"));
       if (done) done();
     };
   }
@@ -110,7 +112,7 @@
           if (data.state) draw(data.state);
           // A refusal has the API's one error shape: {"errors": [{"message"}], "error_count"}.
           var refusal = data.errors && data.errors.length ? data.errors[0].message : "";
-          showError(refusal || "Something went wrong; reload the page.");
+          showError(refusal || say("wrong"));
           return null;
         }
         draw(data);
@@ -137,7 +139,7 @@
     if (button.disabled || !text.value.trim()) return;
     var sent = text.value.trim();
     var position = Number(sendForm.querySelector('input[name="position"]').value);
-    list.appendChild(turnItem({ position: position, bot: false, who: "You", text: sent }));
+    list.appendChild(turnItem({ position: position, bot: false, who: say("you"), text: sent }));
     showError("");
     waiting(true);
     post(chat.dataset.sendUrl, sendForm).then(function (state) {
@@ -147,7 +149,7 @@
       else waiting(false);
     }).catch(function () {
       waiting(false);
-      showError("The connection failed; send your message again.");
+      showError(say("resend"));
     });
   });
 
@@ -168,7 +170,7 @@
       else waiting(false);
     }).catch(function () {
       waiting(false);
-      showError("The connection failed; try again.");
+      showError(say("failed"));
     });
   });
 

@@ -8,9 +8,12 @@ from tests import factories
 
 
 def judge(owner, slug="llm-judge"):
-    system = factories.system(owner, slug=f"{slug}-model", name=f"{slug} model")
     endpoint = BotEndpoint.objects.create(
-        system=system, protocol="openai", url="http://127.0.0.1:9/v1", model_name="judge"
+        owner=owner,
+        name="LLM judge",
+        protocol="openai",
+        url="http://127.0.0.1:9/v1",
+        model_name="judge",
     )
     return Judge.objects.create(slug=slug, name="LLM judge", owner=owner, endpoint=endpoint)
 

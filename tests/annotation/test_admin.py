@@ -214,6 +214,7 @@ def test_a_drafts_title_and_reward_are_edited_here(client, superuser):
             "provider_config": "{}",
             "reward_per_batch": "1.50",
             "redundancy": 9,
+            "language": "en",
         },
     )
     campaign.refresh_from_db()

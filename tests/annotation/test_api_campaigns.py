@@ -59,6 +59,21 @@ def test_staff_create_an_ab_campaign_from_a_prompt_set_and_systems(api, boss, ab
     assert c.owner == boss and c.items.filter(role="task").count() == 6
 
 
+def test_a_campaign_s_worker_language_is_chosen_through_the_api(api, ab_setup):  # noqa: F811
+    body = ab_body(language="de", follow_browser=True)
+    response = api.post("/api/campaigns/", body, format="json")
+    assert response.status_code == 201, response.json()
+    assert response.json()["campaign"]["language"] == "de"
+    c = Campaign.objects.get()
+    assert (c.language, c.follow_browser) == ("de", True)
+
+
+def test_a_campaign_without_a_language_is_english(api, ab_setup):  # noqa: F811
+    assert api.post("/api/campaigns/", ab_body(), format="json").status_code == 201
+    c = Campaign.objects.get()
+    assert (c.language, c.follow_browser) == ("en", False)
+
+
 def test_staff_create_a_campaign_from_uploaded_conversations(api):
     data = {
         "task_kind": "spot_the_bot",
@@ -79,6 +94,7 @@ def test_staff_create_a_campaign_from_uploaded_conversations(api):
         ({"slug": "Mixed_Case"}, "slug"),
         ({"system": "no-such-bot"}, "system"),
         ({"task_config": {"unknown": 1}}, "task_config"),
+        ({"language": "fr"}, "language"),
     ],
 )
 def test_a_bad_campaign_is_refused_per_field_and_nothing_stored(api, ab_setup, fields, field):  # noqa: F811

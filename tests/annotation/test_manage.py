@@ -199,6 +199,24 @@ def test_the_form_offers_every_installed_provider(staff):
     assert "manage.py crowd" in html
 
 
+def test_the_form_offers_the_workers_languages(staff):
+    html = staff.get(url("manage-campaign-create")).content.decode()
+    assert '<option value="de">Deutsch</option>' in html and 'name="follow_browser"' in html
+
+
+def test_staff_create_a_german_campaign_that_follows_the_browser(staff, ab_setup):
+    data = form_data(**ab_setup, language="de", follow_browser="on")
+    assert staff.post(url("manage-campaign-create"), data).status_code == 302
+    c = Campaign.objects.get(slug="greeting-test")
+    assert (c.language, c.follow_browser) == ("de", True)
+
+
+def test_an_unknown_workers_language_is_refused(staff, ab_setup):
+    response = staff.post(url("manage-campaign-create"), form_data(**ab_setup, language="fr"))
+    assert response.status_code == 400 and not Campaign.objects.exists()
+    assert "fr is not one of the available choices" in response.content.decode()
+
+
 def test_staff_creates_an_ab_campaign_from_latest_submissions(staff, ab_setup):
     response = staff.post(url("manage-campaign-create"), form_data(**ab_setup), follow=True)
     c = Campaign.objects.get(slug="greeting-test")

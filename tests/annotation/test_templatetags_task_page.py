@@ -34,8 +34,8 @@ def test_the_line_escapes_the_keys_and_their_meaning_and_is_built_once():
     tag = render("{% load task_page %}{% kind_shortcuts kind %}", Kind())
     assert tag == render(LOOP, Kind())
     assert "<kbd>&lt;b&gt;</kbd> it&#x27;s &lt;i&gt;bold&lt;/i&gt; · <kbd>2</kbd> two" in tag
-    assert shortcuts_line(tuple(map(tuple, Kind.shortcuts))) is shortcuts_line(
-        (("<b>", "it's <i>bold</i>"), ("2", "two"))
+    assert shortcuts_line(tuple(map(tuple, Kind.shortcuts)), "en") is shortcuts_line(
+        (("<b>", "it's <i>bold</i>"), ("2", "two")), "en"
     )
 
 

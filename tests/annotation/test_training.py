@@ -387,7 +387,7 @@ def test_ticking_nothing_does_not_qualify(client):
     start(client, c)
     page = client.get(url("training", c)).content.decode()
     assert "You did not qualify this time" in page
-    assert "self contradiction: you ticked 0 of the 1 turns that show it" in page
+    assert "Self contradiction: you ticked 0 of the 1 turn that shows it" in page
 
 
 def test_ticking_where_gold_does_not_does_not_qualify():

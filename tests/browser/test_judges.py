@@ -1,11 +1,13 @@
-"""A researcher registers an automatic judge on their OpenAI-compatible endpoint, starts
-it on an A/B campaign from the judge's page, and watches the run's progress bar fill as
+"""A researcher registers an automatic judge with its own OpenAI-compatible endpoint (no
+system to register first), tests the connection on the endpoint's page, starts the judge
+on an A/B campaign from the judge's page, and watches the run's progress bar fill as
 the worker judges the items (a slow fake judge on 127.0.0.1), then reads the judgments."""
 
 import pytest
 
+from evalhub.models import System
 from judging import execution, sending
-from judging.models import JudgeRun
+from judging.models import Judge, JudgeRun
 from tests import factories
 from tests.endpoints import openai_fake
 from tests.judging import builders, fake_judges
@@ -26,9 +28,6 @@ def test_a_judge_runs_over_a_campaign_with_progress_shown(
     page, slow_judge, screenshot, monkeypatch
 ):
     ada = factories.user("ada", password="Analytical-Engine-1843")
-    endpoint = builders.endpoint(slow_judge, owner=ada, max_concurrency=4)
-    endpoint.system.name = "Judge model"
-    endpoint.system.save()
     campaign = builders.ab(ITEMS, owner=ada, title="Ada's A/B test")
     rubric = builders.default_rubric("ab")
     # The worker is this test: the run stays queued when started, as with a busy broker.
@@ -44,9 +43,22 @@ def test_a_judge_runs_over_a_campaign_with_progress_shown(
     page.get_by_role("link", name="Register a judge").click()
     page.fill("#id_slug", "ada-judge")
     page.fill("#id_name", "Ada's judge")
-    page.select_option("#id_endpoint", str(endpoint.pk))
+    page.fill("#id_url", slow_judge.base_url)
+    page.fill("#id_model_name", "judge-model")
+    page.fill("#id_auth_token", "sk-ada-judge-key")
+    page.fill("#id_max_concurrency", "4")
     page.get_by_role("button", name="Register").click()
     page.get_by_role("heading", name="Ada's judge").wait_for()
+    judge = Judge.objects.get(slug="ada-judge")
+    assert (judge.endpoint.system, judge.endpoint.owner) == (None, ada)
+    assert judge.endpoint.auth_token == "sk-ada-judge-key" and not System.objects.exists()
+
+    page.locator("#judge-endpoint-link").click()
+    page.get_by_role("heading", name="Model endpoint of Ada's judge").wait_for()
+    assert "sk-ada-judge-key" not in page.content()
+    page.get_by_role("button", name="Test connection").click()
+    page.get_by_text("Connected in").wait_for()
+    page.goto(judge.get_absolute_url())
 
     page.select_option("#id_campaign", str(campaign.pk))
     page.select_option("#id_rubric", str(rubric.pk))
@@ -84,4 +96,4 @@ def test_a_judge_runs_over_a_campaign_with_progress_shown(
     assert '"choice"' in rows.first.inner_text()
     run.refresh_from_db()
     assert (run.items_done, run.items_failed, run.judgments.count()) == (ITEMS, 0, ITEMS)
-    assert len(slow_judge.requests) == ITEMS
+    assert len(slow_judge.requests) == ITEMS + 1  # and the connection test

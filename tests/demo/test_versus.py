@@ -6,7 +6,8 @@ from analysis.models import AnalysisRun
 from demo.leaderboards import DEMO_HAZARDS, SPOT_THE_BOT_DEMO_SLUG, load_analysis_demo
 from demo.simulation import ABModel
 from demo.versus import VERSUS_DEMO_JUDGE, load_versus_demo
-from judging.models import AutomaticJudgment, JudgeRun
+from evalhub.models import System
+from judging.models import AutomaticJudgment, Judge, JudgeRun
 from tests import factories
 from tests.analysis import builders
 from tournaments.models import Tournament
@@ -46,3 +47,21 @@ def test_the_simulated_judge_is_compared_with_the_crowd_once(django_capture_on_c
     assert again.pk == run.pk
     assert JudgeRun.objects.count() == 1
     assert AutomaticJudgment.objects.count() == items
+
+
+def test_the_simulated_judge_is_no_system(client, django_capture_on_commit_callbacks):
+    small = builders.small_spot_the_bot_model(hazards=DEMO_HAZARDS, conversations_per_pair=4)
+    with django_capture_on_commit_callbacks(execute=False):
+        load_analysis_demo(
+            spot_the_bot=small,
+            ab=ABModel({"a": 1.0, "b": 0.0}, prompts=6),
+            parameters=builders.FAST,
+        )
+    load_versus_demo(factories.user("admin"), model=small, parameters=FAST)
+
+    endpoint = Judge.objects.get(slug=VERSUS_DEMO_JUDGE).endpoint
+    assert (endpoint.system, endpoint.owner.username) == (None, "admin")
+    assert not System.objects.filter(name__icontains="judge").exists()
+    pages = [client.get("/systems/").content.decode(), client.get("/api/systems/").content.decode()]
+    for listed in pages:
+        assert "Simulated judge" not in listed and VERSUS_DEMO_JUDGE not in listed

@@ -11,6 +11,11 @@ headers and client port. Scripts (payload -> Reply):
 - then(first, script, times=1): `first` for the first `times` requests, then `script`
   (RATE_LIMITED(seconds) = 429 with Retry-After, MALFORMED, EMPTY_CHOICES, ...);
 - trickle(script, interval): the body one byte every `interval` seconds;
+- honouring_response_format(script): a request with `response_format` (OpenAI's structured
+  output) is answered with JSON that follows its schema (each enum's first value), one
+  without it by `script`;
+- refusing_response_format(script): a request with `response_format` is refused with the
+  400 OpenAI answers for a model without structured output, one without it by `script`;
 - anything else: a Reply built by hand.
 """
 
@@ -73,6 +78,49 @@ EMPTY_CHOICES = Reply(200, json.dumps({"object": "chat.completion", "choices": [
 NULL_CONTENT = Reply(
     200, json.dumps({"choices": [{"message": {"role": "assistant", "content": None}}]}).encode()
 )
+
+
+RESPONSE_FORMAT_REFUSED = Reply(
+    400,
+    json.dumps(
+        {
+            "error": {
+                "message": "Invalid parameter: 'response_format' of type 'json_schema' is not "
+                "supported with this model.",
+                "type": "invalid_request_error",
+                "param": "response_format",
+                "code": None,
+            }
+        }
+    ).encode(),
+)
+
+
+def following(schema: dict):
+    """The simplest value `schema` allows: each enum's first value, every property of an
+    object, empty arrays."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        return {name: following(sub) for name, sub in schema.get("properties", {}).items()}
+    return {"array": [], "integer": 0, "number": 0, "boolean": False}.get(kind, "")
+
+
+def honouring_response_format(script: Callable[[dict], Reply]):
+    def run(payload: dict) -> Reply:
+        if "response_format" not in payload:
+            return script(payload)
+        schema = payload["response_format"]["json_schema"]["schema"]
+        return completion(json.dumps(following(schema)))
+
+    return run
+
+
+def refusing_response_format(script: Callable[[dict], Reply]):
+    return lambda payload: (
+        RESPONSE_FORMAT_REFUSED if "response_format" in payload else script(payload)
+    )
 
 
 def then(first: Reply, script: Callable[[dict], Reply], times: int = 1):

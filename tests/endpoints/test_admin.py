@@ -84,6 +84,7 @@ def test_saving_an_endpoint_without_typing_a_token_keeps_it(client, superuser):
             "protocol": endpoint.protocol,
             "daily_budget": endpoint.daily_budget,
             "chat_share": endpoint.chat_share,
+            "structured_output": endpoint.structured_output,
         },
     )
     endpoint.refresh_from_db()
@@ -97,7 +98,7 @@ def test_a_typed_token_replaces_the_stored_one_and_can_be_removed(client, superu
     endpoint = BotEndpoint.objects.get()
     fields = {"system": endpoint.system_id, "url": endpoint.url, "timeout_seconds": 5}
     fields.update(max_concurrency=1, protocol=endpoint.protocol, daily_budget=endpoint.daily_budget)
-    fields.update(chat_share=endpoint.chat_share)
+    fields.update(chat_share=endpoint.chat_share, structured_output=endpoint.structured_output)
     client.post(
         admin_url(BotEndpoint, "change", endpoint.pk), {**fields, "auth_token": "new-token"}
     )

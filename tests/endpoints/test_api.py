@@ -6,7 +6,6 @@ import pytest
 from rest_framework.test import APIClient
 
 from endpoints.models import BotEndpoint
-from judging.models import Judge
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -70,22 +69,6 @@ def test_the_owner_registers_reads_changes_and_removes(owner, system):
     assert api.delete(url(system)).status_code == 204
     assert not BotEndpoint.objects.exists()
     assert api.get(url(system)).status_code == 404
-
-
-def test_an_endpoint_a_judge_uses_is_refused_removal_in_the_error_shape(owner, system):
-    client = client_for(owner)
-    client.put(url(system), BODY, format="json")
-    Judge.objects.create(
-        slug="strict", name="Strict judge", owner=owner, endpoint=BotEndpoint.objects.get()
-    )
-
-    response = client.delete(url(system))
-
-    assert response.status_code == 400
-    assert response.json()["errors"][0]["message"].startswith(
-        "The endpoint is still used by Strict judge"
-    )
-    assert BotEndpoint.objects.filter(system=system).exists()
 
 
 def test_the_token_is_in_no_response(owner, system):

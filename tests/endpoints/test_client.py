@@ -33,6 +33,7 @@ from endpoints.client import (
     RedisLimiter,
     RetryPolicy,
     default_limiter,
+    refuses_parameter,
 )
 from endpoints.protocols import Sampling
 from tests.endpoints import bots, openai_fake
@@ -559,6 +560,25 @@ def test_chat_usage_the_server_does_not_report_is_none(fake, usage):
     answer = openai_client(server).chat(JUDGE_MESSAGES)
     assert answer.text == "ok"
     assert (answer.usage.prompt_tokens, answer.usage.completion_tokens) == (None, None)
+
+
+def test_chat_sends_a_response_format_as_given(fake):
+    server = fake(lambda payload: openai_fake.completion('{"better": "1"}'))
+    wanted = {"type": "json_schema", "json_schema": {"name": "ab_answer", "schema": {}}}
+    openai_client(server).chat(JUDGE_MESSAGES, response_format=wanted)
+    openai_client(server).chat(JUDGE_MESSAGES)
+    assert server.requests[0]["response_format"] == wanted
+    assert "response_format" not in server.requests[1]
+
+
+def test_a_400_naming_response_format_is_a_refusal_of_it_and_not_retried(fake):
+    server = fake(openai_fake.refusing_response_format(openai_fake.echo))
+    with pytest.raises(BotHTTPError) as caught:
+        openai_client(server).chat(JUDGE_MESSAGES, response_format={"type": "json_schema"})
+    assert refuses_parameter(caught.value, "response_format")
+    assert not refuses_parameter(caught.value, "temperature")
+    assert caught.value.summary == "answered HTTP 400"  # the body stays out of the summary
+    assert len(server.requests) == 1
 
 
 def test_chat_retries_a_429_after_its_retry_after(fake):

@@ -165,20 +165,6 @@ def test_the_owner_removes_the_endpoint(client, owner, system):
     assert not BotEndpoint.objects.exists()
 
 
-def test_an_endpoint_a_judge_uses_is_kept_and_the_page_says_why(client, owner, system):
-    client.force_login(owner)
-    register(client, system, protocol="openai", model_name="m")
-    Judge.objects.create(
-        slug="strict", name="Strict judge", owner=owner, endpoint=BotEndpoint.objects.get()
-    )
-
-    response = client.post(reverse("system-endpoint-delete", args=[system.slug]), follow=True)
-
-    assert response.status_code == 200
-    assert "still used by Strict judge" in response.content.decode()
-    assert BotEndpoint.objects.filter(system=system).exists()
-
-
 def test_the_owner_allows_other_owners_tournaments(client, owner, system):
     client.force_login(owner)
     register(client, system, allow_other_owners="on")
@@ -217,10 +203,19 @@ def left_out_endpoint(system) -> BotEndpoint:
 
 
 def test_the_pages_ask_again_for_a_token_an_import_left_out(client, owner, system):
-    endpoint = left_out_endpoint(system)
-    judge = Judge.objects.create(slug="strict", name="Strict", owner=owner, endpoint=endpoint)
+    left_out_endpoint(system)
+    judge_endpoint = BotEndpoint.objects.create(
+        owner=owner,
+        name="Strict",
+        protocol="openai",
+        url="https://models.example.org/v1",
+        model_name="judge-7b",
+        token_left_out=True,
+    )
+    judge = Judge.objects.create(slug="strict", name="Strict", owner=owner, endpoint=judge_endpoint)
     client.force_login(owner)
-    for page in (url(system), system.get_absolute_url(), judge.get_absolute_url()):
+    pages = (url(system), system.get_absolute_url(), judge.get_absolute_url())
+    for page in (*pages, judge_endpoint.get_absolute_url()):
         text = client.get(page).content.decode()
         assert "was left out when its data was imported" in text, page
     form_page = client.get(url(system))

@@ -111,6 +111,8 @@ def test_beat_schedules_every_maintenance_task_and_each_is_registered():
         "annotation.tasks.sync_crowd_campaigns",
         "endpoints.tasks.prune_endpoint_calls",
         "arenas.tasks.requeue_lost_leaderboards",
+        "webhooks.tasks.requeue_lost_deliveries",
+        "webhooks.tasks.prune_webhook_deliveries",
     }
     celery_app.loader.import_default_modules()
     assert tasks <= set(celery_app.tasks)

@@ -12,12 +12,21 @@ from evalhub.forms import SystemForm
 from evalhub.models import System
 from tests import factories
 
-PROJECT_APPS = {"evalhub", "endpoints", "annotation", "tournaments", "judging", "analysis"}
+PROJECT_APPS = {
+    "evalhub",
+    "endpoints",
+    "webhooks",
+    "annotation",
+    "tournaments",
+    "judging",
+    "analysis",
+}
 
 # Text fields only EvalHub writes (errors it caught, a judge's raw reply already cut to
 # EVALHUB_JUDGE_MAX_REPLY_CHARS): no user types them.
 WRITTEN_BY_EVALHUB = {
     "annotation.CrowdAction.error",
+    "webhooks.Delivery.body",
     "judging.JudgeRun.last_error",
     "judging.AutomaticJudgment.raw_text",
     "judging.AutomaticJudgment.error",

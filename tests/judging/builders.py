@@ -6,6 +6,7 @@ import random
 from annotation.items import add_items
 from annotation.kinds import get_kind
 from endpoints.models import BotEndpoint
+from judging import judges
 from judging.defaults import DEFAULT_NAME, install_default_rubrics
 from judging.models import Judge, Rubric
 from tests import factories
@@ -15,6 +16,7 @@ _counter = itertools.count(1)
 
 
 def endpoint(server, *, owner=None, protocol="openai", **fields) -> BotEndpoint:
+    """A system's endpoint (a chatbot's), which a judge may not use."""
     system = factories.system(owner=owner)
     fields.setdefault("model_name", "judge-model")
     fields.setdefault("timeout_seconds", 5.0)
@@ -27,13 +29,19 @@ def endpoint(server, *, owner=None, protocol="openai", **fields) -> BotEndpoint:
 
 
 def judge(server, owner=None, **endpoint_fields) -> Judge:
+    """A judge with its own endpoint (of no system), as registering one makes it."""
     owner = owner or factories.user()
     n = next(_counter)
-    return Judge.objects.create(
+    endpoint_fields.setdefault("model_name", "judge-model")
+    endpoint_fields.setdefault("timeout_seconds", 5.0)
+    return judges.register(
+        owner=owner,
         slug=f"judge-{n}",
         name=f"Judge {n}",
-        owner=owner,
-        endpoint=endpoint(server, owner=owner, **endpoint_fields),
+        endpoint={
+            "url": server.base_url if server else "http://127.0.0.1:9/v1",
+            **endpoint_fields,
+        },
     )
 
 

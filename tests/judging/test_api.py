@@ -4,6 +4,8 @@ resume, judgments); owners alone see and drive their judges."""
 import pytest
 from rest_framework.test import APIClient
 
+from endpoints.models import BotEndpoint
+from evalhub.models import System
 from judging.models import AutomaticJudgment, Judge, JudgeRun, Rubric
 from tests import factories
 from tests.judging import builders, fake_judges
@@ -16,27 +18,91 @@ def api():
     return APIClient()
 
 
-def test_registering_a_judge_names_the_system_of_the_endpoint(api):
+SECRET = "sk-judge-secret-4242"
+ENDPOINT = {
+    "url": "https://llm.example.org/v1",
+    "model_name": "qwen2.5-7b-instruct",
+    "auth_token": SECRET,
+    "temperature": 0.0,
+    "max_concurrency": 4,
+    "daily_budget": 300,
+}
+
+
+def register(api, **fields):
+    body = {"slug": "my-judge", "name": "My judge", "endpoint": ENDPOINT, **fields}
+    return api.post("/api/judges/", body, format="json")
+
+
+def test_registering_a_judge_gives_it_its_own_endpoint_and_no_system(api):
     user = factories.user()
-    endpoint = builders.endpoint(None, owner=user)
     api.force_authenticate(user)
-    body = {"slug": "my-judge", "name": "My judge", "system": endpoint.system.slug}
-    response = api.post("/api/judges/", body, format="json")
+    response = register(api)
     assert response.status_code == 201, response.json()
-    assert response.json()["owner"] == user.username
-    assert response.json()["model_name"] == "judge-model"
-    assert Judge.objects.get(slug="my-judge").endpoint == endpoint
+    body = response.json()
+    assert (body["owner"], body["model_name"]) == (user.username, "qwen2.5-7b-instruct")
+    assert body["endpoint"]["has_token"] is True and body["endpoint"]["protocol"] == "openai"
+    endpoint = Judge.objects.get(slug="my-judge").endpoint
+    assert (endpoint.system, endpoint.owner, endpoint.name) == (None, user, "My judge")
+    assert (endpoint.auth_token, endpoint.daily_budget, endpoint.max_concurrency) == (
+        SECRET,
+        300,
+        4,
+    )
+    assert not System.objects.exists()
 
 
-def test_a_judge_on_someone_elses_endpoint_is_refused_naming_the_field(api):
+def test_the_judges_api_key_is_in_no_response(api):
     user = factories.user()
-    endpoint = builders.endpoint(None, owner=factories.user())
     api.force_authenticate(user)
-    body = {"slug": "my-judge", "name": "My judge", "system": endpoint.system.slug}
+    responses = [register(api), api.get("/api/judges/"), api.get("/api/judges/my-judge/")]
+    endpoint = Judge.objects.get().endpoint
+    responses += [
+        api.get(f"/api/endpoints/{endpoint.pk}/"),
+        api.patch(f"/api/endpoints/{endpoint.pk}/", {"daily_budget": 20}, format="json"),
+    ]
+    for response in responses:
+        assert response.status_code in (200, 201)
+        assert SECRET not in response.content.decode()
+        assert "auth_token" not in response.content.decode()
+
+
+def test_a_judge_needs_the_model_name_of_its_endpoint(api):
+    api.force_authenticate(factories.user())
+    response = register(api, endpoint={k: v for k, v in ENDPOINT.items() if k != "model_name"})
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == "endpoint.model_name"
+    assert not Judge.objects.exists() and not BotEndpoint.objects.exists()
+
+
+def test_a_judge_is_no_longer_registered_on_a_system(api):
+    user = factories.user()
+    system_endpoint = builders.endpoint(None, owner=user)
+    api.force_authenticate(user)
+    body = {"slug": "my-judge", "name": "My judge", "system": system_endpoint.system.slug}
     response = api.post("/api/judges/", body, format="json")
     assert response.status_code == 400
-    assert response.json()["errors"][0]["field"] == "system"
+    assert response.json()["errors"][0]["field"] == "endpoint"
     assert not Judge.objects.exists()
+
+
+def test_a_judges_endpoint_counts_against_the_endpoint_quota(api, settings):
+    settings.EVALHUB_QUOTA_ENDPOINTS = 1
+    user = factories.user()
+    builders.endpoint(None, owner=user)
+    api.force_authenticate(user)
+    response = register(api)
+    assert response.status_code == 400
+    assert "EVALHUB_QUOTA_ENDPOINTS=1" in response.json()["errors"][0]["message"]
+    assert not Judge.objects.exists() and BotEndpoint.objects.count() == 1
+
+
+def test_a_judge_never_appears_among_the_systems(api):
+    api.force_authenticate(factories.user())
+    register(api)
+    listed = api.get("/api/systems/").json()
+    assert "qwen2.5-7b-instruct" not in str(listed) and "My judge" not in str(listed)
+    assert listed["count"] == 0
 
 
 def test_judges_are_listed_to_their_owner_only(api):

@@ -248,11 +248,11 @@ def test_a_run_paused_by_its_owner_stops_taking_items(fake):
         real_chat = client.chat
         calls = []
 
-        def chat(messages):
+        def chat(messages, **options):
             calls.append(1)
             if len(calls) == 2:  # the owner presses pause while the 2nd item is asked
                 inbox.on_worker_thread(lambda: runs.pause(JudgeRun.objects.get(pk=run_.pk)))
-            return real_chat(messages)
+            return real_chat(messages, **options)
 
         client.chat = chat
         return client
@@ -302,10 +302,10 @@ def test_a_worker_that_lost_its_lease_writes_nothing(fake):
         client = fast_client()(run_, inbox)
         real_chat = client.chat
 
-        def chat(messages):
+        def chat(messages, **options):
             # Another worker claims the run (this one was thought dead).
             inbox.on_worker_thread(lambda: JudgeRun.objects.filter(pk=run_.pk).update(lease=99))
-            return real_chat(messages)
+            return real_chat(messages, **options)
 
         client.chat = chat
         return client
@@ -369,3 +369,105 @@ def test_the_default_client_reads_long_replies(fake, settings):
     run = new_run(server, builders.ab(1))
     execution.execute(run.pk)
     assert run.judgments.get().status == "ok"
+
+
+# Issue 28, point 5: structured output (response_format), and the re-ask loop kept for
+# endpoints that refuse it ---------------------------------------------------------------
+
+
+def strict(schema: dict) -> bool:
+    """Whether `schema` has the shape OpenAI's strict mode takes: every object closed, with
+    every property required."""
+    if schema.get("type") == "object":
+        properties = schema["properties"]
+        closed = schema["additionalProperties"] is False
+        return (
+            closed
+            and schema["required"] == list(properties)
+            and all(map(strict, properties.values()))
+        )
+    if schema.get("type") == "array":
+        return strict(schema["items"])
+    return True
+
+
+def test_a_judge_sends_the_rubrics_schema_and_its_structured_replies_are_judged(fake):
+    # Without the schema this model rambles; with it, it can only write the answer.
+    server = fake(
+        openai_fake.honouring_response_format(fake_judges.answers("Response 1, clearly."))
+    )
+    run = new_run(server, builders.ab(2), max_attempts=1)
+    assert execution.execute(run.pk, client_factory=fast_client()) == "done"
+    asked = server.requests[0]["response_format"]
+    assert asked["type"] == "json_schema"
+    assert (asked["json_schema"]["name"], asked["json_schema"]["strict"]) == ("ab_answer", True)
+    assert asked["json_schema"]["schema"]["properties"] == {
+        "better": {"type": "string", "enum": ["1", "2", "tie"]}
+    }
+    assert strict(asked["json_schema"]["schema"])
+    judgments = list(run.judgments.all())
+    assert [(j.status, j.output_path, j.parse_failures) for j in judgments] == [
+        ("ok", "structured", 0),
+        ("ok", "structured", 0),
+    ]
+    assert judgments[0].payload == human_payload("ab", judgments[0].item, {"choice": "left"})
+    run.judge.endpoint.refresh_from_db()
+    assert run.judge.endpoint.structured_output == "auto"
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: builders.likert(1, level="turn"),
+        lambda: builders.abc_eval(1),
+        lambda: builders.spot_the_bot(1),
+        lambda: builders.comparative(),
+    ],
+)
+def test_every_kinds_schema_is_strict_and_names_the_pages_choices(fake, build):
+    server = fake(fake_judges.answers("no answer"))
+    run = new_run(server, build(), max_attempts=1)
+    execution.execute(run.pk, client_factory=fast_client())
+    schema = server.requests[0]["response_format"]["json_schema"]["schema"]
+    assert strict(schema) and len(schema["properties"]) >= 1
+
+
+def test_an_endpoint_refusing_response_format_is_asked_with_the_prompt_and_remembered(fake):
+    server = fake(openai_fake.refusing_response_format(fake_judges.answers({"better": "2"})))
+    run = new_run(server, builders.ab(3), concurrency=1)
+    assert execution.execute(run.pk, client_factory=fast_client()) == "done"
+    # The refused request, then the same question without the schema, then no more schema.
+    assert ["response_format" in r for r in server.requests] == [True, False, False, False]
+    assert server.requests[1]["messages"] == server.requests[0]["messages"]
+    assert {(j.status, j.output_path, j.attempts) for j in run.judgments.all()} == {
+        ("ok", "prompt", 1)
+    }
+    run.judge.endpoint.refresh_from_db()
+    assert run.judge.endpoint.structured_output == "off"
+    # The next run asks with the prompt alone from its first request.
+    second = new_run(server, builders.ab(1))
+    second.judge = run.judge
+    second.save(update_fields=["judge"])
+    execution.execute(second.pk, client_factory=fast_client())
+    assert "response_format" not in server.requests[-1]
+
+
+def test_another_400_is_not_taken_for_a_refusal_of_structured_output(fake):
+    server = fake(lambda payload: openai_fake.Reply(400, b'{"error": {"message": "bad model"}}'))
+    run = new_run(server, builders.ab(1))
+    assert execution.execute(run.pk, client_factory=fast_client()) == "failed"
+    assert len(server.requests) == 1 and not run.judgments.exists()
+    run.judge.endpoint.refresh_from_db()
+    assert run.judge.endpoint.structured_output == "auto"
+
+
+def test_unparsed_replies_are_counted_on_the_prompt_path(fake):
+    server = fake(fake_judges.answers("Response 1.", {"better": "1"}))
+    run = new_run(server, builders.ab(1), max_attempts=3)
+    run.judge.endpoint.structured_output = "off"
+    run.judge.endpoint.save(update_fields=["structured_output"])
+    execution.execute(run.pk, client_factory=fast_client())
+    assert all("response_format" not in r for r in server.requests)
+    judgment = AutomaticJudgment.objects.get(run=run)
+    assert (judgment.status, judgment.output_path, judgment.attempts) == ("ok", "prompt", 2)
+    assert judgment.parse_failures == 1

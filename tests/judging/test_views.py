@@ -1,9 +1,11 @@
-"""The judges' pages: who sees and changes what, registering a judge, rubric versions,
-starting a run, the run page with its progress and failed answers, pause and resume."""
+"""The judges' pages: who sees and changes what, registering a judge with its own endpoint,
+rubric versions, starting a run, the run page with its progress and failed answers, pause and resume."""
 
 import pytest
 from django.urls import reverse
 
+from endpoints.models import BotEndpoint
+from evalhub.models import System
 from judging.models import AutomaticJudgment, Judge, JudgeRun, Rubric
 from tests import factories
 from tests.judging import builders, fake_judges
@@ -18,38 +20,78 @@ def owner(client):
     return user
 
 
-def test_a_researcher_registers_a_judge_on_their_openai_endpoint(client, owner):
-    endpoint = builders.endpoint(None, owner=owner)
-    response = client.post(
-        reverse("judging:judge-create"),
-        {"slug": "gpt-judge", "name": "GPT judge", "endpoint": endpoint.pk},
-    )
+SECRET = "sk-judge-secret-4242"
+
+
+def judge_form(**fields):
+    data = {
+        "slug": "gpt-judge",
+        "name": "GPT judge",
+        "url": "https://llm.example.org/v1",
+        "model_name": "gpt-judge-1",
+        "auth_token": SECRET,
+        "temperature": "0",
+        "timeout_seconds": "30",
+        "max_concurrency": "3",
+        "daily_budget": "400",
+        "stop": "",
+    }
+    data.update(fields)
+    return data
+
+
+def test_a_researcher_registers_a_judge_with_its_own_endpoint(client, owner):
+    response = client.post(reverse("judging:judge-create"), judge_form())
     judge = Judge.objects.get(slug="gpt-judge")
     assert response.status_code == 302 and response["Location"] == judge.get_absolute_url()
-    assert (judge.owner, judge.endpoint) == (owner, endpoint)
-
-
-@pytest.mark.parametrize("whose", ["someone else's", "evalhub protocol"])
-def test_a_judge_needs_an_openai_endpoint_of_ones_own(client, owner, whose):
-    if whose == "someone else's":
-        endpoint = builders.endpoint(None, owner=factories.user())
-    else:
-        endpoint = builders.endpoint(None, owner=owner, protocol="evalhub")
-    response = client.post(
-        reverse("judging:judge-create"), {"slug": "j", "name": "J", "endpoint": endpoint.pk}
+    endpoint = judge.endpoint
+    assert (judge.owner, endpoint.owner, endpoint.system, endpoint.name) == (
+        owner,
+        owner,
+        None,
+        "GPT judge",
     )
+    assert (endpoint.protocol, endpoint.model_name, endpoint.auth_token) == (
+        "openai",
+        "gpt-judge-1",
+        SECRET,
+    )
+    assert (endpoint.max_concurrency, endpoint.daily_budget) == (3, 400)
+    assert not System.objects.exists()
+
+
+def test_the_registration_form_asks_for_no_system(client, owner):
+    page = client.get(reverse("judging:judge-create")).content.decode()
+    assert 'name="url"' in page and 'name="model_name"' in page
+    assert 'name="endpoint"' not in page and 'name="system_prompt"' not in page
+
+
+def test_a_judge_needs_the_model_name_and_nothing_is_half_saved(client, owner):
+    response = client.post(reverse("judging:judge-create"), judge_form(model_name=""))
     assert response.status_code == 400
-    assert "Select a valid choice" in response.content.decode()
-    assert not Judge.objects.exists()
+    assert "This field is required." in response.content.decode()
+    assert not Judge.objects.exists() and not BotEndpoint.objects.exists()
 
 
 def test_a_judge_slug_may_not_hide_a_page(client, owner):
-    endpoint = builders.endpoint(None, owner=owner)
-    response = client.post(
-        reverse("judging:judge-create"), {"slug": "rubrics", "name": "R", "endpoint": endpoint.pk}
-    )
+    response = client.post(reverse("judging:judge-create"), judge_form(slug="rubrics"))
     assert response.status_code == 400 and "names a page of the judges" in response.content.decode()
-    assert not Judge.objects.exists()
+    assert not Judge.objects.exists() and not BotEndpoint.objects.exists()
+
+
+def test_registering_on_a_refused_address_warns_at_once(client, owner, settings):
+    settings.EVALHUB_OUTBOUND_ALLOW = []
+    response = client.post(
+        reverse("judging:judge-create"), judge_form(url="http://127.0.0.1:8111/v1"), follow=True
+    )
+    assert Judge.objects.filter(slug="gpt-judge").exists()
+    assert "will refuse to call 127.0.0.1:8111" in response.content.decode()
+
+
+def test_a_judge_never_appears_among_the_systems(client, owner):
+    client.post(reverse("judging:judge-create"), judge_form(), follow=True)  # its flash read
+    page = client.get(reverse("system-list")).content.decode()
+    assert "GPT judge" not in page and "gpt-judge-1" not in page
 
 
 def test_a_judge_is_private_to_its_owner_and_staff(client):
@@ -262,3 +304,55 @@ def test_only_the_author_or_staff_revise_a_rubric(client, owner):
     )
     assert response.status_code == 403
     assert Rubric.objects.filter(task_kind="ab", name="default").count() == 1
+
+
+def judged_both_ways(judge):
+    """A run of four items: two asked with structured output (one after an unparsed reply),
+    one with the prompt after two unparsed replies, one failed with three."""
+    campaign = builders.ab(4, owner=judge.owner)
+    run = make_run(judge, campaign, status="done", items_total=4, items_done=3, items_failed=1)
+    rows = [
+        ("ok", "structured", 1, 0),
+        ("ok", "structured", 2, 1),
+        ("ok", "prompt", 3, 2),
+        ("failed", "prompt", 3, 3),
+    ]
+    for item, (status, path, attempts, failures) in zip(campaign.items.all(), rows, strict=False):
+        AutomaticJudgment.objects.create(
+            run=run,
+            item=item,
+            status=status,
+            output_path=path,
+            attempts=attempts,
+            parse_failures=failures,
+        )
+    return run
+
+
+def test_the_run_page_counts_the_paths_and_the_replies_that_did_not_parse(client):
+    judge = builders.judge(None)
+    client.force_login(judge.owner)
+    run = judged_both_ways(judge)
+    page = client.get(run.get_absolute_url()).content.decode()
+    [summary] = page.split('id="output-paths">')[1:]
+    summary = summary.split("</table>")[0]
+    assert "structured output: 2" in summary and "prompt and re-ask: 2" in summary
+    assert "6 of 9 (66.7%)" in summary  # unparsed replies of all replies received
+    assert "(2 not parsed)" in page
+
+
+def test_the_judge_page_says_which_path_each_run_took(client, django_assert_max_num_queries):
+    judge = builders.judge(None, structured_output="off")
+    client.force_login(judge.owner)
+    run = judged_both_ways(judge)
+    queued_run = make_run(judge, builders.ab(1, owner=judge.owner), status="queued")
+    with django_assert_max_num_queries(12):
+        response = client.get(judge.get_absolute_url())
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "Structured output: Never ask" in page
+    rows = page.split('<table class="judge-runs">')[1].split("</table>")[0].split("<tr>")
+    [done] = [row for row in rows if f">#{run.pk}<" in row]
+    [queued] = [row for row in rows if f">#{queued_run.pk}<" in row]
+    assert "structured output: 2 · prompt and re-ask: 2" in done and "6 of 9 (66.7%)" in done
+    assert queued.count('<td class="output-paths">-</td>') == 1

@@ -15,11 +15,14 @@ from rest_framework.views import APIView
 
 from annotation.models import Campaign
 from annotation.progress import progress as campaign_progress
+from evalhub.hf import api as hf_api
+from evalhub.hf.bundle import dataset_response
+from evalhub.hf.card import card_options
 from evalhub.permissions import Anyone, IsManager, SignedIn, by_method
 from evalhub.quotas import check_quota
 from evalhub.uniqueness import SlugTaken, unique_slug
 
-from .. import ab_experiment, spot_the_bot_campaign
+from .. import ab_experiment, export_parquet, spot_the_bot_campaign
 from ..models import PartnerSet, Tournament
 from ..researcher_flow import create_partner_set, request_tournament_launch, seed_domains
 from .serializers import (
@@ -155,6 +158,7 @@ class TournamentViewSet(
             collect=IsManager,
             generate=IsManager,
             launch=IsManager,
+            dataset=IsManager,
         )
     ]
 
@@ -189,6 +193,21 @@ class TournamentViewSet(
         # PlanInvalid and CollectionError are UserInputErrors: the handler answers 400.
         spot_the_bot_campaign.start_collection(tournament)
         return self._answer(tournament, "Collection started.", status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        summary="Conversations and judgments as a Hugging Face dataset (owner or staff)",
+        parameters=hf_api.PARAMETERS,
+        responses=hf_api.RESPONSES,
+    )
+    @action(detail=True, methods=["get"], renderer_classes=hf_api.RENDERERS)
+    def dataset(self, request, slug=None):
+        tournament = self.get_object()
+        license_id, citation = card_options(request.query_params)
+        return dataset_response(
+            export_parquet.tables(tournament),
+            export_parquet.card_text(tournament, license=license_id, citation=citation),
+            tournament.slug,
+        )
 
     @extend_schema(responses={200: TournamentProgressSerializer})
     @action(detail=True, methods=["get"])

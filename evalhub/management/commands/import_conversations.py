@@ -1,4 +1,5 @@
-"""`python manage.py import_conversations FILE.jsonl [--user USERNAME] [--source SOURCE]`."""
+"""`python manage.py import_conversations FILE.jsonl [--user USERNAME] [--source SOURCE]`;
+FILE.parquet, or `--columns` with a .jsonl, reads the Hugging Face layout."""
 
 import time
 from pathlib import Path
@@ -19,15 +20,22 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("file", help="A .jsonl file, one conversation per line.")
+        parser.add_argument(
+            "file", help="A .jsonl file, one conversation per line, or a .parquet file."
+        )
         parser.add_argument("--user", help="Owner of the systems the file introduces.")
         parser.add_argument(
             "--source",
             choices=Conversation.Source.values,
             help="Source of lines that name none (default: imported, or human-human).",
         )
+        parser.add_argument(
+            "--columns",
+            help="The Hugging Face layout's column mapping, e.g. 'id=conversation_id, "
+            "messages=conversation' (docs/hf-datasets.md).",
+        )
 
-    def handle(self, *args, file, user=None, source=None, **options):
+    def handle(self, *args, file, user=None, source=None, columns=None, **options):
         path = Path(file)
         owner = None
         if user:
@@ -39,7 +47,11 @@ class Command(BaseCommand):
             # Refuse an oversized file before reading it into memory.
             check_size(path.stat().st_size, settings.EVALHUB_MAX_UPLOAD_BYTES)
             result = import_conversations(
-                data=path.read_bytes(), filename=path.name, user=owner, source=source
+                data=path.read_bytes(),
+                filename=path.name,
+                user=owner,
+                source=source,
+                columns=columns,
             )
         except OSError as error:
             raise CommandError(f"Cannot read {path}: {error.strerror}.") from None

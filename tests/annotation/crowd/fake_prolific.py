@@ -1,13 +1,23 @@
 """A local stand-in for Prolific's API on 127.0.0.1: the endpoints EvalHub uses, with
 Prolific's error shape for validation errors, pagination (20 per page by default), and
-scripted 429s and 5xx."""
+scripted 429s and 5xx; and Prolific's hooks: subscriptions (made, then confirmed with the
+X-Hook-Secret of their creation) and `submission.status.change` events POSTed to the
+subscribed URL, signed as Prolific signs them."""
 
+import base64
+import hashlib
+import hmac
 import json
+import secrets
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+import httpx
+
 PREFIX = "/api/v1/"
+HOOK_EVENTS = ("study.status.change", "submission.status.change")
 REQUIRED_STUDY_FIELDS = (
     "name",
     "description",
@@ -43,6 +53,11 @@ class FakeProlific:
         self.paid: list[str] = []
         self.messages: list[dict] = []
         self.failures: list[tuple[str, str, int, dict]] = []
+        self.hook_secrets: dict[str, str] = {}  # workspace id: its secret
+        self.subscriptions: dict[str, dict] = {}
+        # Where a hook really goes: {"https://public.example": "http://127.0.0.1:port"},
+        # the proxy in front of the app that a test cannot have.
+        self.forward: dict[str, str] = {}
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_port}{PREFIX}"
@@ -64,6 +79,48 @@ class FakeProlific:
     def add_submissions(self, study_id: str, rows: list[dict]) -> None:
         self.submissions.setdefault(study_id, []).extend(rows)
 
+    def emit(self, submission_id: str, status: str, **delivery) -> list[httpx.Response]:
+        """The submission takes `status` (Prolific's spelling, "APPROVED", "RETURNED"), and
+        every confirmed subscription to its changes receives the event; their answers."""
+        row = self._submission(submission_id)
+        row["status"] = status
+        event = {
+            "resource_id": submission_id,
+            "event_type": "submission.status.change",
+            "participant_id": row["participant_id"],
+            "status": status,
+        }
+        return [
+            self.deliver(subscription, event, **delivery)
+            for subscription in self.subscriptions.values()
+            if subscription["event_type"] == event["event_type"] and subscription["is_enabled"]
+        ]
+
+    def deliver(
+        self, subscription: dict, event: dict, *, secret=None, timestamp=None, signature=None
+    ) -> httpx.Response:
+        """POST the event to the subscription's URL as Prolific does: the raw JSON body, its
+        UNIX timestamp, and the base64 HMAC-SHA256 of timestamp + body under the workspace's
+        secret (each overridable, to forge a request)."""
+        body = json.dumps(event).encode()
+        stamp = str(int(time.time())) if timestamp is None else str(timestamp)
+        key = secret if secret is not None else self.hook_secrets[subscription["workspace_id"]]
+        digest = hmac.new(key.encode(), stamp.encode() + body, hashlib.sha256).digest()
+        url = subscription["target_url"]
+        for public, local in self.forward.items():
+            if url.startswith(public):
+                url = local + url[len(public) :]
+        return httpx.post(
+            url,
+            content=body,
+            headers={
+                "Content-Type": "application/json",
+                "X-Prolific-Request-Timestamp": stamp,
+                "X-Prolific-Request-Signature": signature or base64.b64encode(digest).decode(),
+            },
+            timeout=30,
+        )
+
     def calls(self, method=None, path=None) -> list[dict]:
         return [
             r
@@ -79,8 +136,8 @@ class FakeProlific:
                 del self.failures[n]
                 return status, {"error": {"status": status, "title": "Busy"}}, headers
         parts = path.strip("/").split("/")
-        status, payload = self.route(method, parts, query, body)
-        return status, payload, {}
+        answer = self.route(method, parts, query, body)
+        return answer if len(answer) == 3 else (*answer, {})
 
     def route(self, method, parts, query, body):
         if parts == ["studies"] and method == "POST":
@@ -108,6 +165,14 @@ class FakeProlific:
             else:
                 members -= ids
             return 200, {"results": [{"participant_id": p} for p in sorted(members)]}
+        if parts == ["hooks", "subscriptions"] and method == "GET":
+            workspace = query.get("workspace_id", [""])[0]
+            rows = [s for s in self.subscriptions.values() if s["workspace_id"] == workspace]
+            return 200, {"results": rows, "_links": {"next": {"href": None}}}
+        if parts == ["hooks", "subscriptions"] and method == "POST":
+            return self.subscribe(body)
+        if len(parts) == 3 and parts[:2] == ["hooks", "subscriptions"] and method == "POST":
+            return self.confirm(parts[2], body)
         if parts == ["messages"] and method == "POST":
             self.messages.append(body)
             return 201, {}
@@ -166,11 +231,47 @@ class FakeProlific:
             "meta": {"count": len(rows)},
         }
 
-    def transition_submission(self, submission_id, body):
-        row = next(
+    def subscribe(self, body):
+        problems = {}
+        if body.get("event_type") not in HOOK_EVENTS:
+            problems["event_type"] = [f"Not one of {', '.join(HOOK_EVENTS)}."]
+        if not str(body.get("target_url", "")).startswith("https://"):
+            problems["target_url"] = ["The target URL must use https://."]
+        if body.get("workspace_id") not in self.hook_secrets:
+            problems["workspace_id"] = ["This workspace has no secret: create one first."]
+        if problems:
+            return validation_error(problems)
+        subscription_id = f"hook{len(self.subscriptions) + 1}"
+        self.subscriptions[subscription_id] = {
+            "id": subscription_id,
+            "event_type": body["event_type"],
+            "target_url": body["target_url"],
+            "workspace_id": body["workspace_id"],
+            "is_enabled": False,
+            "confirmation": secrets.token_hex(16),
+        }
+        shown = {
+            k: v for k, v in self.subscriptions[subscription_id].items() if k != "confirmation"
+        }
+        return 201, shown, {"X-Hook-Secret": self.subscriptions[subscription_id]["confirmation"]}
+
+    def confirm(self, subscription_id, body):
+        subscription = self.subscriptions.get(subscription_id)
+        if subscription is None:
+            return 404, {"error": {"status": 404, "title": "Not found"}}
+        if body.get("secret") != subscription["confirmation"]:
+            return validation_error({"secret": ["Does not match the X-Hook-Secret."]})
+        subscription["is_enabled"] = True
+        return 200, {k: v for k, v in subscription.items() if k != "confirmation"}
+
+    def _submission(self, submission_id):
+        return next(
             (r for rows in self.submissions.values() for r in rows if r["id"] == submission_id),
             None,
         )
+
+    def transition_submission(self, submission_id, body):
+        row = self._submission(submission_id)
         if row is None:
             return 404, {"error": {"status": 404, "title": "Not found"}}
         action = body.get("action")

@@ -330,3 +330,24 @@ def test_the_review_page_lists_the_rejected_unmatched_submissions(fake, provider
     html = page.content.decode()
     assert 'data-testid="unmatched-submissions"' in html and "S9" in html and "P9" in html
     assert CrowdAction.objects.get(action="reject_unmatched").state == "done"
+
+
+# Issue 28, point 4: hooks (the receiving end: tests/annotation/api/test_prolific_hooks.py)
+
+
+def test_a_launch_without_a_hook_workspace_subscribes_nothing(fake, provider):
+    campaign = prolific_campaign()
+    provider.launch(campaign, confirm=True)
+    assert not [r for r in fake.requests if r["path"].startswith("hooks/")]
+    assert fake.studies["study1"]["status"] == "ACTIVE"
+
+
+def test_a_refused_subscription_does_not_stop_the_launch(fake, provider, settings):
+    settings.EVALHUB_PROLIFIC_WORKSPACE_ID = "workspace-without-a-secret"
+    settings.EVALHUB_PROLIFIC_HOOK_SECRET = "s3cret"
+    campaign = prolific_campaign()
+    provider.launch(campaign, confirm=True)
+    assert len(fake.calls("POST", "hooks/subscriptions/")) == 1  # refused: no secret there
+    assert fake.subscriptions == {}
+    assert fake.studies["study1"]["status"] == "ACTIVE"
+    assert CrowdAction.objects.get(action="publish").state == "done"

@@ -36,6 +36,11 @@ UNKNOWN_KEY = [
         ["'max_turn' is an unknown chat config key", "max_turns"],
     ),
     ("arena", {"arena": "x"}, ["'arena' is an unknown config key", "none, leave it {}"]),
+    (
+        "ranking",
+        {"allow_tie": True},
+        ["'allow_tie' is an unknown ranking config key", "allow_ties"],
+    ),
 ]
 WRONG_TYPE = [
     ("likert", {"level": 2}, ["level must be 'dialogue' or 'turn', not 2"]),
@@ -45,6 +50,7 @@ WRONG_TYPE = [
     ("comparative", {"max_pairs": "200"}, ["max_pairs must be a whole number, got '200'"]),
     ("comparative", {"human_name": 5}, ["human_name must be text"]),
     ("chat", {"min_turns": "3"}, ["min_turns must be a whole number"]),
+    ("ranking", {"allow_ties": "maybe"}, ["allow_ties"]),
 ]
 OUT_OF_RANGE = [
     ("chat", {"max_turns": 51}, ["max_turns must be from 1 to 50, got 51"]),

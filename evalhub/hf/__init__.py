@@ -1,0 +1,1 @@
+"""Studies as Hugging Face datasets: Parquet tables with a dataset card, in and out."""
