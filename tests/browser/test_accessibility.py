@@ -27,6 +27,7 @@ from tests.annotation.kinds.test_abc_eval import (
 from tests.arenas.crowd_setup import crowd_arena, prolific_fake, setup
 from tests.browser.accessibility import assert_accessible
 from tests.browser.test_task_comparative import comparative_campaign
+from tests.browser.test_task_ranking import ranking_campaign
 from tests.browser.test_task_spot_the_bot import spot_the_bot_campaign
 from tests.endpoints import sse_fake
 
@@ -432,3 +433,14 @@ def test_arena_battles_of_a_paid_crowd_by_keyboard_pass_the_audit(page, settings
     assert assignment.status == "submitted"
     votes = [j.payload["vote"] for j in Judgment.objects.filter(assignment=assignment)]
     assert votes == ["a_better"] * 3
+
+
+def test_the_ranking_item_passes_the_audit(page):
+    # Ranked by keys in tests/browser/test_task_ranking.py; its page is audited here.
+    ranking_campaign()
+    page.goto("/work/rank/?worker=rank-a11y")
+    expect(page.locator(".rank-item")).to_have_count(3)
+    assert_accessible(page, "the ranking item")
+    page.keyboard.press("Enter")
+    expect(page.locator(".errors")).to_be_visible()
+    assert_accessible(page, "the ranking item with its errors")
