@@ -136,6 +136,7 @@ class ModelEndpointForm(BotEndpointForm):
             "timeout_seconds",
             "max_concurrency",
             "daily_budget",
+            "structured_output",
         ]
 
     def __init__(self, *args, owner=None, **kwargs):

@@ -140,6 +140,7 @@ class ModelEndpointSerializer(BotEndpointSerializer):
             "timeout_seconds",
             "max_concurrency",
             "daily_budget",
+            "structured_output",
             "used_today",
             "url_warning",
             "updated",

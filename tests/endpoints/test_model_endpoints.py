@@ -79,6 +79,25 @@ def test_the_owner_edits_it_and_a_blank_key_keeps_the_stored_one(client, owner):
     assert (endpoint.system, endpoint.owner) == (None, owner)
 
 
+def test_the_owner_turns_structured_output_off_on_the_page(client, owner):
+    endpoint = model_endpoint(owner)
+    client.force_login(owner)
+    response = client.post(page(endpoint), edit(structured_output="off"))
+    assert response.status_code == 302
+    endpoint.refresh_from_db()
+    assert endpoint.structured_output == "off"
+
+
+def test_the_api_turns_structured_output_off(owner):
+    endpoint = model_endpoint(owner)
+    changed = api_for(owner).patch(
+        f"/api/endpoints/{endpoint.pk}/", {"structured_output": "off"}, format="json"
+    )
+    assert changed.status_code == 200 and changed.json()["structured_output"] == "off"
+    endpoint.refresh_from_db()
+    assert endpoint.structured_output == "off"
+
+
 @pytest.mark.parametrize("who", ["another researcher", "anonymous"])
 def test_others_find_no_page(client, owner, who):
     endpoint = model_endpoint(owner)
