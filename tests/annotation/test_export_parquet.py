@@ -192,3 +192,55 @@ def test_the_campaign_page_offers_the_download_with_its_licences(client):
     page = client.get(campaign.get_absolute_url()).content.decode()
     assert f'action="{export_url(campaign)}"' in page
     assert '<option value="cc-by-4.0">cc-by-4.0</option>' in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_arena_crowds_votes_load_with_datasets_and_its_owner_gets_no_gold_answer(
+    client, settings, monkeypatch, tmp_path
+):
+    from decimal import Decimal
+
+    from annotation.models import Judgment
+    from arenas.crowd import launch
+    from tests.arenas.crowd_setup import GOLD, crowd_arena, prolific_fake, setup
+    from tests.arenas.test_crowd_slots import arrive, fight
+    from tests.endpoints import sse_fake
+
+    with prolific_fake(settings, monkeypatch), sse_fake.StreamingPool() as pool:
+        urls = [pool.start(sse_fake.words(*words)).base_url for words in (["Hi."], ["Yo."])]
+        arena = crowd_arena(urls=urls)
+        plan = setup(participants=1, battles_per_participant=3, budget=Decimal("5.00"))
+        campaign = launch(arena, plan, factories.user("boss", staff=True), confirm=True).campaign
+        arrive(client, campaign)
+        for _ in range(3):
+            fight(client, arena)
+    judgments = Judgment.objects.filter(campaign=campaign)
+    assert sorted(judgments.values_list("item__role", flat=True)) == ["gold", "task", "task"]
+
+    client.force_login(arena.owner)
+    files = unzip(download(client.get(export_url(campaign))), tmp_path)
+    loaded = load_table(tmp_path, "judgments", tmp_path / "cache")
+    assert loaded.num_rows == 3
+    assert loaded.column_names == [
+        "campaign",
+        "item",
+        "role",
+        "worker",
+        "batch",
+        "battle",
+        "vote",
+        "gold_correct",
+        "started_at_ms",
+        "duration_ms",
+    ]
+    by_role = {row["role"]: row for row in loaded}
+    assert by_role["gold"]["gold_correct"] is True and by_role["task"]["gold_correct"] is None
+    assert {row["battle"] for row in loaded} == set(
+        judgments.values_list("payload__battle", flat=True)
+    )
+    # The gold battles' prompts, answers and better side are nowhere in the owner's download.
+    cells = [str(value) for row in loaded for value in row.values()]
+    texts = {text for prompt, first, second, _ in GOLD for text in (prompt, first, second)}
+    card = files["README.md"].decode()
+    assert not [text for text in texts if text in card or any(text in c for c in cells)]
+    assert not {"first", "second"} & set(cells)
