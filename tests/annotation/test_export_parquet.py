@@ -244,3 +244,36 @@ def test_an_arena_crowds_votes_load_with_datasets_and_its_owner_gets_no_gold_ans
     card = files["README.md"].decode()
     assert not [text for text in texts if text in card or any(text in c for c in cells)]
     assert not {"first", "second"} & set(cells)
+
+
+def test_a_ranking_campaigns_ranks_and_rankings_load_with_datasets(client, tmp_path):
+    from annotation.kinds.ranking import ranking_tiers
+    from annotation.models import Assignment
+    from tests.annotation.kinds.test_ranking import THREE, ranking_campaign, start
+
+    campaign = ranking_campaign(THREE, {"allow_ties": True}, batch_size=2, redundancy=1)
+    start(client, campaign)
+    assignment = Assignment.objects.get(campaign=campaign)
+    given = {}
+    for item, ranks in zip(
+        assignment.batch.items.order_by("order_in_batch"), ([2, 1, 3], [1, 1, 3]), strict=True
+    ):
+        url = reverse("annotation:submit-item", args=[assignment.public_id, item.pk])
+        answer = {f"rank_{n}": str(rank) for n, rank in enumerate(ranks, 1)}
+        assert client.post(url, answer).status_code == 302
+        given[item.position] = (ranks, item.content["meta"]["systems"])
+
+    owner = factories.user()
+    Campaign.objects.filter(pk=campaign.pk).update(owner=owner)
+    client.force_login(owner)
+    unzip(download(client.get(export_url(campaign))), tmp_path)
+    loaded = load_table(tmp_path, "judgments", tmp_path / "cache")
+    rows = list(export.export_rows(campaign))
+    assert loaded.num_rows == len(rows) == 2 and loaded.column_names == list(rows[0])
+    for row in loaded:
+        ranks, systems = given[row["item"]]
+        assert json.loads(row["ranks"]) == ranks
+        assert json.loads(row["systems"]) == systems
+        # The tie (1, 1, 3) is one tier of two systems.
+        assert json.loads(row["ranking"]) == ranking_tiers(systems, ranks)
+        assert row["prompt"] and row["role"] == "task"
