@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 
 from annotation import export
+from annotation.kinds import KIND_KEYS
 from annotation.models import Campaign
 from tests import datasets_loading, factories
 from tests.datasets_loading import download, front_matter, load_table, unzip
@@ -194,7 +195,6 @@ def test_the_campaign_page_offers_the_download_with_its_licences(client):
     assert '<option value="cc-by-4.0">cc-by-4.0</option>' in page
 
 
-@pytest.mark.django_db(transaction=True)
 def test_an_arena_crowds_votes_load_with_datasets_and_its_owner_gets_no_gold_answer(
     client, settings, monkeypatch, tmp_path
 ):
@@ -277,3 +277,23 @@ def test_a_ranking_campaigns_ranks_and_rankings_load_with_datasets(client, tmp_p
         # The tie (1, 1, 3) is one tier of two systems.
         assert json.loads(row["ranking"]) == ranking_tiers(systems, ranks)
         assert row["prompt"] and row["role"] == "task"
+
+
+# The test that exports each kind's judgments and loads them with `datasets`.
+EXPORT_TESTS = {
+    **dict.fromkeys(JUDGED_KINDS, test_every_kinds_judgments_load_with_datasets),
+    "chat": test_a_chat_campaigns_judgments_load_with_datasets,
+    "arena": test_an_arena_crowds_votes_load_with_datasets_and_its_owner_gets_no_gold_answer,
+    "ranking": test_a_ranking_campaigns_ranks_and_rankings_load_with_datasets,
+}
+
+
+@pytest.mark.parametrize("kind", KIND_KEYS)
+def test_every_registered_kind_has_a_parquet_export_test(kind):
+    # A new kind in the registry fails here until a test above exports its judgments
+    # (issue 28: every study loads with `datasets`).
+    assert kind in EXPORT_TESTS, f"No Parquet export test for the {kind!r} task kind."
+
+
+def test_the_export_tests_name_only_registered_kinds():
+    assert set(EXPORT_TESTS) <= set(KIND_KEYS)
