@@ -233,6 +233,9 @@ def test_an_arena_crowds_votes_load_with_datasets_and_its_owner_gets_no_gold_ans
         "started_at_ms",
         "duration_ms",
     ]
+    # Battle pages measure no duration: a column of nulls, which the card calls JSON text.
+    assert loaded["duration_ms"] == [None] * 3
+    assert "| `duration_ms` | JSON text |" in files["README.md"].decode()
     by_role = {row["role"]: row for row in loaded}
     assert by_role["gold"]["gold_correct"] is True and by_role["task"]["gold_correct"] is None
     assert {row["battle"] for row in loaded} == set(
