@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 
 from annotation import export
+from annotation.kinds import KIND_KEYS
 from annotation.models import Campaign
 from tests import datasets_loading, factories
 from tests.datasets_loading import download, front_matter, load_table, unzip
@@ -192,3 +193,110 @@ def test_the_campaign_page_offers_the_download_with_its_licences(client):
     page = client.get(campaign.get_absolute_url()).content.decode()
     assert f'action="{export_url(campaign)}"' in page
     assert '<option value="cc-by-4.0">cc-by-4.0</option>' in page
+
+
+def test_an_arena_crowds_votes_load_with_datasets_and_its_owner_gets_no_gold_answer(
+    client, settings, monkeypatch, tmp_path
+):
+    from decimal import Decimal
+
+    from annotation.models import Judgment
+    from arenas.crowd import launch
+    from tests.arenas.crowd_setup import GOLD, crowd_arena, prolific_fake, setup
+    from tests.arenas.test_crowd_slots import arrive, fight
+    from tests.endpoints import sse_fake
+
+    with prolific_fake(settings, monkeypatch), sse_fake.StreamingPool() as pool:
+        urls = [pool.start(sse_fake.words(*words)).base_url for words in (["Hi."], ["Yo."])]
+        arena = crowd_arena(urls=urls)
+        plan = setup(participants=1, battles_per_participant=3, budget=Decimal("5.00"))
+        campaign = launch(arena, plan, factories.user("boss", staff=True), confirm=True).campaign
+        arrive(client, campaign)
+        for _ in range(3):
+            fight(client, arena)
+    judgments = Judgment.objects.filter(campaign=campaign)
+    assert sorted(judgments.values_list("item__role", flat=True)) == ["gold", "task", "task"]
+
+    client.force_login(arena.owner)
+    files = unzip(download(client.get(export_url(campaign))), tmp_path)
+    loaded = load_table(tmp_path, "judgments", tmp_path / "cache")
+    assert loaded.num_rows == 3
+    assert loaded.column_names == [
+        "campaign",
+        "item",
+        "role",
+        "worker",
+        "batch",
+        "battle",
+        "vote",
+        "gold_correct",
+        "started_at_ms",
+        "duration_ms",
+    ]
+    # Battle pages measure no duration: a column of nulls, which the card calls JSON text.
+    assert loaded["duration_ms"] == [None] * 3
+    assert "| `duration_ms` | JSON text |" in files["README.md"].decode()
+    by_role = {row["role"]: row for row in loaded}
+    assert by_role["gold"]["gold_correct"] is True and by_role["task"]["gold_correct"] is None
+    assert {row["battle"] for row in loaded} == set(
+        judgments.values_list("payload__battle", flat=True)
+    )
+    # The gold battles' prompts, answers and better side are nowhere in the owner's download.
+    cells = [str(value) for row in loaded for value in row.values()]
+    texts = {text for prompt, first, second, _ in GOLD for text in (prompt, first, second)}
+    card = files["README.md"].decode()
+    assert not [text for text in texts if text in card or any(text in c for c in cells)]
+    assert not {"first", "second"} & set(cells)
+
+
+def test_a_ranking_campaigns_ranks_and_rankings_load_with_datasets(client, tmp_path):
+    from annotation.kinds.ranking import ranking_tiers
+    from annotation.models import Assignment
+    from tests.annotation.kinds.test_ranking import THREE, ranking_campaign, start
+
+    campaign = ranking_campaign(THREE, {"allow_ties": True}, batch_size=2, redundancy=1)
+    start(client, campaign)
+    assignment = Assignment.objects.get(campaign=campaign)
+    given = {}
+    for item, ranks in zip(
+        assignment.batch.items.order_by("order_in_batch"), ([2, 1, 3], [1, 1, 3]), strict=True
+    ):
+        url = reverse("annotation:submit-item", args=[assignment.public_id, item.pk])
+        answer = {f"rank_{n}": str(rank) for n, rank in enumerate(ranks, 1)}
+        assert client.post(url, answer).status_code == 302
+        given[item.position] = (ranks, item.content["meta"]["systems"])
+
+    owner = factories.user()
+    Campaign.objects.filter(pk=campaign.pk).update(owner=owner)
+    client.force_login(owner)
+    unzip(download(client.get(export_url(campaign))), tmp_path)
+    loaded = load_table(tmp_path, "judgments", tmp_path / "cache")
+    rows = list(export.export_rows(campaign))
+    assert loaded.num_rows == len(rows) == 2 and loaded.column_names == list(rows[0])
+    for row in loaded:
+        ranks, systems = given[row["item"]]
+        assert json.loads(row["ranks"]) == ranks
+        assert json.loads(row["systems"]) == systems
+        # The tie (1, 1, 3) is one tier of two systems.
+        assert json.loads(row["ranking"]) == ranking_tiers(systems, ranks)
+        assert row["prompt"] and row["role"] == "task"
+
+
+# The test that exports each kind's judgments and loads them with `datasets`.
+EXPORT_TESTS = {
+    **dict.fromkeys(JUDGED_KINDS, test_every_kinds_judgments_load_with_datasets),
+    "chat": test_a_chat_campaigns_judgments_load_with_datasets,
+    "arena": test_an_arena_crowds_votes_load_with_datasets_and_its_owner_gets_no_gold_answer,
+    "ranking": test_a_ranking_campaigns_ranks_and_rankings_load_with_datasets,
+}
+
+
+@pytest.mark.parametrize("kind", KIND_KEYS)
+def test_every_registered_kind_has_a_parquet_export_test(kind):
+    # A new kind in the registry fails here until a test above exports its judgments
+    # (issue 28: every study loads with `datasets`).
+    assert kind in EXPORT_TESTS, f"No Parquet export test for the {kind!r} task kind."
+
+
+def test_the_export_tests_name_only_registered_kinds():
+    assert set(EXPORT_TESTS) <= set(KIND_KEYS)
