@@ -23,7 +23,13 @@ Fit: the weighted log-likelihood ``sum_e w_e (theta_{winner_e} - log sum_{j in S
 exp(theta_j))`` is concave; it is maximised by damped Newton-Raphson with backtracking
 (Armijo), solving ``(H + 11^T / n) step = g`` so that every step keeps ``sum(theta) = 0``,
 as `evalstats.bradley_terry` does. Bootstrap replicates are fitted as a batch, from the
-full-data fit.
+full-data fit. Choices from one set of systems share their probabilities, so the sums run
+over the distinct choice sets (a few thousand for 5,000 four-way rankings of 20 systems,
+against 15,000 choices), grouped by width so that no set is padded; a replicate's set and
+win weights are linear in its ranking counts, through sparse maps built once per data set
+(`_Model`). Fit + 1,000 replicates on those rankings: 1.9 s of CPU, 7-8x less than the
+per-choice version before, 70x less than `choix` refitted per replicate
+(bench/bench_plackett_luce.py).
 
 Existence (Hunter 2004, "MM algorithms for generalized Bradley-Terry models", Ann. Statist.
 32: Bradley-Terry's condition, read over every choice of the rankings): a finite maximum
@@ -80,6 +86,8 @@ _MAX_ITERATIONS = 100
 _ARMIJO_FRACTION = 1e-4
 _MAX_HALVINGS = 50
 _PRECISION = 1e-15
+# Sums of exponentials below this are recomputed shifted by the set's own maximum.
+_SMALLEST = 1e-250
 
 Ranking = tuple[tuple[int, ...], ...]
 
@@ -306,14 +314,25 @@ def _evaluate(theta, model: _Model, set_weights, won):
     """The log-likelihood of each replicate (theta is (n, B)) and each set's choice
     probabilities, (S_g, w_g, B) per width."""
     log_lik = (won * theta).sum(axis=0)
+    # exp once per system rather than once per (set, member): shifted by each replicate's
+    # largest strength, so nothing overflows; a set whose every member is more than ~700
+    # below it would underflow, and is then computed shifted by its own largest logit.
+    top = theta.max(axis=0)
+    exp_theta = np.exp(theta - top)
     probabilities = []
     for members, weights in zip(model.groups, set_weights, strict=True):
-        logits = theta[members]  # (S, w, B)
-        top = logits.max(axis=1)
-        probability = np.exp(logits - top[:, None, :])
+        probability = exp_theta[members]  # (S, w, B)
         total = probability.sum(axis=1)
+        if total.min() < _SMALLEST:
+            logits = theta[members]
+            largest = logits.max(axis=1)
+            probability = np.exp(logits - largest[:, None, :])
+            total = probability.sum(axis=1)
+            normaliser = largest + np.log(total)
+        else:
+            normaliser = top + np.log(total)
         probability /= total[:, None, :]
-        log_lik -= (weights * (top + np.log(total))).sum(axis=0)
+        log_lik -= (weights * normaliser).sum(axis=0)
         probabilities.append(probability)
     return log_lik, probabilities
 
