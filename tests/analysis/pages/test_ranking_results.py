@@ -134,3 +134,18 @@ def test_conversation_rankings_are_analysed_by_the_same_model_and_page(client):
     client.force_login(factories.user(staff=True))
     page = client.get(reverse("results:campaign", args=[campaign.slug])).content.decode()
     assert 'class="ranking plackett-luce"' in page
+
+
+def test_the_results_header_shows_the_ranking_runs_settings_only(client):
+    campaign = ranking_campaign()
+    for worker in PREFERENCES:
+        rank_batch(client, campaign, worker)
+    run = analyze_campaign(campaign, PARAMS, synchronous=True)
+    assert run.status == "succeeded", run.error
+    client.force_login(factories.user(staff=True))
+    page = client.get(reverse("results:campaign", args=[campaign.slug])).content.decode()
+    header = page.split('<p class="meta">Analysis ', 1)[1].split("</p>", 1)[0]
+    assert "bootstrap resamples: 60" in header and "seed: 2" in header
+    assert "coverage: 95" in header
+    # The dimensional tests' settings mean nothing for a ranking.
+    assert "correction" not in header and "BCa" not in header
