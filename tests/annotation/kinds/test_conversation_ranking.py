@@ -276,3 +276,40 @@ def test_csv_cells_are_plain_text():
     (row,) = export.csv_rows(RANKING, judgment_of({"ranks": [1, 1]}))
     cells = export.flat_row(row)
     assert cells["conversations"] == "t0; t1" and cells["ranking"] == "s0 = s1"
+
+
+def test_the_api_creates_one_from_a_file_and_the_export_names_what_was_ranked(client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from rest_framework.test import APIClient
+
+    systems("bot-a", "bot-b", "bot-c")
+    api = APIClient()
+    api.force_authenticate(factories.user("boss", staff=True))
+    data = "".join(json.dumps(row) + "\n" for row in TALKS).encode()
+    body = {
+        "task_kind": "conversation_ranking",
+        "title": "Rank talks",
+        "slug": "rank-talks",
+        "task_config": json.dumps({"allow_ties": True}),
+        "conversations": SimpleUploadedFile("talks.jsonl", data, "application/jsonl"),
+        "redundancy": 1,
+    }
+    response = api.post("/api/campaigns/", body, format="multipart")
+    assert response.status_code == 201, response.json()
+    assert response.json()["shown"] == 2
+    c = Campaign.objects.get(slug="rank-talks")
+    assert c.task_config["allow_ties"] is True
+    # Opened to a test worker by link, as a launch would open it to a crowd.
+    Campaign.objects.filter(pk=c.pk).update(status="live", allow_worker_param=True)
+    start(client, c)
+    assignment = Assignment.objects.get(worker__external_id="link:w1")
+    item = assignment.batch.items.order_by("order_in_batch").first()
+    url = reverse("annotation:submit-item", args=[assignment.public_id, item.pk])
+    client.post(url, {"rank_1": "1", "rank_2": "1", "rank_3": "2"})
+    client.force_login(factories.user(staff=True))
+    download = client.get(reverse("annotation:manage-campaign-export-jsonl", args=[c.slug]))
+    (row,) = [json.loads(line) for line in b"".join(download.streaming_content).splitlines()]
+    meta = item.content["meta"]
+    assert row["group"] == meta["group"] and row["conversations"] == meta["conversations"]
+    assert row["ranks"] == [1, 1, 2]
+    assert row["ranking"] == [sorted(meta["systems"][0] + meta["systems"][1]), meta["systems"][2]]
