@@ -24,6 +24,9 @@ Payload: `{"ranks": [rank of each shown response, in shown order]}`, ranks 1 (be
 equal ranks are ties. An automatic item's payload adds `"automatic": "identical
 responses"`.
 
+The page, validation, payload and export are `RankingKinds`', which the ranking of whole
+conversations (`annotation.kinds.conversation_ranking`) shares; only the items differ.
+
 Export (`export_row`), one row per judgment: `{"campaign", "item", "worker", "batch",
 "prompt", "systems", "ranks", "ranking", "started_at_ms", "duration_ms"}`, where
 `systems` lists the systems of each shown response and `ranking` is the tiers of system
