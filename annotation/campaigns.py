@@ -268,7 +268,7 @@ def _from_conversations(campaign, kind, source: ConversationFiles, rng, gold_per
         campaign.save()
         conversations = _conversations([c.external_id for c in main])
         specs = _build(kind, conversations, campaign.task_config, rng, "task_config")
-        used = {s.conversation_id for s in specs} | {s.conversation_b_id for s in specs}
+        used = _used_conversations(specs)
         skipped = sum(1 for c in conversations if c.pk not in used)
         if not any(s.role == "task" for s in specs):
             raise SetupInvalid(
@@ -308,7 +308,7 @@ def _from_chats(campaign, kind, source: ChatConversations, rng, gold_per_batch):
                 {"chat_campaign": [f"{kind.label} builds no items from these conversations."]}
             )
         counts = _add_items(campaign, specs, gold_per_batch)
-    used = {s.conversation_id for s in specs} | {s.conversation_b_id for s in specs}
+    used = _used_conversations(specs)
     skipped = sum(1 for c in conversations if c.pk not in used)
     return CampaignSetup(campaign, **_counts(counts), skipped_conversations=skipped)
 
@@ -368,6 +368,14 @@ def _store(parsed, field: str, user) -> ConversationImport:
         return store_conversations(parsed, user=user, owner=owner)
     except InvalidUpload as invalid:
         raise SetupInvalid({field: invalid.messages()}) from None
+
+
+def _used_conversations(specs: list[ItemSpec]) -> set[int | None]:
+    return (
+        {s.conversation_id for s in specs}
+        | {s.conversation_b_id for s in specs}
+        | {pk for s in specs for pk in s.shown_conversation_ids}
+    )
 
 
 def _build(kind, conversations, config, rng, field: str) -> list[ItemSpec]:

@@ -35,4 +35,5 @@ def items_showing_systems_of(campaign, owners: set[int]) -> QuerySet:
         | Q(shown_responses__submission__system__in=systems)
         | Q(conversation__speakers__system__in=systems)
         | Q(conversation_b__speakers__system__in=systems)
+        | Q(shown_conversations__speakers__system__in=systems)
     )

@@ -75,6 +75,29 @@ DEMO_CAMPAIGNS = [
         "task_config": {},
         "conversations": [c["id"] for c in HUMAN_BOT],
     },
+    {
+        "slug": "demo-ranking",
+        "title": "Rank the responses",
+        "task_kind": "ranking",
+        "instructions": (
+            "Read the conversation and the possible next turns. Rank them from the best "
+            "continuation (1) to the worst."
+        ),
+        "task_config": {},
+        "system": "persona-bot",
+        "baselines": ["seq2seq-baseline", "retrieval-baseline", "human-reference"],
+    },
+    {
+        "slug": "demo-conversation-ranking",
+        "title": "Rank the conversations",
+        "task_kind": "conversation_ranking",
+        "instructions": (
+            "Read the conversations, each between a user and a chatbot. Rank them from the "
+            "one whose chatbot did best (1) to the worst."
+        ),
+        "task_config": {},
+        "conversations": [c["id"] for c in HUMAN_BOT],
+    },
 ]
 
 
@@ -207,9 +230,23 @@ def _ab_pairs():
     ]
 
 
+def _ranking_pairs(spec: dict):
+    from .campaigns import ResponsePairs, response_pairs
+
+    systems = System.objects.in_bulk([spec["system"], *spec["baselines"]], field_name="slug")
+    source = ResponsePairs(
+        PromptSet.objects.get(slug="demo-daily"),
+        systems[spec["system"]],
+        [systems[slug] for slug in spec["baselines"]],
+    )
+    return response_pairs(source)
+
+
 def _specs(spec: dict, kind, config: dict, rng: random.Random):
     if spec["task_kind"] == "ab":
         return kind.build_from_responses(_ab_pairs(), rng)
+    if spec["task_kind"] == "ranking":
+        return kind.build_from_responses(_ranking_pairs(spec), rng)
     conversations = Conversation.objects.filter(external_id__in=spec["conversations"])
     conversations = conversations.prefetch_related("speakers__system", "turns").order_by(
         "external_id"

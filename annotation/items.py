@@ -34,10 +34,14 @@ def check_assignments(batches: int, redundancy: int) -> int:
     return assignments
 
 
+# The spec fields stored as many-to-many links once the items have keys.
+_LINKED = ("shown_response_ids", "shown_conversation_ids")
+
+
 def _item(campaign: Campaign, position: int, spec: ItemSpec, **extra) -> Item:
     # Shallow on purpose: dataclasses.asdict deep-copies every content dict, which was a
     # quarter of the time of building a 50k-item campaign.
-    values = {f.name: getattr(spec, f.name) for f in fields(spec) if f.name != "shown_response_ids"}
+    values = {f.name: getattr(spec, f.name) for f in fields(spec) if f.name not in _LINKED}
     return Item(campaign=campaign, position=position, **values, **extra)
 
 
@@ -121,12 +125,22 @@ def add_items(
 
 
 def _link_shown_responses(items: list[Item], specs: list[ItemSpec]) -> None:
+    """The responses and conversations of k-way rankings (`ItemSpec.shown_*_ids`)."""
     links = Item.shown_responses.through
     links.objects.bulk_create(
         (
             links(item_id=item.pk, response_id=response_id)
             for item, spec in zip(items, specs, strict=True)
             for response_id in spec.shown_response_ids
+        ),
+        batch_size=2000,
+    )
+    links = Item.shown_conversations.through
+    links.objects.bulk_create(
+        (
+            links(item_id=item.pk, conversation_id=conversation_id)
+            for item, spec in zip(items, specs, strict=True)
+            for conversation_id in spec.shown_conversation_ids
         ),
         batch_size=2000,
     )

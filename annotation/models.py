@@ -301,6 +301,12 @@ class Item(models.Model):
         related_name="+",
         help_text="Every response a k-way ranking shows (a and b hold only two).",
     )
+    shown_conversations = models.ManyToManyField(
+        Conversation,
+        blank=True,
+        related_name="+",
+        help_text="Every conversation a k-way ranking of conversations shows.",
+    )
     gold = models.JSONField(
         null=True,
         blank=True,

@@ -1,4 +1,4 @@
-"""Simulated judgments for the demo's ABC-Eval, Likert and comparative campaigns.
+"""Simulated judgments for the demo's ABC-Eval, Likert, comparative and ranking campaigns.
 
 A newcomer who runs `make run` should see results for every task kind at once, not "No
 results yet": simulated workers (``simulated-demo-<n>``; the results page counts their
@@ -10,7 +10,8 @@ The model: a system's ``quality`` q in [0, 1] (unknown systems 0.5). An ABC-Eval
 is undesirable is ticked with probability 0.05 + 0.5 (1 - q), a desirable one with
 0.05 + 0.5 q; a Likert rating is 1 + 4 q plus normal noise (sd 0.8), rounded into 1..5; of
 two conversations the one of the better bot wins a dimension with probability
-1 / (1 + exp(-4 (q_a - q_b))), after 15% "neither".
+1 / (1 + exp(-4 (q_a - q_b))), after 15% "neither"; k responses or conversations are
+ranked by Plackett-Luce with strengths 4 q (the order of 4 q plus Gumbel noise).
 """
 
 import math
@@ -29,8 +30,13 @@ from annotation.models import SIMULATED_WORKER_PREFIX, Campaign, Item, Worker
 from annotation.services import batch_items, record_judgment, submit_if_complete
 
 # The demo's systems, as their names promise: persona-bot talks about its dog whatever is
-# said, the seq2seq baseline answers generically.
-DEMO_QUALITY = {"persona-bot": 0.7, "retrieval-baseline": 0.5, "seq2seq-baseline": 0.25}
+# said, the seq2seq baseline answers generically; people (the human reference) best.
+DEMO_QUALITY = {
+    "human-reference": 0.9,
+    "persona-bot": 0.7,
+    "retrieval-baseline": 0.5,
+    "seq2seq-baseline": 0.25,
+}
 
 Quality = Callable[[str], float]
 
@@ -76,10 +82,26 @@ def _comparative_answer(item, config, rng, quality: Quality) -> QueryDict:
     return form
 
 
+def _ranking_answer(item, config, rng, quality: Quality) -> QueryDict:
+    # A Plackett-Luce draw: the order of 4 q plus a standard Gumbel per shown response (or
+    # conversation), q that of the best system behind it (identical texts merge systems).
+    strengths = [
+        max(quality(system) for system in systems) for systems in item.content["meta"]["systems"]
+    ]
+    noisy = [4 * q - math.log(-math.log(rng.random() or 1e-300)) for q in strengths]
+    order = sorted(range(len(noisy)), key=lambda n: -noisy[n])
+    form = QueryDict(mutable=True)
+    for rank, n in enumerate(order, 1):
+        form[f"rank_{n + 1}"] = str(rank)
+    return form
+
+
 ANSWERS = {
     "abc_eval": _abc_eval_answer,
     "likert": _likert_answer,
     "comparative": _comparative_answer,
+    "ranking": _ranking_answer,
+    "conversation_ranking": _ranking_answer,
 }
 
 
@@ -125,13 +147,19 @@ def simulate_judgments(
     return stored
 
 
-DEMO_SLUGS = ("demo-abc-eval", "demo-likert", "demo-comparative")
+DEMO_SLUGS = (
+    "demo-abc-eval",
+    "demo-likert",
+    "demo-comparative",
+    "demo-ranking",
+    "demo-conversation-ranking",
+)
 
 
 def load_judgments_demo(parameters: dict | None = None) -> dict:
-    """Simulated judgments (once) in the demo's ABC-Eval, Likert and comparative campaigns,
-    two of each batch's places taken so that a newcomer still finds work, and their
-    analyses computed now. Returns {campaign slug: its AnalysisRun}."""
+    """Simulated judgments (once) in the demo's ABC-Eval, Likert, comparative and ranking
+    campaigns, two of each batch's places taken so that a newcomer still finds work, and
+    their analyses computed now. Returns {campaign slug: its AnalysisRun}."""
     from analysis.runs.tasks import analyze_campaign
 
     runs = {}

@@ -23,7 +23,13 @@ Fit: the weighted log-likelihood ``sum_e w_e (theta_{winner_e} - log sum_{j in S
 exp(theta_j))`` is concave; it is maximised by damped Newton-Raphson with backtracking
 (Armijo), solving ``(H + 11^T / n) step = g`` so that every step keeps ``sum(theta) = 0``,
 as `evalstats.bradley_terry` does. Bootstrap replicates are fitted as a batch, from the
-full-data fit.
+full-data fit. Choices from one set of systems share their probabilities, so the sums run
+over the distinct choice sets (a few thousand for 5,000 four-way rankings of 20 systems,
+against 15,000 choices), grouped by width so that no set is padded; a replicate's set and
+win weights are linear in its ranking counts, through sparse maps built once per data set
+(`_Model`). Fit + 1,000 replicates on those rankings: 1.9 s of CPU, 7-8x less than the
+per-choice version before, 70x less than `choix` refitted per replicate
+(bench/bench_plackett_luce.py).
 
 Existence (Hunter 2004, "MM algorithms for generalized Bradley-Terry models", Ann. Statist.
 32: Bradley-Terry's condition, read over every choice of the rankings): a finite maximum
@@ -46,10 +52,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, pairwise
 from math import comb
 
 import numpy as np
+from scipy.sparse import coo_matrix, csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from evalstats.bradley_terry import (
@@ -79,6 +86,8 @@ _MAX_ITERATIONS = 100
 _ARMIJO_FRACTION = 1e-4
 _MAX_HALVINGS = 50
 _PRECISION = 1e-15
+# Sums of exponentials below this are recomputed shifted by the set's own maximum.
+_SMALLEST = 1e-250
 
 Ranking = tuple[tuple[int, ...], ...]
 
@@ -169,19 +178,57 @@ def _unique_rankings(rankings, n: int) -> tuple[list[Ranking], np.ndarray]:
 
 
 @dataclass(frozen=True)
-class _Choices:
-    """Weighted choices: ``winner[e]`` chosen from ``members[e, mask[e]]`` with weight
-    ``weight[e]`` per judgment of unique ranking ``source[e]``."""
+class _Model:
+    """The rankings' weighted choices gathered by choice set, built once per data set.
 
-    winner: np.ndarray
-    members: np.ndarray
-    mask: np.ndarray
-    weight: np.ndarray
-    source: np.ndarray
+    Every choice from one set of systems has the same probabilities at any strengths, so
+    the likelihood, gradient and Hessian are sums over the distinct sets, each weighted by
+    the total weight of its choices: ``groups[g]`` holds the sets of one width (``(S_g,
+    w_g)`` system indices; no padding, no mask). The weights of a replicate are linear in
+    its ranking counts, so they come from sparse maps (rows: the unique rankings, then one
+    row for the prior's virtual ties, scaled by ``pseudo_ties``): ``to_sets`` (R + 1, S) the
+    weight each ranking puts on each set, ``to_wins`` (R + 1, n) on each system's wins and
+    ``to_beats`` (R + 1, n * n) on "i chosen while j was in the set". Per width, the
+    one-hot maps ``to_members`` (S_g * w_g, n) and ``to_pairs`` (S_g * w_g^2, n * n)
+    scatter the gradient's and Hessian's per-set terms onto systems, as sparse products.
+    Arrays are batch-last: a batch of replicates is the trailing axis of every product.
+    """
+
+    n: int
+    groups: tuple[np.ndarray, ...]
+    offsets: tuple[int, ...]
+    to_sets: csr_matrix
+    to_wins: csr_matrix
+    to_beats: csr_matrix
+    to_members: tuple[csr_matrix, ...]
+    to_pairs: tuple[csr_matrix, ...]
+
+    @property
+    def floats_per_replicate(self) -> int:
+        return sum(members.size * members.shape[1] for members in self.groups)
 
 
-def _choices(unique: list[Ranking]) -> _Choices:
-    rows: list[tuple[int, tuple[int, ...], float, int]] = []
+def _model(unique: list[Ranking], n: int) -> _Model:
+    sets: dict[tuple[int, ...], int] = {}
+    entries: dict[str, tuple[list, list, list]] = {
+        "sets": ([], [], []),
+        "wins": ([], [], []),
+        "beats": ([], [], []),
+    }
+
+    def add(row: int, winner: int, chosen_from: tuple[int, ...], weight: float) -> None:
+        column = sets.setdefault(tuple(sorted(chosen_from)), len(sets))
+        for name, col in (("sets", column), ("wins", winner)):
+            entries[name][0].append(row)
+            entries[name][1].append(col)
+            entries[name][2].append(weight)
+        rows, cols, values = entries["beats"]
+        for other in chosen_from:
+            if other != winner:
+                rows.append(row)
+                cols.append(winner * n + other)
+                values.append(weight)
+
     for index, ranking in enumerate(unique):
         for position, tier in enumerate(ranking):
             lower = tuple(s for later in ranking[position + 1 :] for s in later)
@@ -192,142 +239,161 @@ def _choices(unique: list[Ranking]) -> _Choices:
                 weight = 1.0 / (comb(m, size) * size)
                 for remaining in combinations(tier, size):
                     for winner in remaining:
-                        rows.append((winner, remaining + lower, weight, index))
-    width = max(len(r[1]) for r in rows)
-    members = np.zeros((len(rows), width), dtype=np.int64)
-    mask = np.zeros((len(rows), width), dtype=bool)
-    for e, (_, chosen_from, _, _) in enumerate(rows):
-        members[e, : len(chosen_from)] = chosen_from
-        mask[e, : len(chosen_from)] = True
-    return _Choices(
-        winner=np.array([r[0] for r in rows], dtype=np.int64),
-        members=members,
-        mask=mask,
-        weight=np.array([r[2] for r in rows], dtype=float),
-        source=np.array([r[3] for r in rows], dtype=np.int64),
+                        add(index, winner, remaining + lower, weight)
+    # The prior: a virtual tie between every pair (half a win each way), per unit of
+    # pseudo_ties, in its own row so that a replicate's counts never resample it.
+    prior = len(unique)
+    for first, second in combinations(range(n), 2):
+        add(prior, first, (first, second), 0.5)
+        add(prior, second, (first, second), 0.5)
+
+    # Sets ordered by width (then first seen), so each width is one contiguous group.
+    keys = sorted(sets, key=lambda key: (len(key), sets[key]))
+    order = np.empty(len(keys), dtype=np.int64)
+    order[[sets[key] for key in keys]] = np.arange(len(keys))
+    widths = [len(key) for key in keys]
+    groups, offsets, to_members, to_pairs = [], [0], [], []
+    start = 0
+    while start < len(keys):
+        width = widths[start]
+        stop = start + widths[start:].count(width)
+        members = np.array(keys[start:stop], dtype=np.int64)
+        groups.append(members)
+        offsets.append(stop)
+        to_members.append(_one_hot(members.ravel(), n))
+        to_pairs.append(_one_hot((members[:, :, None] * n + members[:, None, :]).ravel(), n * n))
+        start = stop
+    shape = (len(unique) + 1,)
+    rows, cols, values = entries["sets"]
+    return _Model(
+        n=n,
+        groups=tuple(groups),
+        offsets=tuple(offsets),
+        to_sets=_sparse(rows, order[cols], values, shape + (len(keys),)),
+        to_wins=_sparse(*entries["wins"], shape + (n,)),
+        to_beats=_sparse(*entries["beats"], shape + (n * n,)),
+        to_members=tuple(to_members),
+        to_pairs=tuple(to_pairs),
     )
 
 
-def _with_prior(choices: _Choices, n: int, pseudo_ties: float) -> _Choices:
-    """The choices plus ``pseudo_ties`` virtual ties between every pair: each pair a
-    two-system tier (half a win each way), outside every ranking (never resampled)."""
-    if not pseudo_ties:
-        return choices
-    first, second = np.triu_indices(n, k=1)
-    winner = np.concatenate([first, second])
-    pair = np.stack([np.concatenate([first, first]), np.concatenate([second, second])], axis=1)
-    width = choices.members.shape[1]  # at least 2: every ranking compares two systems
-    members = np.zeros((winner.size, width), dtype=np.int64)
-    members[:, :2] = pair
-    mask = np.zeros((winner.size, width), dtype=bool)
-    mask[:, :2] = True
-    return _Choices(
-        winner=np.concatenate([choices.winner, winner]),
-        members=np.concatenate([choices.members, members]),
-        mask=np.concatenate([choices.mask, mask]),
-        weight=np.concatenate([choices.weight, np.full(winner.size, pseudo_ties / 2.0)]),
-        source=np.concatenate([choices.source, np.full(winner.size, -1)]),
-    )
+def _sparse(rows, cols, values, shape) -> csr_matrix:
+    # Duplicates (one ranking choosing twice from a set, a tier's expansions) are summed.
+    return coo_matrix((np.asarray(values, dtype=float), (rows, cols)), shape=shape).tocsr()
 
 
-def _weights(choices: _Choices, counts: np.ndarray) -> np.ndarray:
-    """Per batch row of ranking ``counts`` (B, R): each choice's weight (B, E)."""
-    per_ranking = np.concatenate([counts, np.ones((counts.shape[0], 1))], axis=1)
-    # source -1 (a virtual tie) reads the appended column of ones.
-    return choices.weight[None, :] * per_ranking[:, choices.source]
+def _one_hot(index: np.ndarray, size: int) -> csr_matrix:
+    """(size, len(index)): ``M @ v`` adds ``v[k]`` into bin ``index[k]``."""
+    count = index.size
+    return csr_matrix((np.ones(count), (index, np.arange(count))), shape=(size, count))
 
 
-def _beats(choices: _Choices, weights: np.ndarray, n: int) -> np.ndarray:
-    """(B, n, n): weight of choices where i was chosen while j was in the choice set."""
-    batch = weights.shape[0]
-    width = choices.members.shape[1]
-    winners = np.repeat(choices.winner, width)
-    others = choices.members.ravel()
-    keep = choices.mask.ravel() & (winners != others)
-    cells = winners[keep] * n + others[keep]
-    values = np.repeat(weights, width, axis=1)[:, keep]
-    flat = (cells[None, :] + n * n * np.arange(batch)[:, None]).ravel()
-    return np.bincount(flat, weights=values.ravel(), minlength=batch * n * n).reshape(batch, n, n)
+def _totals(model: _Model, counts: np.ndarray, pseudo_ties: float):
+    """Per replicate (columns of the results; ``counts`` is (B, R)): the weight of each
+    set, split by width, and of each system's wins."""
+    per_row = np.empty((counts.shape[1] + 1, counts.shape[0]))
+    per_row[:-1] = counts.T
+    per_row[-1] = pseudo_ties
+    set_weights = model.to_sets.T @ per_row  # (S, B)
+    won = model.to_wins.T @ per_row  # (n, B)
+    groups = tuple(set_weights[start:stop] for start, stop in pairwise(model.offsets))
+    return groups, won
+
+
+def _beats(model: _Model, counts: np.ndarray) -> np.ndarray:
+    """(B, n, n): weight of choices where i was chosen while j was in the choice set (the
+    rankings alone, without the prior)."""
+    beats = model.to_beats[:-1].T @ np.ascontiguousarray(counts.T, dtype=float)
+    return np.ascontiguousarray(beats.T).reshape(counts.shape[0], model.n, model.n)
 
 
 # --- likelihood and the batched Newton fit ---------------------------------------------------
 
 
-def _log_likelihood_and_probability(theta, choices: _Choices, weights):
-    logits = theta[:, choices.members]
-    # Padding holds system 0: masked out of the maximum and, as exp(-inf) = 0, of the sum.
-    logits[:, ~choices.mask] = -np.inf
-    top = logits.max(axis=2, keepdims=True)
-    probability = np.exp(logits - top)
-    total = probability.sum(axis=2, keepdims=True)
-    probability /= total
-    normaliser = (top + np.log(total))[..., 0]
-    chosen = theta[:, choices.winner]
-    return (weights * (chosen - normaliser)).sum(axis=1), probability
+def _evaluate(theta, model: _Model, set_weights, won):
+    """The log-likelihood of each replicate (theta is (n, B)) and each set's choice
+    probabilities, (S_g, w_g, B) per width."""
+    log_lik = (won * theta).sum(axis=0)
+    # exp once per system rather than once per (set, member): shifted by each replicate's
+    # largest strength, so nothing overflows; a set whose every member is more than ~700
+    # below it would underflow, and is then computed shifted by its own largest logit.
+    top = theta.max(axis=0)
+    exp_theta = np.exp(theta - top)
+    probabilities = []
+    for members, weights in zip(model.groups, set_weights, strict=True):
+        probability = exp_theta[members]  # (S, w, B)
+        total = probability.sum(axis=1)
+        if total.min() < _SMALLEST:
+            logits = theta[members]
+            largest = logits.max(axis=1)
+            probability = np.exp(logits - largest[:, None, :])
+            total = probability.sum(axis=1)
+            normaliser = largest + np.log(total)
+        else:
+            normaliser = top + np.log(total)
+        probability /= total[:, None, :]
+        log_lik -= (weights * normaliser).sum(axis=0)
+        probabilities.append(probability)
+    return log_lik, probabilities
 
 
-class _Scatter:
-    """``out[b, i] = sum of values[b, k] with index[k] == i`` for every batch row, the flat
-    bin of each (row, k) worked out once per fit instead of once per Newton step."""
-
-    def __init__(self, index: np.ndarray, size: int, batch: int):
-        self.size, self.batch = size, batch
-        self.flat = (index[None, :] + size * np.arange(batch)[:, None]).ravel()
-
-    def __call__(self, values: np.ndarray) -> np.ndarray:
-        sums = np.bincount(self.flat, weights=values.ravel(), minlength=self.batch * self.size)
-        return sums.reshape(self.batch, self.size)
-
-
-def _newton_fit(choices: _Choices, weights, n, start, tol=_TOLERANCE, max_iter=_MAX_ITERATIONS):
-    batch = weights.shape[0]
-    theta = np.broadcast_to(start, (batch, n)).copy()
-    to_winners = _Scatter(choices.winner, n, batch)
-    to_members = _Scatter(choices.members.ravel(), n, batch)
-    to_pairs = _Scatter(
-        (choices.members[:, :, None] * n + choices.members[:, None, :]).ravel(), n * n, batch
-    )
-    won = to_winners(weights)
-    log_lik, p = _log_likelihood_and_probability(theta, choices, weights)
+def _newton_fit(
+    model: _Model, counts, pseudo_ties, start, tol=_TOLERANCE, max_iter=_MAX_ITERATIONS
+):
+    """Strengths (B, n) of each replicate of ranking ``counts`` (B, R), from ``start``."""
+    n, batch = model.n, counts.shape[0]
+    set_weights, won = _totals(model, counts, pseudo_ties)
+    theta = np.repeat(np.asarray(start, dtype=float)[:, None], batch, axis=1)
+    log_lik, p = _evaluate(theta, model, set_weights, won)
     converged = np.zeros(batch, dtype=bool)
     diagonal = np.arange(n)
     n_iterations = 0
     while n_iterations < max_iter and not converged.all():
         n_iterations += 1
-        weighted_p = weights[..., None] * p
-        expected = to_members(weighted_p)
-        gradient = won - expected
-        # Negative Hessian: sum_e w_e (diag(p_e) - p_e p_e^T), plus 11^T / n to fix the mean.
-        outer = weighted_p[..., :, None] * p[..., None, :]
-        system = -to_pairs(outer).reshape(batch, n, n) + 1.0 / n
-        system[:, diagonal, diagonal] += expected
+        expected = np.zeros((n, batch))
+        pairs = np.zeros((n * n, batch))
+        for g, (weights, probability) in enumerate(zip(set_weights, p, strict=True)):
+            size, width = probability.shape[:2]
+            weighted = weights[:, None, :] * probability
+            expected += model.to_members[g] @ weighted.reshape(size * width, batch)
+            # Negative Hessian: sum_s W_s (diag(p_s) - p_s p_s^T), the outer products here.
+            outer = weighted[:, :, None, :] * probability[:, None, :, :]
+            pairs += model.to_pairs[g] @ outer.reshape(size * width * width, batch)
+        gradient = (won - expected).T  # (B, n)
+        # Plus 11^T / n, which fixes the mean.
+        system = -pairs.T.reshape(batch, n, n) + 1.0 / n
+        system[:, diagonal, diagonal] += expected.T
         step = np.linalg.solve(system, gradient[..., None])[..., 0]
         step[converged] = 0.0
-        theta, log_lik, p = _backtrack(theta, step, gradient, log_lik, p, choices, weights)
+        theta, log_lik, p = _backtrack(
+            theta, step.T, gradient.T, log_lik, p, model, set_weights, won
+        )
         decrement = (gradient * step).sum(axis=1)
         at_precision = decrement <= _PRECISION * (1.0 + np.abs(log_lik))
         converged |= (np.abs(step).max(axis=1) < tol) | at_precision
+    theta = theta.T
     return theta - theta.mean(axis=1, keepdims=True), n_iterations, converged
 
 
-def _backtrack(theta, step, gradient, log_lik, p, choices, weights):
+def _backtrack(theta, step, gradient, log_lik, p, model, set_weights, won):
     # Bradley-Terry's step control: halve each replicate's step until Armijo holds.
-    ascent = (gradient * step).sum(axis=1)
+    ascent = (gradient * step).sum(axis=0)
     slack = 1e-12 * (1.0 + np.abs(log_lik))
-    size = np.ones(theta.shape[0])
-    accepted = np.zeros(theta.shape[0], dtype=bool)
-    new_theta, new_log_lik, new_p = theta.copy(), log_lik.copy(), p.copy()
+    batch = theta.shape[1]
+    size = np.ones(batch)
+    accepted = np.zeros(batch, dtype=bool)
+    new_theta, new_log_lik = theta.copy(), log_lik.copy()
+    new_p = [probability.copy() for probability in p]
     for _ in range(_MAX_HALVINGS):
-        candidate = theta + size[:, None] * step
-        candidate_log_lik, candidate_p = _log_likelihood_and_probability(
-            candidate, choices, weights
-        )
+        candidate = theta + size[None, :] * step
+        candidate_log_lik, candidate_p = _evaluate(candidate, model, set_weights, won)
         ok = ~accepted & (candidate_log_lik >= log_lik + _ARMIJO_FRACTION * size * ascent - slack)
-        new_theta[ok], new_log_lik[ok], new_p[ok] = (
-            candidate[ok],
-            candidate_log_lik[ok],
-            candidate_p[ok],
-        )
+        if ok.all():
+            # Every full step accepted (the usual case near the optimum): nothing to merge.
+            return candidate, candidate_log_lik, candidate_p
+        new_theta[:, ok], new_log_lik[ok] = candidate[:, ok], candidate_log_lik[ok]
+        for kept, probability in zip(new_p, candidate_p, strict=True):
+            kept[..., ok] = probability[..., ok]
         accepted |= ok
         if accepted.all():
             break
@@ -335,15 +401,14 @@ def _backtrack(theta, step, gradient, log_lik, p, choices, weights):
     return new_theta, new_log_lik, new_p
 
 
-# Replicates refitted at once: Bradley-Terry's 25, fewer when the Hessian's per-choice terms
-# (choices x width^2 per replicate) would pass this many floats.
-_CHUNK = 25
+# Replicates refitted at once: fewer when the Hessian's per-set terms (sets x width^2 per
+# replicate) would pass this many floats.
+_CHUNK = 50
 _CHUNK_FLOATS = 4_000_000
 
 
-def _chunks(rows: np.ndarray, choices: _Choices) -> list[np.ndarray]:
-    per_replicate = choices.members.size * choices.members.shape[1]
-    size = max(1, min(_CHUNK, _CHUNK_FLOATS // max(per_replicate, 1)))
+def _chunks(rows: np.ndarray, model: _Model) -> list[np.ndarray]:
+    size = max(1, min(_CHUNK, _CHUNK_FLOATS // max(model.floats_per_replicate, 1)))
     return np.array_split(rows, max(1, -(-rows.size // size)))
 
 
@@ -361,27 +426,25 @@ def _check_n(n_systems: int) -> int:
 def plackett_luce_log_likelihood(strengths, rankings, n_systems: int) -> float:
     """The log-likelihood of ``rankings`` (ties as every order, averaged) at ``strengths``."""
     n = _check_n(n_systems)
-    unique, counts = _unique_rankings(rankings, n)
-    if not unique:
-        raise ValueError("no rankings to fit")
-    choices = _choices(unique)
+    model, counts = _model_of(rankings, n)
     theta = np.asarray(strengths, dtype=float)
     if theta.shape != (n,):
         raise ValueError(f"strengths must be {n} numbers, one per system")
-    theta = theta[None, :]
-    return float(
-        _log_likelihood_and_probability(theta, choices, _weights(choices, counts[None]))[0][0]
-    )
+    set_weights, won = _totals(model, counts[None].astype(float), 0.0)
+    return float(_evaluate(theta[:, None], model, set_weights, won)[0][0])
 
 
-def _plain_choices(unique: list[Ranking]) -> _Choices:
+def _model_of(rankings, n: int) -> tuple[_Model, np.ndarray]:
+    unique, counts = _unique_rankings(rankings, n)
     if not unique:
         raise ValueError("no rankings to fit")
-    return _choices(unique)
+    return _model(unique, n), counts
 
 
-def _fit(plain: _Choices, counts, n, pseudo_ties, labels) -> PlackettLuceFit:
-    beats = _beats(plain, _weights(plain, counts[None].astype(float)), n)[0]
+def _fit(model: _Model, counts, pseudo_ties, labels) -> PlackettLuceFit:
+    n = model.n
+    counts = counts[None].astype(float)
+    beats = _beats(model, counts)[0]
     _, component = connected_components(beats + beats.T > 0, directed=False)
     messages: list[str] = []
     used = 0.0
@@ -394,15 +457,11 @@ def _fit(plain: _Choices, counts, n, pseudo_ties, labels) -> PlackettLuceFit:
             f"added {used:g} virtual tie(s) between every pair of systems "
             "(half a win each way) to keep strengths finite"
         )
-    choices = _with_prior(plain, n, used)
-    theta, n_iterations, converged = _newton_fit(
-        choices, _weights(choices, counts[None].astype(float)), n, np.zeros(n)
-    )
+    theta, n_iterations, converged = _newton_fit(model, counts, used, np.zeros(n))
     if not converged[0]:
         messages.append(f"Newton iterations did not converge within {_MAX_ITERATIONS} steps")
-    log_lik = _log_likelihood_and_probability(
-        theta, plain, _weights(plain, counts[None].astype(float))
-    )[0][0]
+    set_weights, won = _totals(model, counts, 0.0)
+    log_lik = _evaluate(theta.T, model, set_weights, won)[0][0]
     return PlackettLuceFit(
         strengths=theta[0],
         ratings=to_elo_scale(theta[0]),
@@ -430,8 +489,8 @@ def fit_plackett_luce(
     ``labels`` name the systems in warnings only.
     """
     n = _check_n(n_systems)
-    unique, counts = _unique_rankings(rankings, n)
-    return _fit(_plain_choices(unique), counts, n, pseudo_ties, labels)
+    model, counts = _model_of(rankings, n)
+    return _fit(model, counts, pseudo_ties, labels)
 
 
 def bootstrap_plackett_luce(
@@ -453,19 +512,20 @@ def bootstrap_plackett_luce(
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, int) or n_bootstrap < 1:
         raise ValueError("n_bootstrap must be an integer of at least 1")
     n = _check_n(n_systems)
-    unique, counts = _unique_rankings(rankings, n)
-    plain = _plain_choices(unique)
-    fit = _fit(plain, counts, n, pseudo_ties, labels)
+    model, counts = _model_of(rankings, n)
+    fit = _fit(model, counts, pseudo_ties, labels)
     messages = list(fit.warnings)
     total = int(counts.sum())
+    # Each replicate is a multinomial draw of the unique rankings' counts: a resample of the
+    # judgments with replacement, whose weights enter the fit linearly (`_totals`).
     draws = multinomial_rounds(total, counts / total, n_bootstrap, seed).astype(float)
     if fit.pseudo_ties:
         needs_prior = np.ones(n_bootstrap, dtype=bool)
     else:
         needs_prior = np.concatenate(
             [
-                ~_strongly_connected(_beats(plain, _weights(plain, draws[chunk]), n))
-                for chunk in _chunks(np.arange(n_bootstrap), plain)
+                ~_strongly_connected(_beats(model, draws[chunk]))
+                for chunk in _chunks(np.arange(n_bootstrap), model)
             ]
         )
         if needs_prior.any():
@@ -482,12 +542,13 @@ def bootstrap_plackett_luce(
         rows = np.flatnonzero(needs_prior == prior)
         if rows.size == 0:
             continue
-        choices = _with_prior(plain, n, float(pseudo_ties) if prior else 0.0)
         # From the full-data fit: within sampling error of each replicate's optimum. A
         # replicate needing the prior the full data did not need starts from zero.
         start = np.zeros(n) if prior and not fit.pseudo_ties else fit.strengths
-        for chunk in _chunks(rows, choices):
-            theta, _, done = _newton_fit(choices, _weights(choices, draws[chunk]), n, start)
+        for chunk in _chunks(rows, model):
+            theta, _, done = _newton_fit(
+                model, draws[chunk], float(pseudo_ties) if prior else 0.0, start
+            )
             replicate_theta[chunk] = theta
             converged[chunk] = done
     if not converged.all():

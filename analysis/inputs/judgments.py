@@ -25,6 +25,10 @@ from annotation.quality import judgments_for_analysis
 from evalhub.errors import UserInputError
 from tournaments.models import Tournament
 
+# The kinds whose judgments are rankings (of responses, of whole conversations): one
+# model, Plackett-Luce, and one report.
+RANKING_KINDS = ("ranking", "conversation_ranking")
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -73,7 +77,7 @@ def load_inputs(
         return _spot_the_bot(slug, campaign, queryset, partners_of(tournament))
     if kind == "ab":
         return _ab(slug, campaign, queryset)
-    if kind == "ranking":
+    if kind in RANKING_KINDS:
         return _ranking(slug, campaign, queryset)
     if kind in DIMENSIONAL_KINDS:
         return campaign_inputs(slug, kind, queryset)

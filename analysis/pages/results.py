@@ -31,7 +31,7 @@ __all__ = [
 # The kinds of campaign that have a result page of their own.
 # A chat campaign's results are its closing Likert ratings.
 # A ranking campaign's page shows its Plackett-Luce ratings.
-RESULT_KINDS = ("abc_eval", "likert", "comparative", "chat", "ranking")
+RESULT_KINDS = ("abc_eval", "likert", "comparative", "chat", "ranking", "conversation_ranking")
 
 
 def latest_run(subject: Campaign | Study, *, succeeded: bool = True) -> AnalysisRun | None:

@@ -13,6 +13,7 @@ KIND_KEYS = (
     "chat",
     "arena",
     "ranking",
+    "conversation_ranking",
 )
 KIND_CHOICES = [
     ("ab", "A/B response comparison (ChatEval)"),
@@ -23,6 +24,7 @@ KIND_CHOICES = [
     ("chat", "Live chat with a system, then ratings"),
     ("arena", "Arena battles voted by a paid crowd (launched from an arena)"),
     ("ranking", "K-way ranking of responses (Plackett-Luce)"),
+    ("conversation_ranking", "K-way ranking of conversations (Plackett-Luce)"),
 ]
 
 

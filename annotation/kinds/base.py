@@ -38,6 +38,8 @@ class ItemSpec:
     # Every response the item shows when there are more than a and b (a k-way ranking):
     # stored as `Item.shown_responses`, so that their systems' owners never judge it.
     shown_response_ids: tuple[int, ...] = ()
+    # The same for a ranking of whole conversations: `Item.shown_conversations`.
+    shown_conversation_ids: tuple[int, ...] = ()
 
 
 class PayloadInvalid(UserInputError):

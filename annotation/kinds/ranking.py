@@ -24,6 +24,9 @@ Payload: `{"ranks": [rank of each shown response, in shown order]}`, ranks 1 (be
 equal ranks are ties. An automatic item's payload adds `"automatic": "identical
 responses"`.
 
+The page, validation, payload and export are `RankingKinds`', which the ranking of whole
+conversations (`annotation.kinds.conversation_ranking`) shares; only the items differ.
+
 Export (`export_row`), one row per judgment: `{"campaign", "item", "worker", "batch",
 "prompt", "systems", "ranks", "ranking", "started_at_ms", "duration_ms"}`, where
 `systems` lists the systems of each shown response and `ranking` is the tiers of system
@@ -116,17 +119,19 @@ def ranking_tiers(systems: list[list[str]], ranks: list[int]) -> list[list[str]]
     return [sorted(tiers[rank]) for rank in sorted(tiers)]
 
 
-def _rank_field(position: int, k: int) -> AnswerField:
+def _rank_field(position: int, k: int, noun: str) -> AnswerField:
     return AnswerField(
         {str(r): r for r in range(1, k + 1)},
-        missing=f"Give response {position} a rank.",
-        invalid=f"'{{value}}' is not a rank of response {position}: ranks go from 1 to {k}.",
+        missing=f"Give {noun} {position} a rank.",
+        invalid=f"'{{value}}' is not a rank of {noun} {position}: ranks go from 1 to {k}.",
     )
 
 
-class RankingKind(TaskKind):
-    key = "ranking"
-    label = "K-way ranking of responses"
+class RankingKinds(TaskKind):
+    """What the rankings of responses and of whole conversations share: the config, the
+    page (`template`, one entry per shown text or conversation), the validation and the
+    export. A subclass says what it ranks (`noun`) and builds the items."""
+
     template = "annotation/kinds/ranking.html"
     shortcuts = (
         ("Tab", "focus a response"),
@@ -134,55 +139,68 @@ class RankingKind(TaskKind):
         ("↑ ↓", "move it up or down"),
     )
     config_schema = RankingConfig
+    noun = "response"
+    # The content key of the shown texts (or conversations), in shown order.
+    shown_key = "responses"
 
-    def build_from_responses(self, pairs, rng) -> list[ItemSpec]:
-        return build_items(pairs, rng)
+    def entry(self, shown) -> dict:
+        """What the page shows of one ranked thing."""
+        return {"text": shown}
 
     def item_context(self, item, config):
-        texts = item.content["responses"]
-        k = len(texts)
-        responses = []
-        for n, text in enumerate(texts, 1):
+        shown = item.content[self.shown_key]
+        k = len(shown)
+        entries = []
+        for n, thing in enumerate(shown, 1):
             field = f"{FIELD_PREFIX}{n}"
             # `pair` is matched against the submitted (field, value) pairs when the page
             # comes back with an error, so the ranks given stay selected.
             options = [{"value": r, "pair": (field, str(r))} for r in range(1, k + 1)]
-            responses.append({"position": n, "field": field, "text": text, "options": options})
+            entries.append({"position": n, "field": field, "options": options, **self.entry(thing)})
         return {
-            "context": item.content["context"],
+            "context": item.content.get("context", []),
+            "noun": self.noun,
             "allow_ties": config["allow_ties"],
-            "responses": responses,
+            "responses": entries,
         }
 
     def parse_payload(self, item, config, data):
-        texts = item.content.get("responses")
-        if not texts or len(texts) < 2:
+        shown = item.content.get(self.shown_key)
+        if not shown or len(shown) < 2:
             raise PayloadInvalid({"": "This item is not shown to workers."})
-        k = len(texts)
-        fields = {f"{FIELD_PREFIX}{n}": _rank_field(n, k) for n in range(1, k + 1)}
+        k = len(shown)
+        fields = {f"{FIELD_PREFIX}{n}": _rank_field(n, k, self.noun) for n in range(1, k + 1)}
 
-        def unknown_responses(keys):
+        def unknown_entries(keys):
             unknown = [key for key in keys if key.startswith(FIELD_PREFIX)]
-            return f"No such response on this page: {', '.join(unknown)}." if unknown else ""
+            return f"No such {self.noun} on this page: {', '.join(unknown)}." if unknown else ""
 
-        values = parse_answers(data, fields, unknown_responses)
+        values = parse_answers(data, fields, unknown_entries)
         ranks = [values[f"{FIELD_PREFIX}{n}"] for n in range(1, k + 1)]
         if not config["allow_ties"]:
-            shared = _shared_ranks(ranks)
+            shared = _shared_ranks(ranks, self.noun)
             if shared:
                 raise PayloadInvalid(
-                    {"": f"{shared} This campaign allows no ties: give each response its own rank."}
+                    {
+                        "": f"{shared} This campaign allows no ties: give each {self.noun} "
+                        "its own rank."
+                    }
                 )
         return {"ranks": ranks}
 
+    def export_meta(self, meta: dict) -> dict:
+        """The export's columns naming what was ranked (besides the systems)."""
+        return {"prompt": meta["prompt"]}
+
     def export_row(self, judgment):
-        systems = judgment.item.content["meta"]["systems"]
+        meta = judgment.item.content["meta"]
+        systems = meta["systems"]
         row = super().export_row(judgment)
         del row["payload"]  # its ranks are a column, and the ranking they give another
         ranks = judgment.payload["ranks"]
         return {
             **row,
-            "prompt": judgment.item.content["meta"]["prompt"],
+            **self.export_meta(meta),
             "systems": systems,
             "ranks": ranks,
             "ranking": ranking_tiers(systems, ranks),
@@ -197,12 +215,20 @@ class RankingKind(TaskKind):
         return [row]
 
 
-def _shared_ranks(ranks: list[int]) -> str:
+class RankingKind(RankingKinds):
+    key = "ranking"
+    label = "K-way ranking of responses"
+
+    def build_from_responses(self, pairs, rng) -> list[ItemSpec]:
+        return build_items(pairs, rng)
+
+
+def _shared_ranks(ranks: list[int], noun: str) -> str:
     holders: dict[int, list[int]] = {}
     for position, rank in enumerate(ranks, 1):
         holders.setdefault(rank, []).append(position)
     return " ".join(
-        f"Responses {', '.join(map(str, positions[:-1]))} and {positions[-1]} share rank {rank}."
+        f"{noun.capitalize()}s {', '.join(map(str, positions[:-1]))} and {positions[-1]} share rank {rank}."
         for rank, positions in sorted(holders.items())
         if len(positions) > 1
     )

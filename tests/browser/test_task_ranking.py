@@ -107,3 +107,62 @@ def test_a_response_dragged_to_the_top_is_ranked_first(page):
     ranks = Judgment.objects.get(item=item).payload["ranks"]
     places = {before[2]: 1, before[0]: 2, before[1]: 3}
     assert ranks == [places[f"rank_{n}"] for n in (1, 2, 3)]
+
+
+def conversation_ranking_campaign():
+    import json
+
+    from annotation.campaigns import ConversationFiles
+
+    rows = []
+    for n in range(3):
+        factories.system(None, slug=f"bot-{n}")
+        # Long enough to overflow its card: the card scrolls, the page stays short.
+        turns = [{"speaker": i % 2, "text": f"Line {i} of talk {'xyz'[n]}."} for i in range(40)]
+        rows.append(
+            {
+                "id": f"talk-{n}",
+                "domain": "persona",
+                "speakers": ["human", f"bot-{n}"],
+                "turns": turns,
+            }
+        )
+    campaign = Campaign(
+        task_kind="conversation_ranking",
+        slug="rank-talks",
+        title="Rank the conversations",
+        instructions="Rank the three conversations from best to worst.",
+        status="live",
+        allow_worker_param=True,
+        batch_size=1,
+        redundancy=1,
+    )
+    data = "".join(json.dumps(row) + "\n" for row in rows).encode()
+    create_campaign(campaign, ConversationFiles(data, "talks.jsonl"), gold_per_batch=0)
+    return campaign
+
+
+def test_participant_ranks_scrollable_conversations_by_keys_and_drag(page):
+    conversation_ranking_campaign()
+    page.goto("/work/rank-talks/?worker=talks-1")
+    expect(page.locator(".rank-item .ranked-dialogue")).to_have_count(3)
+    assert "bot-0" not in page.content()
+    scrolls = page.eval_on_selector_all(
+        ".ranked-dialogue", "lists => lists.map(l => l.scrollHeight > l.clientHeight)"
+    )
+    assert scrolls == [True, True, True]
+    before = shown_order(page)
+    page.locator(f".rank-item[data-field={before[1]}]").focus()
+    page.keyboard.press("ArrowUp")
+    page.drag_and_drop(
+        f".rank-item[data-field={before[2]}] .choice-label",
+        f".rank-item[data-field={before[1]}] .choice-label",
+        target_position={"x": 5, "y": 1},
+    )
+    order = [before[2], before[1], before[0]]
+    assert shown_order(page) == order
+    page.get_by_role("button", name="Finish").click()
+    expect(page.get_by_test_id("completion-code")).to_be_visible()
+    places = {field: place for place, field in enumerate(order, 1)}
+    judgment = Judgment.objects.get()
+    assert judgment.payload == {"ranks": [places[f"rank_{n}"] for n in (1, 2, 3)]}

@@ -1,4 +1,4 @@
-"""The demo's simulated crowd in its ABC-Eval, Likert and comparative campaigns."""
+"""The demo's simulated crowd in its ABC-Eval, Likert, comparative and ranking campaigns."""
 
 import pytest
 from django.urls import reverse
@@ -81,3 +81,21 @@ def test_the_results_page_says_how_many_judgments_are_simulated(campaigns, clien
     page = client.get(reverse("results:campaign", args=[campaign.slug])).content.decode()
 
     assert f"{campaign.judgments.count()} judgments of this campaign came from simulated" in page
+
+
+def test_simulated_rankings_put_the_better_system_first_more_often(campaigns):
+    quality = {"human-reference": 1.0, "seq2seq-baseline": 0.0}.get
+
+    simulate_judgments(campaigns["ranking"], workers=6, quality=lambda s: quality(s, 0.5))
+
+    judgments = campaigns["ranking"].judgments.select_related("item")
+    places = {"human-reference": [], "seq2seq-baseline": []}
+    for judgment in judgments:
+        for systems, rank in zip(
+            judgment.item.content["meta"]["systems"], judgment.payload["ranks"], strict=True
+        ):
+            for system in set(systems) & set(places):
+                places[system].append(rank)
+    assert judgments.count() > 0 and sorted(judgments[0].payload["ranks"]) == [1, 2, 3, 4]
+    mean = {system: sum(ranks) / len(ranks) for system, ranks in places.items()}
+    assert mean["human-reference"] + 1.5 < mean["seq2seq-baseline"]

@@ -1,3 +1,4 @@
+import math
 from itertools import permutations
 
 import choix
@@ -210,3 +211,10 @@ def test_no_estimate_and_no_prior_is_refused():
 def test_bad_bootstrap_options_are_refused(options):
     with pytest.raises(ValueError):
         bootstrap_plackett_luce([[[0], [1]], [[1], [0]]], 2, **options)
+
+
+def test_a_choice_set_far_below_the_strongest_system_keeps_its_likelihood():
+    # exp(-800) underflows: that set is recomputed shifted by its own largest strength.
+    rankings = [[[0], [1], [2]], [[1], [2]]]
+    log_lik = plackett_luce_log_likelihood([800.0, 0.0, 0.0], rankings, 3)
+    assert log_lik == pytest.approx(-2 * math.log(2.0), rel=1e-12)

@@ -41,6 +41,11 @@ UNKNOWN_KEY = [
         {"allow_tie": True},
         ["'allow_tie' is an unknown ranking config key", "allow_ties"],
     ),
+    (
+        "conversation_ranking",
+        {"group": "round"},
+        ["'group' is an unknown conversation ranking config key", "group_by"],
+    ),
 ]
 WRONG_TYPE = [
     ("likert", {"level": 2}, ["level must be 'dialogue' or 'turn', not 2"]),
