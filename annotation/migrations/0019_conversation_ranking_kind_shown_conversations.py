@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0017_ranking_kind_shown_responses'),
+        ('annotation', '0018_campaign_language'),
         ('evalhub', '0014_notice_kinds_for_admins'),
     ]
 
