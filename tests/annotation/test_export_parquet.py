@@ -15,9 +15,17 @@ from tests.datasets_loading import download, front_matter, load_table, unzip
 pytestmark = pytest.mark.django_db
 demo = datasets_loading.demo  # the module-scoped fixture
 
-# The demo judges these kinds: simulated workers (ABC-Eval, Likert, comparative) and the
-# simulated tournaments (Spot The Bot, A/B).
-JUDGED_KINDS = ["abc_eval", "likert", "comparative", "spot_the_bot", "ab"]
+# The demo judges these kinds: simulated workers (ABC-Eval, Likert, comparative, the two
+# rankings) and the simulated tournaments (Spot The Bot, A/B).
+JUDGED_KINDS = [
+    "abc_eval",
+    "likert",
+    "comparative",
+    "ranking",
+    "conversation_ranking",
+    "spot_the_bot",
+    "ab",
+]
 
 
 def judged(kind: str) -> Campaign:
