@@ -75,8 +75,10 @@ class Label:
         return gettext(self.heading)
 
     def shown(self) -> dict:
-        """The label's texts in the page's language, for the label guide."""
+        """The label's texts in the page's language, for the label guide (and a judge's
+        prompt, which names the label by its stored key)."""
         return {
+            "name": self.name,
             "title": self.title,
             "definition": gettext(self.definition),
             "yes": gettext(self.yes),

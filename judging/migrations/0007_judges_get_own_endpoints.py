@@ -63,13 +63,15 @@ def systems_for_endpoints(apps, schema_editor):
         while System.objects.filter(slug=slug).exists():
             n += 1
             slug = f"{base}-{n}"
-        endpoint.system = System.objects.create(
+        # By id: going back over later migrations of other apps, the historical System
+        # class the foreign key knows may not be the one `apps` gives here.
+        endpoint.system_id = System.objects.create(
             slug=slug,
             name=endpoint.name or slug,
             owner_id=endpoint.owner_id,
             visibility="private",
             description="The model of an automatic judge.",
-        )
+        ).pk
         endpoint.owner = None
         endpoint.name = ""
         endpoint.save()

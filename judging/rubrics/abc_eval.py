@@ -31,9 +31,11 @@ $answer_format
 """
 
 
-def label_lines(labels) -> str:
+def label_lines(labels: list[dict]) -> str:
+    """The task's labels as the page describes them (`Label.shown`), named by their keys."""
     return "\n".join(
-        f'- "{label.name}": {label.definition}\n  Applies: {label.yes}\n  Does not apply: {label.no}'
+        f'- "{label["name"]}": {label["definition"]}\n'
+        f'  Applies: {label["yes"]}\n  Does not apply: {label["no"]}'
         for label in labels
     )
 
@@ -50,7 +52,7 @@ def placeholders(task: dict, config: dict) -> dict:
 
 def answer_format(task: dict, config: dict) -> str:
     numbers = [t["number"] for t in task["turns"] if t["bot"]]
-    names = ", ".join(f'"{label.name}"' for label in task["labels"])
+    names = ", ".join(f'"{label["name"]}"' for label in task["labels"])
     example = ", ".join(f'"{n}": [...]' for n in numbers)
     return (
         f'Answer with JSON only: {{"turns": {{{example}}}}}, where each list holds the '
@@ -59,7 +61,7 @@ def answer_format(task: dict, config: dict) -> str:
 
 
 def answer_schema(task: dict, config: dict) -> dict:
-    labels = {"type": "array", "items": one_of(label.name for label in task["labels"])}
+    labels = {"type": "array", "items": one_of(label["name"] for label in task["labels"])}
     numbers = [str(t["number"]) for t in task["turns"] if t["bot"]]
     return closed_object({"turns": closed_object(dict.fromkeys(numbers, labels))})
 
