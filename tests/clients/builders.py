@@ -4,7 +4,7 @@ annotation builders, and a judge run that fails."""
 from tests import factories
 from tests.annotation.builders import ab_campaign
 from tests.annotation.test_progress import NOW, judge, shown
-from tests.arenas.builders import bot_system
+from tests.arenas.builders import NOWHERE
 
 
 def ab_campaign_through_the_api(hub, owner):
@@ -39,8 +39,7 @@ def judge_run(hub, owner):
     """A judge run over the campaign "mine-ab", whose judge's endpoint nobody answers: it
     runs (Celery is eager) and fails."""
     ab_campaign_through_the_api(hub, owner)
-    judge_system = bot_system(owner)
     instructions = "$context\n1: $response_1\n2: $response_2\n$answer_format"
     rubric = hub.rubrics.create("ab", "terse", instructions)
-    made = hub.judges.create("my-judge", "My judge", judge_system.slug)
+    made = hub.judges.create("my-judge", "My judge", {"url": NOWHERE, "model_name": "judge-7b"})
     return hub.judge_runs.create(made.slug, rubric.id, campaign="mine-ab")

@@ -28,7 +28,7 @@ from judging.models import JudgeRun as JudgeRunRow
 from judging.models import Rubric as RubricRow
 from tests import factories
 from tests.analysis.builders import bare_tournament, stored_run
-from tests.arenas.builders import arena, bot_system
+from tests.arenas.builders import NOWHERE, arena, bot_system
 from tests.clients.builders import ab_campaign_through_the_api, judge_run, judged_campaign
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -479,6 +479,27 @@ def test_a_judge_runs_over_a_campaign(hub_for):
     assert "cannot connect" in progress.last_error
 
 
+def test_a_judges_own_endpoint_is_read_changed_and_tested_by_its_id(hub_for):
+    from endpoints.models import BotEndpoint
+
+    owner = factories.user()
+    hub = hub_for(owner)
+    made = hub.judges.create(
+        "my-judge", "My judge", {"url": NOWHERE, "model_name": "judge-7b", "auth_token": "sk-1"}
+    )
+    endpoint_id = made.endpoint["id"]
+
+    changed = hub.model_endpoints.update(endpoint_id, daily_budget=77)
+    probe = hub.model_endpoints.test(endpoint_id)
+
+    assert hub.model_endpoints.get(endpoint_id)["model_name"] == "judge-7b"
+    assert changed["daily_budget"] == 77 and "auth_token" not in changed
+    assert probe["ok"] is False
+    assert hub.model_endpoints.calls(endpoint_id).count == 1
+    stored = BotEndpoint.objects.get(pk=endpoint_id)
+    assert (stored.system, stored.owner, stored.daily_budget) == (None, owner, 77)
+
+
 def test_a_failed_judge_run_cannot_be_paused(hub_for):
     owner = factories.user(staff=True)
     hub = hub_for(owner)
@@ -510,3 +531,22 @@ def test_a_partner_set_is_created_and_listed(hub_for):
 
     assert [p["slug"] for p in hub.partner_sets.list()] == ["partners"]
     assert json.dumps(hub.conversations.seed_domains())
+
+
+def test_a_webhook_is_subscribed_tested_read_and_deleted(hub_for):
+    from tests.webhooks.subscriber import Subscriber
+    from webhooks.models import Subscription
+
+    owner = factories.user()
+    hub = hub_for(owner)
+    with Subscriber() as server:
+        made = hub.webhooks.create(server.url, ["analysis.ready"], "the lab's pipeline")
+        hub.webhooks.test(made["id"])
+        [message] = server.verified(made["secret"])
+
+    assert message["type"] == "webhook.test"
+    assert [s["id"] for s in hub.webhooks.list()] == [made["id"]]
+    assert "secret" not in hub.webhooks.get(made["id"])
+    assert [d["status"] for d in hub.webhooks.deliveries(made["id"])] == ["delivered"]
+    hub.webhooks.delete(made["id"])
+    assert not Subscription.objects.filter(owner=owner).exists()

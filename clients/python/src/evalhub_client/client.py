@@ -89,22 +89,15 @@ def _poll(
         time.sleep(interval)
 
 
+def _card(license: str | None, citation: str | None) -> dict[str, Any]:
+    """The query of a Hugging Face dataset download (a zip of Parquet tables and README.md,
+    its dataset card): the card's licence and citation."""
+    return {"license": license, "citation": citation}
+
+
 class _Group:
     def __init__(self, transport: Transport):
         self._t = transport
-
-    def _dataset(
-        self,
-        template: str,
-        path: dict[str, Any],
-        to: IO[bytes],
-        license: str | None,
-        citation: str | None,
-    ) -> int:
-        """A study as a Hugging Face dataset: a zip of Parquet tables with README.md, its
-        dataset card, streamed into the binary file `to`; the bytes written."""
-        params = {"license": license, "citation": citation}
-        return self._t.download(template, path, params=params, to=to)
 
 
 class Tokens(_Group):
@@ -233,6 +226,25 @@ class Endpoints(_Group):
     def calls(self, system: str, **filters: Any) -> Paginated[JSON]:
         return self._t.paginate(
             "/api/systems/{slug}/endpoint/calls/", {"slug": system}, params=filters, item=dict
+        )
+
+
+class ModelEndpoints(_Group):
+    """Endpoints of no system, such as a judge's, by id (`Judge.endpoint["id"]`)."""
+
+    def get(self, endpoint_id: int) -> JSON:
+        return self._t.call("GET", "/api/endpoints/{id}/", {"id": endpoint_id})
+
+    def update(self, endpoint_id: int, **fields: Any) -> JSON:
+        return self._t.call("PATCH", "/api/endpoints/{id}/", {"id": endpoint_id}, json=fields)
+
+    def test(self, endpoint_id: int) -> JSON:
+        """One real request to the model: {"ok", "latency_ms", "status", "reply", ...}."""
+        return self._t.call("POST", "/api/endpoints/{id}/test/", {"id": endpoint_id})
+
+    def calls(self, endpoint_id: int, **filters: Any) -> Paginated[JSON]:
+        return self._t.paginate(
+            "/api/endpoints/{id}/calls/", {"id": endpoint_id}, params=filters, item=dict
         )
 
 
@@ -414,8 +426,12 @@ class Campaigns(_Group):
         self, slug: str, to: IO[bytes], *, license: str | None = None, citation: str | None = None
     ) -> int:
         """Every judgment as a Hugging Face dataset (a zip of Parquet and its card)."""
-        path = {"slug": slug}
-        return self._dataset("/api/campaigns/{slug}/export/dataset/", path, to, license, citation)
+        return self._t.download(
+            "/api/campaigns/{slug}/export/dataset/",
+            {"slug": slug},
+            params=_card(license, citation),
+            to=to,
+        )
 
     def workers(self, slug: str, **filters: Any) -> Paginated[JSON]:
         """The worker quality table (`sort`, e.g. "-gold")."""
@@ -561,8 +577,11 @@ class Tournaments(_Group):
         self, slug: str, to: IO[bytes], *, license: str | None = None, citation: str | None = None
     ) -> int:
         """Conversations and judgments as a Hugging Face dataset (zipped Parquet, card)."""
-        return self._dataset(
-            "/api/tournaments/{slug}/dataset/", {"slug": slug}, to, license, citation
+        return self._t.download(
+            "/api/tournaments/{slug}/dataset/",
+            {"slug": slug},
+            params=_card(license, citation),
+            to=to,
         )
 
 
@@ -600,8 +619,11 @@ class Analyses(_Group):
         self, run_id: int, to: IO[bytes], *, license: str | None = None, citation: str | None = None
     ) -> int:
         """The run's results as a Hugging Face dataset (zipped Parquet, card)."""
-        return self._dataset(
-            "/api/analysis-runs/{id}/dataset/", {"id": run_id}, to, license, citation
+        return self._t.download(
+            "/api/analysis-runs/{id}/dataset/",
+            {"id": run_id},
+            params=_card(license, citation),
+            to=to,
         )
 
 
@@ -650,8 +672,12 @@ class Arenas(_Group):
         self, slug: str, to: IO[bytes], *, license: str | None = None, citation: str | None = None
     ) -> int:
         """The arena's battles as a Hugging Face dataset (a zip of Parquet and its card)."""
-        template = "/api/arenas/{slug}/battles/export/dataset/"
-        return self._dataset(template, {"slug": slug}, to, license, citation)
+        return self._t.download(
+            "/api/arenas/{slug}/battles/export/dataset/",
+            {"slug": slug},
+            params=_card(license, citation),
+            to=to,
+        )
 
     def import_battles(self, slug: str, file: Upload, *, create: bool = False) -> JSON:
         return self._t.call(
@@ -670,8 +696,10 @@ class Judges(_Group):
     def get(self, slug: str) -> m.Judge:
         return m.Judge(**self._t.call("GET", "/api/judges/{slug}/", {"slug": slug}))
 
-    def create(self, slug: str, name: str, system: str) -> m.Judge:
-        body = {"slug": slug, "name": name, "system": system}
+    def create(self, slug: str, name: str, endpoint: Mapping[str, Any]) -> m.Judge:
+        """A judge with its own OpenAI-compatible endpoint: `endpoint` holds at least
+        `url` and `model_name` (and `auth_token`, limits); no system is made for it."""
+        body = {"slug": slug, "name": name, "endpoint": dict(endpoint)}
         return m.Judge(**self._t.call("POST", "/api/judges/", json=body))
 
 
@@ -744,7 +772,39 @@ class JudgeRuns(_Group):
         self, run_id: int, to: IO[bytes], *, license: str | None = None, citation: str | None = None
     ) -> int:
         """The run's automatic judgments as a Hugging Face dataset (zipped Parquet, card)."""
-        return self._dataset("/api/judge-runs/{id}/dataset/", {"id": run_id}, to, license, citation)
+        return self._t.download(
+            "/api/judge-runs/{id}/dataset/", {"id": run_id}, params=_card(license, citation), to=to
+        )
+
+
+class Webhooks(_Group):
+    """The account's webhook subscriptions (docs/webhooks.md), by their public id."""
+
+    def list(self) -> Paginated[JSON]:
+        return self._t.paginate("/api/webhooks/", item=dict)
+
+    def get(self, public_id: str) -> JSON:
+        return self._t.call("GET", "/api/webhooks/{public_id}/", {"public_id": public_id})
+
+    def create(self, url: str, events: Iterable[str], description: str = "") -> JSON:
+        """The new subscription, with its `secret` (whsec_...): shown this once only."""
+        body = {"url": url, "events": list(events), "description": description}
+        return self._t.call("POST", "/api/webhooks/", json=body)
+
+    def delete(self, public_id: str) -> None:
+        self._t.call("DELETE", "/api/webhooks/{public_id}/", {"public_id": public_id})
+
+    def deliveries(self, public_id: str, **filters: Any) -> Paginated[JSON]:
+        return self._t.paginate(
+            "/api/webhooks/{public_id}/deliveries/",
+            {"public_id": public_id},
+            params=filters,
+            item=dict,
+        )
+
+    def test(self, public_id: str) -> JSON:
+        """Sends a signed test event now; the delivery queued."""
+        return self._t.call("POST", "/api/webhooks/{public_id}/test/", {"public_id": public_id})
 
 
 class PartnerSets(_Group):
@@ -784,6 +844,7 @@ class EvalHub:
         self.systems = Systems(t)
         self.submissions = Submissions(t)
         self.endpoints = Endpoints(t)
+        self.model_endpoints = ModelEndpoints(t)
         self.prompt_sets = PromptSets(t)
         self.conversations = Conversations(t)
         self.campaigns = Campaigns(t)
@@ -795,6 +856,7 @@ class EvalHub:
         self.rubrics = Rubrics(t)
         self.judge_runs = JudgeRuns(t)
         self.partner_sets = PartnerSets(t)
+        self.webhooks = Webhooks(t)
 
     def close(self) -> None:
         self.transport.close()

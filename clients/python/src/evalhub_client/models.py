@@ -162,7 +162,8 @@ class Judge(Model):
     slug: str
     name: str
     owner: str | None = None
-    system: str
+    # The judge's own endpoint (ModelEndpoint: no system, its auth_token never returned).
+    endpoint: dict[str, Any]
     model_name: str = ""
     created: datetime
 
