@@ -20,6 +20,7 @@ from decimal import Decimal
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.campaign_settings import settings_errors
 from annotation.campaigns import (
@@ -268,7 +269,7 @@ def next_step(session, arena: Arena, rng: random.Random | None = None) -> Step |
         except crowd_slots.SlotRefused:
             continue
         return Step("battle", url=battle.get_absolute_url())
-    return Step("refused", reason="Your batch changed meanwhile: reload the page.")
+    return Step("refused", reason=gettext("Your batch changed meanwhile: reload the page."))
 
 
 def _done_url(assignment: Assignment) -> str:
@@ -284,7 +285,7 @@ def show_gold(arena: Arena, assignment: Assignment, item: Item, rng: random.Rand
         draw = draw_pair([e.system.slug for e in entries], [e.weight for e in entries], rng)
     except NoPair:
         raise crowd_slots.SlotRefused(
-            "This arena has fewer than two systems to draw from."
+            gettext("This arena has fewer than two systems to draw from.")
         ) from None
     systems = {e.system.slug: e.system for e in entries}
     first_side = rng.choice(SIDES)
