@@ -17,7 +17,6 @@ import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.conf import settings
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone, translation
@@ -75,7 +74,7 @@ class LaunchSetup:
     # provider_settings.py), e.g. Prolific's devices, MTurk's approval rate and locales.
     screening: dict = field(default_factory=dict)
     # The participants' pages' language (the campaign's `language`, docs/translating.md).
-    language: str = settings.LANGUAGE_CODE
+    language: str = "en"
 
 
 @dataclass(frozen=True)

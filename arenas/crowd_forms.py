@@ -67,7 +67,7 @@ class CrowdLaunchForm(RefusesNul, forms.Form):
     language = forms.ChoiceField(
         choices=settings.LANGUAGES,
         required=False,
-        initial=settings.LANGUAGE_CODE,
+        initial="en",
         label="Participants' language",
         help_text="The language of the study's pages and battle pages (docs/translating.md).",
     )
@@ -102,8 +102,8 @@ class CrowdLaunchForm(RefusesNul, forms.Form):
     )
 
     def clean_language(self):
-        # Left out (a script's post): the site's language, as before the field existed.
-        return self.cleaned_data["language"] or settings.LANGUAGE_CODE
+        # Left out (a script's post): English, as before the field existed.
+        return self.cleaned_data["language"] or "en"
 
     def clean_locales(self):
         codes = [code.strip() for code in self.cleaned_data["locales"].split(",") if code.strip()]
