@@ -19,7 +19,7 @@
   var state = stateNode ? JSON.parse(stateNode.textContent) : null;
   var sources = {};
   // The page's words, in its language (the template translates them): no English here.
-  function text(name) { return root.getAttribute("data-text-" + name) || ""; }
+  function word(name) { return root.getAttribute("data-text-" + name) || ""; }
   function voteLabel(vote) {
     var button = voteForm.querySelector("button[value='" + vote + "']");
     return button ? button.textContent : vote;
@@ -38,7 +38,7 @@
 
   function errorText(body) {
     if (body && body.errors) return body.errors.map(function (e) { return e.message; }).join(" ");
-    return text("failed");
+    return word("failed");
   }
 
   function request(url, options) {
@@ -67,7 +67,7 @@
     text.textContent = answer.text;
     li.appendChild(you);
     li.appendChild(text);
-    if (answer.status === "stopped") note(li, "note", text("stopped"));
+    if (answer.status === "stopped") note(li, "note", word("stopped"));
     if (answer.error) note(li, "error", answer.error);
     return li;
   }
@@ -85,7 +85,7 @@
       list.replaceChildren.apply(list, state.turns.map(function (turn) { return exchange(turn, side); }));
       var heading = document.querySelector("#side-" + side + " h2");
       if (state.reveal) {
-        heading.textContent = text("model").replace("{side}", side.toUpperCase()) + ": ";
+        heading.textContent = word("model").replace("{side}", side.toUpperCase()) + ": ";
         var name = document.createElement("span");
         name.className = "reveal";
         name.textContent = state.reveal[side];
@@ -100,10 +100,10 @@
     regenerateForm.hidden = !state.can_regenerate;
     if (state.voted) {
       afterVote.hidden = false;
-      voteSaid.textContent = text("voted").replace("{vote}", voteLabel(state.vote));
+      voteSaid.textContent = word("voted").replace("{vote}", voteLabel(state.vote));
     }
     if (state.failed && !state.voted) {
-      showError(text("unusable"));
+      showError(word("unusable"));
       afterVote.hidden = false;
     }
   }
