@@ -23,6 +23,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
@@ -32,7 +33,7 @@ from endpoints.relay import drain
 from evalhub.errors import UserInputError, show_on_page
 
 from .. import battles, crowd, voters
-from ..answering import answer_events
+from ..answering import answer_events, shown_error
 from ..forms import PromptForm, VoteForm
 from ..models import Arena, Battle, BattleAnswer
 from ..presenting import battle_view
@@ -88,7 +89,12 @@ def _refused(request, error: UserInputError, fallback: str):
         if error.retry_after is not None:
             response["Retry-After"] = str(error.retry_after)
         return response
-    show_on_page(request, error)
+    if getattr(request, "annotation_campaign", None) is not None:
+        # A crowd voter reads the problem, not the name of the form's field it is about.
+        for problem in error.shown:
+            messages.error(request, problem.message)
+    else:
+        show_on_page(request, error)
     return redirect(fallback)
 
 
@@ -195,7 +201,10 @@ def _start(request, user, slug):
         voter = voters.identify(user, request.session, arena)
         battle = battles.start_battle(arena, voter, prompt)
     except UserInputError as refused:
-        return None, _refused(request, refused, arena.get_absolute_url())
+        # A crowd voter stays on their battle page (the arena's own is a researcher's page).
+        crowd = getattr(request, "annotation_campaign", None) is not None
+        fallback = reverse("arenas:battle-new", args=[arena.slug]) if crowd else None
+        return None, _refused(request, refused, fallback or arena.get_absolute_url())
     return battle, None
 
 
@@ -292,7 +301,7 @@ async def answer_stop(request, slug, public_id, number, side):
         if answer.settled or loop.time() >= deadline:
             break
         await asyncio.sleep(0.1)
-    body = {"status": answer.status, "text": answer.text, "error": answer.error}
+    body = {"status": answer.status, "text": answer.text, "error": shown_error(answer.error)}
     if wants_json(request):
         return JsonResponse(body, status=200 if answer.settled else 202)
     await sync_to_async(messages.info)(request, gettext("Stopped."))

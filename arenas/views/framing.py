@@ -11,10 +11,12 @@ from functools import wraps
 from inspect import iscoroutinefunction
 
 from asgiref.sync import sync_to_async
+from django.http import Http404
 from django.utils import translation
 
 from annotation.crowd import get_provider
 from annotation.language import serve_campaign, spoken_response
+from annotation.views.access import not_found
 
 from .. import crowd_slots
 from ..models import Arena
@@ -28,8 +30,6 @@ def crowd_campaign(request, slug):
 
 
 def _framed(request, campaign, response):
-    if campaign is None:
-        return response
     response = spoken_response(request, response)
     provider = get_provider(campaign.provider)
     response._csp_replace = {"frame-ancestors": list(provider.frame_ancestors)}
@@ -48,9 +48,13 @@ def for_crowd(view):
         async def wrapper(request, slug, *args, **kwargs):
             campaign = await sync_to_async(crowd_campaign)(request, slug)
             with translation.override(translation.get_language(), deactivate=True):
-                if campaign is not None:
-                    serve_campaign(request, campaign)
-                response = await view(request, slug, *args, **kwargs)
+                if campaign is None:
+                    return await view(request, slug, *args, **kwargs)
+                serve_campaign(request, campaign)
+                try:
+                    response = await view(request, slug, *args, **kwargs)
+                except Http404:
+                    response = await sync_to_async(not_found)(request)
                 return _framed(request, campaign, response)
 
     else:
@@ -59,9 +63,13 @@ def for_crowd(view):
         def wrapper(request, slug, *args, **kwargs):
             campaign = crowd_campaign(request, slug)
             with translation.override(translation.get_language(), deactivate=True):
-                if campaign is not None:
-                    serve_campaign(request, campaign)
-                response = view(request, slug, *args, **kwargs)
+                if campaign is None:
+                    return view(request, slug, *args, **kwargs)
+                serve_campaign(request, campaign)
+                try:
+                    response = view(request, slug, *args, **kwargs)
+                except Http404:
+                    response = not_found(request)  # the worker's 404, in their language
                 return _framed(request, campaign, response)
 
     return wrapper

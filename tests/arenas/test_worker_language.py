@@ -8,6 +8,7 @@ models' answers) are German here, as a German study's would be."""
 
 import json
 import re
+import uuid
 from decimal import Decimal
 
 import pytest
@@ -244,3 +245,43 @@ def test_the_arenas_own_visitors_keep_the_english_page(client, launched):
     theirs = client.get(new_url(made), follow=True)
     assert theirs.headers["Content-Language"] == "de"
     assert "Wellen-Arena: Chatbot-Kämpfe" in theirs.content.decode()
+
+
+def test_a_refused_prompt_without_javascript_comes_back_to_the_german_battle_page(client, launched):
+    made, campaign = launched
+    arrive(client, campaign)
+    page = client.get(new_url(made))
+    if page.status_code == 302:  # the gold battle comes first: vote it
+        gold = battle_of(page["Location"])
+        client.post(reverse("arenas:vote", args=[made.slug, gold.public_id]), {"vote": "tie"})
+    refused = client.post(
+        reverse("arenas:battle-start", args=[made.slug]), {"prompt": "  "}, follow=True
+    )
+    assert refused.redirect_chain[-1][0] == new_url(made)
+    assert_german(refused)
+    assert "Schreiben Sie zuerst eine Nachricht." in refused.content.decode()
+    assert not Battle.objects.filter(arena=made, source="live").exists()
+
+
+def test_a_battle_that_is_not_theirs_is_a_german_404(client, launched):
+    made, campaign = launched
+    arrive(client, campaign)
+    page = client.get(reverse("arenas:battle", args=[made.slug, uuid.uuid4()]))
+    assert page.status_code == 404
+    assert 'lang="de"' in page.content.decode()
+    assert english_left(page) == set()
+    assert "Öffnen Sie die Aufgabe erneut über den Link" in page.content.decode()
+
+
+def test_a_stopped_answers_failure_is_german_in_the_stop_reply(client, launched):
+    made, campaign = launched
+    arrive(client, campaign)
+    battle = next_battle(client, made)
+    BattleAnswer.objects.filter(turn__battle=battle, side="b").update(
+        status=BattleAnswer.Status.FAILED, error=UNUSABLE
+    )
+    url = reverse("arenas:stop", args=[made.slug, battle.public_id, 1, "b"])
+    reply = json_post(client, url, {})
+    assert reply.status_code == 200
+    assert reply.json()["error"] == "Dieses Modell hat keine brauchbare Antwort gegeben."
+    assert BattleAnswer.objects.get(turn__battle=battle, side="b").error == UNUSABLE
