@@ -31,7 +31,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.utils.formats import number_format
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 from evalhub.errors import UserInputError
 from evalhub.outages import ServiceUnavailable
@@ -64,9 +64,12 @@ def count_action(voter_ref: str, platform: str) -> None:
         raise ServiceUnavailable(gettext(PAUSED)) from down
     if not allowed:
         raise LimitReached(
-            gettext(
+            ngettext(
+                "You are going too fast: at most %(limit)s battle action a minute. "
+                "Wait a minute, then try again.",
                 "You are going too fast: at most %(limit)s battle actions a minute. "
-                "Wait a minute, then try again."
+                "Wait a minute, then try again.",
+                limit,
             )
             % {"limit": limit},
             status_code=429,

@@ -285,3 +285,20 @@ def test_a_stopped_answers_failure_is_german_in_the_stop_reply(client, launched)
     assert reply.status_code == 200
     assert reply.json()["error"] == "Dieses Modell hat keine brauchbare Antwort gegeben."
     assert BattleAnswer.objects.get(turn__battle=battle, side="b").error == UNUSABLE
+
+
+def test_the_minutes_limit_is_said_in_german(client, launched, settings):
+    made, campaign = launched
+    arrive(client, campaign)
+    battle = next_battle(client, made)
+    if battle.source == "gold":  # a live one: its start is an action of the minute
+        client.post(reverse("arenas:vote", args=[made.slug, battle.public_id]), {"vote": "tie"})
+        battle = next_battle(client, made, 2)
+    settings.EVALHUB_ARENA_ACTIONS_PER_MINUTE = 1  # the start was the one
+    url = reverse("arenas:vote", args=[made.slug, battle.public_id])
+    refused = json_post(client, url, {"vote": "tie"})
+    assert refused.status_code == 429 and refused["Retry-After"] == "60"
+    message = refused.json()["errors"][0]["message"]
+    assert message.startswith("Sie sind zu schnell: höchstens 1 Aktion pro Minute")
+    assert german_words_only(message)
+    assert Battle.objects.get(pk=battle.pk).vote == ""
