@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 
 from django.conf import settings
+from django.utils.translation import gettext, gettext_noop
 
 from endpoints.client import (
     BotBusy,
@@ -65,16 +67,38 @@ class Job:
     refusal: str = ""  # why the model cannot be asked (its endpoint is gone or closed)
 
 
+# What the voter reads when a model fails; never the model's name. Stored in English (the
+# stream that stores it serves no page) and translated where it is shown (`shown_error`).
+TOO_SLOW = gettext_noop("This model took too long to answer.")
+BUSY = gettext_noop("This model is busy right now.")
+BUSY_WAIT = gettext_noop("This model is busy right now (it asks to wait %(seconds)s s).")
+FULL = gettext_noop("This model cannot take more messages right now.")
+UNUSABLE = gettext_noop("This model did not give a usable answer.")
+UNREACHABLE = gettext_noop("This model can no longer be reached.")
+_FIXED = {TOO_SLOW, BUSY, FULL, UNUSABLE, UNREACHABLE}
+_BUSY_WAIT = re.compile(r"This model is busy right now \(it asks to wait (?P<seconds>\S+) s\)\.")
+
+
 def voter_message(error: BaseException) -> str:
-    """What the voter reads when a model fails; never the model's name."""
+    """What the voter reads when a model fails, as stored."""
     if isinstance(error, BotTimeout):
-        return "This model took too long to answer."
+        return TOO_SLOW
     if isinstance(error, BotHTTPError) and error.status == 429:
-        wait = f" (it asks to wait {error.retry_after:g} s)" if error.retry_after else ""
-        return f"This model is busy right now{wait}."
+        if error.retry_after:
+            return BUSY_WAIT % {"seconds": f"{error.retry_after:g}"}
+        return BUSY
     if isinstance(error, BotBusy | BudgetExhausted):
-        return "This model cannot take more messages right now."
-    return "This model did not give a usable answer."
+        return FULL
+    return UNUSABLE
+
+
+def shown_error(stored: str) -> str:
+    """A stored failure in the language of the page (an older or unknown text as it is)."""
+    if stored in _FIXED:
+        return gettext(stored)
+    if waited := _BUSY_WAIT.fullmatch(stored):
+        return gettext(BUSY_WAIT) % {"seconds": waited["seconds"]}
+    return stored
 
 
 def prepare(answer_id: int) -> Job | Settled:
@@ -102,9 +126,9 @@ def prepare(answer_id: int) -> Job | Settled:
     history.append({"speaker": VOTER_SPEAKER, "text": answer.turn.prompt})
     key = f"arena-{battle.public_id}-{answer.side}"
     if endpoint is None:
-        return Job(answer_id, key, tuple(history), None, "This model can no longer be reached.")
+        return Job(answer_id, key, tuple(history), None, UNREACHABLE)
     if not endpoint.allow_other_owners and system.owner_id != battle.arena.owner_id:
-        return Job(answer_id, key, tuple(history), None, "This model can no longer be reached.")
+        return Job(answer_id, key, tuple(history), None, UNREACHABLE)
     target = Endpoint.from_model(endpoint)
     if battle.arena.system_prompt:
         target = replace(

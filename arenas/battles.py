@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext, ngettext
 
 from evalhub.errors import UserInputError
 
@@ -35,15 +36,22 @@ class BattleRefused(UserInputError):
     """What the voter asked cannot be done now (nothing was written)."""
 
 
+def choose_a_vote() -> str:
+    return gettext("Choose A is better, B is better, tie or both are bad.")
+
+
 def check_prompt(arena: Arena, prompt: str) -> str:
     prompt = prompt.strip()
     if not prompt:
-        raise BattleRefused("Write a message first.", field="prompt")
+        raise BattleRefused(gettext("Write a message first."), field="prompt")
     if len(prompt) > MAX_PROMPT_CHARS:
-        raise BattleRefused(f"A message has at most {MAX_PROMPT_CHARS} characters.", field="prompt")
+        raise BattleRefused(
+            gettext("A message has at most %(most)s characters.") % {"most": MAX_PROMPT_CHARS},
+            field="prompt",
+        )
     if arena.blocked_phrase(prompt) is not None:
         raise BattleRefused(
-            "This arena does not accept that message: please write another one.",
+            gettext("This arena does not accept that message: please write another one."),
             field="prompt",
         )
     return prompt
@@ -65,7 +73,7 @@ def start_battle(
     voter_limits.count_action(voter.ref, voter.platform)
     prompt = check_prompt(arena, prompt)
     if arena.paused:
-        raise BattleRefused("This arena is paused: it is not starting new battles.")
+        raise BattleRefused(gettext("This arena is paused: it is not starting new battles."))
     now = timezone.now()
     checked = voter_limits.check_new_battle(arena, voter.ref, prompt, now)
     entries = drawable_entries(arena)
@@ -77,7 +85,9 @@ def start_battle(
                 [e.system.slug for e in entries], [e.weight for e in entries], rng or _RANDOM
             )
     except NoPair:
-        raise BattleRefused("This arena has fewer than two systems to draw from.") from None
+        raise BattleRefused(
+            gettext("This arena has fewer than two systems to draw from.")
+        ) from None
     systems = {e.system.slug: e.system for e in entries}
     with transaction.atomic():
         battle = Battle.objects.create(
@@ -117,9 +127,11 @@ def _unfinished_reason(battle: Battle) -> str | None:
     """Why the battle cannot go on (or be voted) now, or None."""
     answers = BattleAnswer.objects.filter(turn__battle=battle)
     if answers.exclude(status__in=BattleAnswer.SETTLED).exists():
-        return "Wait until both models have answered (or stop them)."
+        return gettext("Wait until both models have answered (or stop them).")
     if answers.filter(status=BattleAnswer.Status.FAILED).exists():
-        return "A model gave no usable answer: this battle cannot go on. Start a new round."
+        return gettext(
+            "A model gave no usable answer: this battle cannot go on. Start a new round."
+        )
     return None
 
 
@@ -130,11 +142,17 @@ def add_turn(battle: Battle, prompt: str) -> BattleTurn:
         battle = _locked(battle)
         prompt = check_prompt(battle.arena, prompt)
         if battle.is_voted:
-            raise BattleRefused("This battle has been voted: start a new round.")
+            raise BattleRefused(gettext("This battle has been voted: start a new round."))
         _refuse_gold(battle)
         if battle.turns >= battle.arena.max_turns:
+            most = battle.arena.max_turns
             raise BattleRefused(
-                f"This arena allows {battle.arena.max_turns} turns a battle: please vote."
+                ngettext(
+                    "This arena allows %(most)s turn a battle: please vote.",
+                    "This arena allows %(most)s turns a battle: please vote.",
+                    most,
+                )
+                % {"most": most}
             )
         reason = _unfinished_reason(battle)
         if reason:
@@ -152,12 +170,12 @@ def regenerate(battle: Battle) -> BattleTurn:
     with transaction.atomic():
         battle = _locked(battle)
         if battle.is_voted:
-            raise BattleRefused("This battle has been voted: start a new round.")
+            raise BattleRefused(gettext("This battle has been voted: start a new round."))
         _refuse_gold(battle)
         turn = BattleTurn.objects.filter(battle=battle).order_by("-number").first()
         answers = {a.side: a for a in BattleAnswer.objects.filter(turn=turn)}
         if any(a.status not in BattleAnswer.SETTLED for a in answers.values()):
-            raise BattleRefused("Wait until both models have answered (or stop them).")
+            raise BattleRefused(gettext("Wait until both models have answered (or stop them)."))
         turn.regenerated = [
             *turn.regenerated,
             {
@@ -191,13 +209,13 @@ def cast_vote(battle: Battle, vote: str) -> Battle:
     read flags the battle (arenas/fast_votes.py)."""
     voter_limits.count_action(battle.voter_ref, battle.voter_platform)
     if vote not in Battle.Vote.values:
-        raise BattleRefused("Choose A is better, B is better, tie or both are bad.", field="vote")
+        raise BattleRefused(choose_a_vote(), field="vote")
     with transaction.atomic():
         battle = _locked(battle)
         if battle.is_voted:
             if battle.vote == vote:
                 return battle
-            raise BattleRefused("This battle has already been voted.")
+            raise BattleRefused(gettext("This battle has already been voted."))
         reason = _unfinished_reason(battle)
         if reason:
             raise BattleRefused(reason)
@@ -217,7 +235,7 @@ def cast_vote(battle: Battle, vote: str) -> Battle:
 def _refuse_gold(battle: Battle) -> None:
     """A gold battle (arenas/crowd.py) is its fixed answers: no other turn, no new answers."""
     if battle.source == Battle.Source.GOLD:
-        raise BattleRefused("Please vote on this battle now.")
+        raise BattleRefused(gettext("Please vote on this battle now."))
 
 
 def request_stop(answer: BattleAnswer) -> None:

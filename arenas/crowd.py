@@ -19,7 +19,8 @@ from decimal import Decimal
 
 from django.db import transaction
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext, ngettext
 
 from annotation.campaign_settings import settings_errors
 from annotation.campaigns import (
@@ -32,6 +33,7 @@ from annotation.campaigns import (
 )
 from annotation.items import TooMuchWork, add_items
 from annotation.kinds.arena import battle_slots, gold_item
+from annotation.language import LANGUAGE_CODES
 from annotation.models import Assignment, Campaign, Item, LaunchRequest
 from annotation.provider_settings import provider_config
 from annotation.services import batch_items, submit_if_complete
@@ -71,6 +73,8 @@ class LaunchSetup:
     # Screening on the platform: the provider's own settings (annotation/
     # provider_settings.py), e.g. Prolific's devices, MTurk's approval rate and locales.
     screening: dict = field(default_factory=dict)
+    # The participants' pages' language (the campaign's `language`, docs/translating.md).
+    language: str = "en"
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,8 @@ def _problems(arena: Arena, setup: LaunchSetup) -> dict[str, list[str]]:
     errors: dict[str, list[str]] = {}
     if setup.provider not in PLATFORMS:
         errors["provider"] = ["Choose Prolific or MTurk."]
+    if setup.language not in LANGUAGE_CODES:
+        errors["language"] = [f"Choose one of the site's languages: {', '.join(LANGUAGE_CODES)}."]
     try:
         check(
             CrowdSettings,
@@ -174,16 +180,24 @@ def launch(arena: Arena, setup: LaunchSetup, user, *, confirm: bool = False) -> 
     slots = setup.participants * (setup.battles_per_participant - per_batch)
     specs = battle_slots(slots) + [gold_item(g.prompt, g.first, g.second, g.better) for g in gold]
     slug = _free_slug(arena)
+    # The campaign's title and instructions are the participants' first words: theirs.
+    with translation.override(setup.language):
+        title = gettext("%(arena)s: chatbot battles") % {"arena": arena.name}
+        instructions = ngettext(
+            "Write messages to two anonymous chatbots and vote which answered better, "
+            "%(battles)s time.",
+            "Write messages to two anonymous chatbots and vote which answered better, "
+            "%(battles)s times.",
+            setup.battles_per_participant,
+        ) % {"battles": setup.battles_per_participant}
     try:
         with unique_slug(Campaign, slug):  # a transaction: a refusal below undoes it all
             campaign = Campaign.objects.create(
                 slug=slug,
-                title=f"{arena.name}: chatbot battles"[: limits.NAME_CHARS],
+                title=title[: limits.NAME_CHARS],
                 task_kind="arena",
-                instructions=(
-                    f"Write messages to two anonymous chatbots and vote which answered "
-                    f"better, {setup.battles_per_participant} times."
-                ),
+                instructions=instructions,
+                language=setup.language,
                 redundancy=1,
                 batch_size=setup.battles_per_participant,
                 reward_per_batch=setup.reward_per_participant,
@@ -268,7 +282,7 @@ def next_step(session, arena: Arena, rng: random.Random | None = None) -> Step |
         except crowd_slots.SlotRefused:
             continue
         return Step("battle", url=battle.get_absolute_url())
-    return Step("refused", reason="Your batch changed meanwhile: reload the page.")
+    return Step("refused", reason=gettext("Your batch changed meanwhile: reload the page."))
 
 
 def _done_url(assignment: Assignment) -> str:
@@ -284,7 +298,7 @@ def show_gold(arena: Arena, assignment: Assignment, item: Item, rng: random.Rand
         draw = draw_pair([e.system.slug for e in entries], [e.weight for e in entries], rng)
     except NoPair:
         raise crowd_slots.SlotRefused(
-            "This arena has fewer than two systems to draw from."
+            gettext("This arena has fewer than two systems to draw from.")
         ) from None
     systems = {e.system.slug: e.system for e in entries}
     first_side = rng.choice(SIDES)

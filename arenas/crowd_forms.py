@@ -4,6 +4,7 @@ ranges are the declared ones (arenas/crowd_settings.py, the campaigns' settings)
 from decimal import Decimal
 
 from django import forms
+from django.conf import settings
 
 from annotation.campaign_settings import CampaignSettings
 from annotation.provider_settings import MTurkConfig, ProlificConfig
@@ -63,6 +64,13 @@ class CrowdLaunchForm(RefusesNul, forms.Form):
         "whose estimate is above it is refused.",
     )
     time_limit_minutes = forms.IntegerField(**_range(CampaignSettings, "time_limit_minutes"))
+    language = forms.ChoiceField(
+        choices=settings.LANGUAGES,
+        required=False,
+        initial="en",
+        label="Participants' language",
+        help_text="The language of the study's pages and battle pages (docs/translating.md).",
+    )
     # Screening: the providers' own settings, declared in annotation/provider_settings.py.
     devices = forms.MultipleChoiceField(
         required=False,
@@ -93,6 +101,10 @@ class CrowdLaunchForm(RefusesNul, forms.Form):
         label="I confirm that this launch pays real money (staff launching at once)",
     )
 
+    def clean_language(self):
+        # Left out (a script's post): English, as before the field existed.
+        return self.cleaned_data["language"] or "en"
+
     def clean_locales(self):
         codes = [code.strip() for code in self.cleaned_data["locales"].split(",") if code.strip()]
         wrong = [code for code in codes if not (len(code) == 2 and code.isalpha())]
@@ -114,6 +126,7 @@ class CrowdLaunchForm(RefusesNul, forms.Form):
             time_limit_minutes=data["time_limit_minutes"],
             platform_sandbox=data["platform_sandbox"],
             screening=self.screening(),
+            language=data["language"],
         )
 
     def screening(self) -> dict:

@@ -20,6 +20,7 @@ import logging
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.entry import SESSION_KEY
 from annotation.models import Assignment, Item, Worker
@@ -65,10 +66,10 @@ def crowd_assignment(session, arena) -> Assignment | None:
 def refusal(assignment: Assignment) -> str | None:
     """Why this crowd voter may take no battle now, or None."""
     if assignment.worker.blocked:
-        return "You can no longer take battles in this study."
+        return gettext("You can no longer take battles in this study.")
     overdue = assignment.expires_at and assignment.expires_at < timezone.now()
     if overdue and assignment.status == Assignment.Status.STARTED:
-        return "The time for your battles ran out. Start again from your study's link."
+        return gettext("The time for your battles ran out. Start again from your study's link.")
     return None
 
 
@@ -111,7 +112,7 @@ def attach(battle, assignment: Assignment, item: Item, first_side: str = "") -> 
                 battle=battle, assignment=assignment, item=item, first_side=first_side
             )
     except IntegrityError:
-        raise SlotRefused("Finish the battle you started first.") from None
+        raise SlotRefused(gettext("Finish the battle you started first.")) from None
 
 
 def attach_live(battle, assignment: Assignment) -> CrowdBattle:
@@ -121,12 +122,12 @@ def attach_live(battle, assignment: Assignment) -> CrowdBattle:
     if reason:
         raise SlotRefused(reason)
     if assignment.status != Assignment.Status.STARTED:
-        raise SlotRefused("Your battles are done: your completion code is waiting.")
+        raise SlotRefused(gettext("Your battles are done: your completion code is waiting."))
     item, crowd = next_slot(assignment)
     if item is None:
-        raise SlotRefused("Your battles are done: your completion code is waiting.")
+        raise SlotRefused(gettext("Your battles are done: your completion code is waiting."))
     if crowd is not None or item.role != Item.Role.TASK:
-        raise SlotRefused("Finish the battle you started first.")
+        raise SlotRefused(gettext("Finish the battle you started first."))
     return attach(battle, assignment, item)
 
 

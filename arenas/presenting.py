@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 
+from .answering import shown_error
 from .models import Battle, BattleAnswer
 
 VOTER_SEES = {Battle.FLAG_NAME_IN_ANSWER}
@@ -37,7 +38,7 @@ def battle_view(battle: Battle) -> dict:
             sides[side] = {
                 "status": status,
                 "text": answer.text if answer else "",
-                "error": answer.error if answer else "",
+                "error": shown_error(answer.error) if answer else "",
                 "stream": stream_url(battle, turn.number, side),
                 "stop": stop_url(battle, turn.number, side),
             }

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
+from django.utils.formats import number_format
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 from evalhub.errors import UserInputError
 from evalhub.outages import ServiceUnavailable
@@ -37,7 +39,7 @@ from evalhub.ratelimit import LimitUnavailable, Outage, allow_key
 
 from .models import Arena, Battle
 
-PAUSED = (
+PAUSED = gettext_noop(
     "Battles are paused for visitors just now: a service EvalHub needs is down. Please try "
     "again in a few minutes."
 )
@@ -59,11 +61,17 @@ def count_action(voter_ref: str, platform: str) -> None:
     try:
         allowed = allow_key(f"arena-action:{voter_ref}", limit, 60, on_outage=outage)
     except LimitUnavailable as down:
-        raise ServiceUnavailable(PAUSED) from down
+        raise ServiceUnavailable(gettext(PAUSED)) from down
     if not allowed:
         raise LimitReached(
-            f"You are going too fast: at most {limit} battle actions a minute. "
-            "Wait a minute, then try again.",
+            ngettext(
+                "You are going too fast: at most %(limit)s battle action a minute. "
+                "Wait a minute, then try again.",
+                "You are going too fast: at most %(limit)s battle actions a minute. "
+                "Wait a minute, then try again.",
+                limit,
+            )
+            % {"limit": limit},
             status_code=429,
             retry_after=60,
         )
@@ -94,8 +102,14 @@ def check_new_battle(arena: Arena, voter_ref: str, prompt: str, now: datetime) -
     if started >= arena.battles_per_day:
         wait = max(1, int((day + timedelta(days=1) - now).total_seconds()))
         raise LimitReached(
-            f"You have started {started:,} battles in this arena today, the most it allows "
-            f"a voter ({arena.battles_per_day:,} a day). Come back after midnight UTC.",
+            gettext(
+                "You have started %(started)s battles in this arena today, the most it allows "
+                "a voter (%(most)s a day). Come back after midnight UTC."
+            )
+            % {
+                "started": number_format(started, force_grouping=True),
+                "most": number_format(arena.battles_per_day, force_grouping=True),
+            },
             status_code=429,
             retry_after=wait,
         )
@@ -105,9 +119,11 @@ def check_new_battle(arena: Arena, voter_ref: str, prompt: str, now: datetime) -
     allowed = arena.max_prompt_repeats
     if allowed and earlier > allowed:
         raise LimitReached(
-            f"You have already sent this prompt {earlier} times in the last "
-            f"{arena.repeat_window_hours} hours, the most this arena allows: please write "
-            "another one."
+            gettext(
+                "You have already sent this prompt %(earlier)s times in the last "
+                "%(hours)s hours, the most this arena allows: please write another one."
+            )
+            % {"earlier": earlier, "hours": arena.repeat_window_hours}
         )
     return NewBattle(digest=digest, earlier=earlier)
 

@@ -23,6 +23,8 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from endpoints.dbcalls import database
@@ -31,12 +33,12 @@ from endpoints.relay import drain
 from evalhub.errors import UserInputError, show_on_page
 
 from .. import battles, crowd, voters
-from ..answering import answer_events
+from ..answering import answer_events, shown_error
 from ..forms import PromptForm, VoteForm
 from ..models import Arena, Battle, BattleAnswer
 from ..presenting import battle_view
 from ..relay import event_stream_response
-from .framing import framed_for_crowd
+from .framing import for_crowd
 
 # Seconds the stop button waits for its stream to store the answer.
 STOP_WAIT_SECONDS = 5.0
@@ -87,7 +89,12 @@ def _refused(request, error: UserInputError, fallback: str):
         if error.retry_after is not None:
             response["Retry-After"] = str(error.retry_after)
         return response
-    show_on_page(request, error)
+    if getattr(request, "annotation_campaign", None) is not None:
+        # A crowd voter reads the problem, not the name of the form's field it is about.
+        for problem in error.shown:
+            messages.error(request, problem.message)
+    else:
+        show_on_page(request, error)
     return redirect(fallback)
 
 
@@ -112,14 +119,18 @@ async def _answered(request, battle: Battle, number: int):
 
 
 def _page(request, arena: Arena) -> dict:
+    # A crowd voter's page is a worker page (their campaign's bar, language, no site menu).
+    campaign = getattr(request, "annotation_campaign", None)
     return {
         "sides": [("a", "A"), ("b", "B")],
         "sees_arena": arena.is_visible_to(request.user),
+        "campaign": campaign,
+        "base_template": "annotation/base_worker.html" if campaign else "base.html",
     }
 
 
 @require_GET
-@framed_for_crowd
+@for_crowd
 def battle_new(request, slug):
     # arenacrowd: a crowd voter's next battle is their batch's (a gold one, their code...).
     step = crowd.next_step(request.session, get_object_or_404(Arena, slug=slug))
@@ -137,7 +148,7 @@ def battle_new(request, slug):
 
 
 @require_GET
-@framed_for_crowd
+@for_crowd
 def battle_page(request, slug, public_id):
     try:
         battle = own_battle(request, request.user, slug, public_id)
@@ -150,12 +161,15 @@ def battle_page(request, slug, public_id):
         "arena": battle.arena,
         "battle": battle,
         "view": view,
+        # The vote's label is the vote button's, whose translation the page has.
+        "vote_label": gettext(battle.get_vote_display()) if battle.vote else "",
         **_page(request, battle.arena),
     }
     return render(request, "arenas/battle.html", context)
 
 
 @require_POST
+@for_crowd
 def battle_vote(request, slug, public_id):
     try:
         battle = own_battle(request, request.user, slug, public_id)
@@ -164,7 +178,7 @@ def battle_vote(request, slug, public_id):
     form = VoteForm(request.POST)
     try:
         if not form.is_valid():
-            raise battles.BattleRefused("Choose A is better, B is better, tie or both are bad.")
+            raise battles.BattleRefused(battles.choose_a_vote())
         battle = battles.cast_vote(battle, form.cleaned_data["vote"])
     except UserInputError as refused:
         return _refused(request, refused, battle.get_absolute_url())
@@ -187,11 +201,15 @@ def _start(request, user, slug):
         voter = voters.identify(user, request.session, arena)
         battle = battles.start_battle(arena, voter, prompt)
     except UserInputError as refused:
-        return None, _refused(request, refused, arena.get_absolute_url())
+        # A crowd voter stays on their battle page (the arena's own is a researcher's page).
+        crowd = getattr(request, "annotation_campaign", None) is not None
+        fallback = reverse("arenas:battle-new", args=[arena.slug]) if crowd else None
+        return None, _refused(request, refused, fallback or arena.get_absolute_url())
     return battle, None
 
 
 @require_POST
+@for_crowd
 async def battle_start(request, slug):
     user = await request.auser()
     battle, refusal = await sync_to_async(_start)(request, user, slug)
@@ -223,6 +241,7 @@ async def _acted_and_answered(request, slug, public_id, action):
 
 
 @require_POST
+@for_crowd
 async def battle_turn(request, slug, public_id):
     prompt = request.POST.get("prompt", "")
     return await _acted_and_answered(
@@ -231,6 +250,7 @@ async def battle_turn(request, slug, public_id):
 
 
 @require_POST
+@for_crowd
 async def battle_regenerate(request, slug, public_id):
     """Both models asked the last turn again."""
     return await _acted_and_answered(request, slug, public_id, battles.regenerate)
@@ -251,6 +271,7 @@ def _voters_answer(request, slug, public_id, number, side) -> BattleAnswer:
 
 
 @require_GET
+@for_crowd
 async def answer_stream(request, slug, public_id, number, side):
     # On the stream threads (endpoints/dbcalls.py), not the request's own: a thousand
     # streams opened at once do not open a thousand database connections.
@@ -262,6 +283,7 @@ async def answer_stream(request, slug, public_id, number, side):
 
 
 @require_POST
+@for_crowd
 async def answer_stop(request, slug, public_id, number, side):
     """Stop one side: answered with the answer as stored once its stream has settled it
     (or as it is after `STOP_WAIT_SECONDS`, still streaming, when its stream is elsewhere
@@ -279,8 +301,8 @@ async def answer_stop(request, slug, public_id, number, side):
         if answer.settled or loop.time() >= deadline:
             break
         await asyncio.sleep(0.1)
-    body = {"status": answer.status, "text": answer.text, "error": answer.error}
+    body = {"status": answer.status, "text": answer.text, "error": shown_error(answer.error)}
     if wants_json(request):
         return JsonResponse(body, status=200 if answer.settled else 202)
-    await sync_to_async(messages.info)(request, "Stopped.")
+    await sync_to_async(messages.info)(request, gettext("Stopped."))
     return redirect("arenas:battle", slug=slug, public_id=public_id)

@@ -18,7 +18,12 @@
   var stateNode = document.getElementById("battle-state");
   var state = stateNode ? JSON.parse(stateNode.textContent) : null;
   var sources = {};
-  var VOTES = { a_better: "A is better", b_better: "B is better", tie: "Tie", both_bad: "Both are bad" };
+  // The page's words, in its language (the template translates them): no English here.
+  function word(name) { return root.getAttribute("data-text-" + name) || ""; }
+  function voteLabel(vote) {
+    var button = voteForm.querySelector("button[value='" + vote + "']");
+    return button ? button.textContent : vote;
+  }
   document.getElementById("shortcuts").hidden = false;
 
   function csrf() {
@@ -33,7 +38,7 @@
 
   function errorText(body) {
     if (body && body.errors) return body.errors.map(function (e) { return e.message; }).join(" ");
-    return "Something went wrong; please try again.";
+    return word("failed");
   }
 
   function request(url, options) {
@@ -62,7 +67,7 @@
     text.textContent = answer.text;
     li.appendChild(you);
     li.appendChild(text);
-    if (answer.status === "stopped") note(li, "note", "Stopped.");
+    if (answer.status === "stopped") note(li, "note", word("stopped"));
     if (answer.error) note(li, "error", answer.error);
     return li;
   }
@@ -80,7 +85,7 @@
       list.replaceChildren.apply(list, state.turns.map(function (turn) { return exchange(turn, side); }));
       var heading = document.querySelector("#side-" + side + " h2");
       if (state.reveal) {
-        heading.textContent = "Model " + side.toUpperCase() + ": ";
+        heading.textContent = word("model").replace("{side}", side.toUpperCase()) + ": ";
         var name = document.createElement("span");
         name.className = "reveal";
         name.textContent = state.reveal[side];
@@ -95,10 +100,10 @@
     regenerateForm.hidden = !state.can_regenerate;
     if (state.voted) {
       afterVote.hidden = false;
-      voteSaid.textContent = "You voted: " + VOTES[state.vote] + ".";
+      voteSaid.textContent = word("voted").replace("{vote}", voteLabel(state.vote));
     }
     if (state.failed && !state.voted) {
-      showError("A model gave no usable answer: this battle cannot be voted. Regenerate the answers, or start a new round.");
+      showError(word("unusable"));
       afterVote.hidden = false;
     }
   }

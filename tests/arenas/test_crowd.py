@@ -82,6 +82,27 @@ def test_an_over_budget_launch_is_refused_with_nothing_created(fake_prolific):
     assert fake_prolific.requests == []
 
 
+def test_a_launch_in_a_language_the_site_lacks_is_refused_with_nothing_created(fake_prolific):
+    made = crowd_arena()
+    boss = factories.user("boss", staff=True)
+    with pytest.raises(CrowdRefused, match="language: Choose one of the site's languages"):
+        launch(made, setup(language="fr"), boss, confirm=True)
+    assert nothing_created()
+    assert fake_prolific.requests == []
+
+
+def test_a_launch_in_spanish_gives_its_participants_spanish_words(fake_prolific):
+    made = crowd_arena(name="Arena de olas")
+    boss = factories.user("boss", staff=True)
+    campaign = launch(made, setup(language="es"), boss, confirm=True).campaign
+    campaign.refresh_from_db()
+    assert campaign.language == "es"
+    assert campaign.title == "Arena de olas: batallas de chatbots"
+    assert campaign.instructions == (
+        "Escribe mensajes a dos chatbots anónimos y vota cuál ha respondido mejor, 4 veces."
+    )
+
+
 def test_an_owner_over_budget_asks_nobody_and_creates_nothing(fake_prolific):
     made = crowd_arena()
     with pytest.raises(CrowdRefused, match="more than the budget"):

@@ -127,3 +127,25 @@ def test_the_form_turns_its_screening_fields_into_the_platforms_settings(client,
     wrong = client.post(url, {**LAUNCH, "provider": "mturk", "locales": "US, USA"})
     assert wrong.status_code == 400 and "USA is not one" in wrong.content.decode()
     assert CrowdLaunch.objects.count() == 1
+
+
+def test_the_form_sets_the_participants_language(client, fake_prolific):
+    made = crowd_arena()
+    client.force_login(made.owner)
+    url = reverse("arenas:crowd-launch", args=[made.slug])
+    form = client.get(reverse("arenas:crowd", args=[made.slug])).content.decode()
+    assert "Participants&#x27; language" in form or "Participants' language" in form
+    client.post(url, {**LAUNCH, "language": "de"})
+    assert CrowdLaunch.objects.get().campaign.language == "de"
+    wrong = client.post(url, {**LAUNCH, "language": "fr"})
+    assert wrong.status_code == 400 and "fr is not one of the available choices" in (
+        wrong.content.decode()
+    )
+    assert CrowdLaunch.objects.count() == 1
+
+
+def test_a_form_without_the_language_launches_in_english(client, fake_prolific):
+    made = crowd_arena()
+    client.force_login(made.owner)
+    client.post(reverse("arenas:crowd-launch", args=[made.slug]), LAUNCH)
+    assert CrowdLaunch.objects.get().campaign.language == "en"

@@ -94,7 +94,7 @@ def limited_battle(client, owner, made, settings):
 def test_a_turn_past_the_limit_is_refused_and_no_turn_is_asked(client, made, limited_battle):
     url = reverse("arenas:turn", args=[made.slug, limited_battle.public_id])
     refused = client.post(url, {"prompt": "And at sunset?"}, **JSON)
-    assert refused.status_code == 429 and "battle actions a minute" in one_error(refused)
+    assert refused.status_code == 429 and "at most 1 battle action a minute" in one_error(refused)
     assert BattleTurn.objects.filter(battle=limited_battle).count() == 1
     assert Battle.objects.get().turns == 1
 
