@@ -3,37 +3,44 @@ item (or arena battle) the judge answered, with its payload in the task kind's j
 schema (JSON text, as in the campaign's export), the reply as the model wrote it, and what
 it cost. What the run's page shows its manager, and no more."""
 
+from __future__ import annotations
+
 import json
+from functools import cache
 
-import pyarrow as pa
-
+from evalhub.hf.arrow import pa
 from evalhub.hf.bundle import Table
 from evalhub.hf.card import CardText
 
 from .models import AutomaticJudgment, JudgeRun
 
 CHUNK = 1000
-SCHEMA = pa.schema(
-    [
-        ("judge", pa.string()),
-        ("rubric", pa.string()),
-        ("rubric_version", pa.int64()),
-        ("task_kind", pa.string()),
-        ("campaign", pa.string()),
-        ("item", pa.int64()),
-        ("conversation", pa.string()),
-        ("arena", pa.string()),
-        ("battle", pa.string()),
-        ("status", pa.string()),
-        ("payload", pa.string()),
-        ("raw_text", pa.string()),
-        ("error", pa.string()),
-        ("attempts", pa.int64()),
-        ("prompt_tokens", pa.int64()),
-        ("completion_tokens", pa.int64()),
-        ("created", pa.string()),
-    ]
-)
+
+
+@cache
+def schema():
+    """The columns (built on first use: pyarrow is not imported at app loading)."""
+    return pa.schema(
+        [
+            ("judge", pa.string()),
+            ("rubric", pa.string()),
+            ("rubric_version", pa.int64()),
+            ("task_kind", pa.string()),
+            ("campaign", pa.string()),
+            ("item", pa.int64()),
+            ("conversation", pa.string()),
+            ("arena", pa.string()),
+            ("battle", pa.string()),
+            ("status", pa.string()),
+            ("payload", pa.string()),
+            ("raw_text", pa.string()),
+            ("error", pa.string()),
+            ("attempts", pa.int64()),
+            ("prompt_tokens", pa.int64()),
+            ("completion_tokens", pa.int64()),
+            ("created", pa.string()),
+        ]
+    )
 
 
 def rows(run: JudgeRun):
@@ -70,7 +77,7 @@ def tables(run: JudgeRun) -> list[Table]:
         Table(
             "automatic_judgments",
             lambda: rows(run),
-            schema=SCHEMA,
+            schema=schema(),
             about="One row per item or battle the judge answered; `payload` (JSON text) has "
             "the task kind's judgment fields, empty when the reply did not parse.",
         )

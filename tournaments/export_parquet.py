@@ -9,7 +9,7 @@
 
 from evalhub.hf.bundle import Table
 from evalhub.hf.card import CardText
-from evalhub.hf.catalog import CONVERSATIONS, conversation_row
+from evalhub.hf.catalog import conversation_row, conversations_schema
 from evalhub.models import Conversation
 
 from . import exporters
@@ -31,7 +31,7 @@ def tables(tournament: Tournament) -> list[Table]:
         Table(
             "conversations",
             lambda: conversation_rows(tournament),
-            schema=CONVERSATIONS,
+            schema=conversations_schema(),
             about='The conversations judged: `speakers` are system slugs ("human" for a '
             "person); each message's `speaker` indexes them.",
         ),

@@ -7,17 +7,19 @@ disk: memory holds one row group whatever the study's size, and an error is know
 response starts (a refusal, not a truncated download).
 """
 
+from __future__ import annotations
+
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import chain
 
-import pyarrow as pa
 from django.http import FileResponse, HttpResponse
 
 from ..errors import UserInputError
 from . import card, parquet
+from .arrow import pa
 
 
 @dataclass(frozen=True)

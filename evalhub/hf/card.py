@@ -8,12 +8,13 @@ count). Strings are written as JSON strings, which YAML reads as they are, so no
 library is needed to write it.
 """
 
+from __future__ import annotations
+
 import json
 from dataclasses import dataclass
 
-import pyarrow as pa
-
 from ..errors import Problem, UserInputError
+from .arrow import pa
 
 # The Hub's licence identifiers a study is most likely published under
 # (https://huggingface.co/docs/hub/repositories-licenses); "other" for any other licence,

@@ -9,31 +9,46 @@ importer reads back: evalhub/importers/hf_layout.py).
   for a system, `speaker` the index into `speakers`), `metadata` (JSON text).
 """
 
-import json
+from __future__ import annotations
 
-import pyarrow as pa
+import json
+from functools import cache
 
 from ..models import Conversation, PromptSet, Response, Submission
+from .arrow import pa
 from .bundle import Table
 from .card import CardText
 
 CHUNK = 2000
-TEXTS = pa.list_(pa.string())
-PROMPTS = pa.schema([("id", pa.string()), ("context", TEXTS), ("references", TEXTS)])
-RESPONSES = pa.schema([*PROMPTS, ("response", pa.string()), ("system", pa.string())])
-MESSAGES = pa.list_(
-    pa.struct([("role", pa.string()), ("content", pa.string()), ("speaker", pa.int64())])
-)
-CONVERSATIONS = pa.schema(
-    [
-        ("id", pa.string()),
-        ("domain", pa.string()),
-        ("source", pa.string()),
-        ("speakers", TEXTS),
-        ("messages", MESSAGES),
-        ("metadata", pa.string()),
-    ]
-)
+
+
+# The declared shapes, built on first use (pyarrow is not imported at app loading).
+@cache
+def prompts_schema():
+    texts = pa.list_(pa.string())
+    return pa.schema([("id", pa.string()), ("context", texts), ("references", texts)])
+
+
+@cache
+def responses_schema():
+    return pa.schema([*prompts_schema(), ("response", pa.string()), ("system", pa.string())])
+
+
+@cache
+def conversations_schema():
+    messages = pa.list_(
+        pa.struct([("role", pa.string()), ("content", pa.string()), ("speaker", pa.int64())])
+    )
+    return pa.schema(
+        [
+            ("id", pa.string()),
+            ("domain", pa.string()),
+            ("source", pa.string()),
+            ("speakers", pa.list_(pa.string())),
+            ("messages", messages),
+            ("metadata", pa.string()),
+        ]
+    )
 
 
 def prompt_rows(prompt_set: PromptSet):
@@ -85,7 +100,7 @@ def conversation_row(conversation: Conversation) -> dict:
 
 
 def prompt_tables(prompt_set: PromptSet) -> list[Table]:
-    return [Table("prompts", lambda: prompt_rows(prompt_set), schema=PROMPTS)]
+    return [Table("prompts", lambda: prompt_rows(prompt_set), schema=prompts_schema())]
 
 
 def prompt_card(prompt_set: PromptSet, *, license: str, citation: str) -> CardText:
@@ -104,7 +119,7 @@ def response_tables(submission: Submission) -> list[Table]:
         Table(
             "responses",
             lambda: response_rows(submission),
-            schema=RESPONSES,
+            schema=responses_schema(),
             about=f"The responses of {submission.system.slug} to the prompt set "
             f"{submission.prompt_set.slug} (version {submission.prompt_set.version}).",
         )

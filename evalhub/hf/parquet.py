@@ -13,15 +13,15 @@ Memory holds one row group: rows come from an iterator (a queryset's `.iterator(
 each group is written and released before the next is read.
 """
 
+from __future__ import annotations
+
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from ..errors import UserInputError
+from .arrow import pa, pq
 
 ROW_GROUP = 1000
 JSON_FLAG = b"evalhub.json"

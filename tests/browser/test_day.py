@@ -175,13 +175,13 @@ def register_endpoint(page, system: str, url: str, model: str):
     page.fill("#id_url", url)
     page.fill("#id_model_name", model)
     page.get_by_role("button", name="Register").click()
-    expect(page.get_by_text(f"Saved the bot endpoint of {system.title()}.")).to_be_visible()
+    expect(page.get_by_text(f"Saved the endpoint of {system.title()}.")).to_be_visible()
 
 
 def change_url(page, url: str):
     page.fill("#id_url", url)
     page.get_by_role("button", name="Save").click()
-    expect(page.get_by_text("Saved the bot endpoint")).to_be_visible()
+    expect(page.get_by_text("Saved the endpoint")).to_be_visible()
 
 
 def try_connection(page):

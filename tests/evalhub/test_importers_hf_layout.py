@@ -189,7 +189,7 @@ def test_conversations_export_and_import_again_unchanged():
         catalog.conversation_row(c)
         for c in Conversation.objects.prefetch_related("speakers__system", "turns")
     ]
-    data = parquet_declared(rows, catalog.CONVERSATIONS)
+    data = parquet_declared(rows, catalog.conversations_schema())
     result = import_conversations(data=data, filename="conversations.parquet")
     assert (result.created, result.unchanged) == (0, 2)
 
