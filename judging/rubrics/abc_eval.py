@@ -35,7 +35,7 @@ def label_lines(labels: list[dict]) -> str:
     """The task's labels as the page describes them (`Label.shown`), named by their keys."""
     return "\n".join(
         f'- "{label["name"]}": {label["definition"]}\n'
-        f'  Applies: {label["yes"]}\n  Does not apply: {label["no"]}'
+        f"  Applies: {label['yes']}\n  Does not apply: {label['no']}"
         for label in labels
     )
 
