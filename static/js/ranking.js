@@ -2,8 +2,9 @@
 // the page works without this script; with it:
 // - a focused response takes a rank from a digit key (0 is 10); without ties, the response
 //   that held that rank takes the old one;
-// - ArrowUp / ArrowDown move the focused response, and dragging moves any: the ranks then
-//   follow the list's order;
+// - ArrowUp / ArrowDown move the focused response (a conversation's own text, focusable as
+//   it scrolls, keeps them for scrolling), and dragging moves any: the ranks then follow
+//   the list's order;
 // - the list keeps itself in rank order (unranked responses last).
 // Listeners sit on the document, so they serve every item the page shows in place.
 (function () {
@@ -64,7 +65,8 @@
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (/^[0-9]$/.test(event.key)) {
       if (giveRank(item, event.key === "0" ? 10 : parseInt(event.key, 10))) event.preventDefault();
-    } else if (event.key === "ArrowUp" || event.key === "ArrowDown") {
+    } else if ((event.key === "ArrowUp" || event.key === "ArrowDown") && target === item) {
+      // Inside a conversation (focusable, as it scrolls) the arrows scroll it instead.
       move(item, event.key === "ArrowUp" ? -1 : 1);
       event.preventDefault();
     }

@@ -27,7 +27,7 @@ from tests.annotation.kinds.test_abc_eval import (
 from tests.arenas.crowd_setup import crowd_arena, prolific_fake, setup
 from tests.browser.accessibility import assert_accessible
 from tests.browser.test_task_comparative import comparative_campaign
-from tests.browser.test_task_ranking import ranking_campaign
+from tests.browser.test_task_ranking import conversation_ranking_campaign, ranking_campaign
 from tests.browser.test_task_spot_the_bot import spot_the_bot_campaign
 from tests.endpoints import sse_fake
 
@@ -444,3 +444,12 @@ def test_the_ranking_item_passes_the_audit(page):
     page.keyboard.press("Enter")
     expect(page.locator(".errors")).to_be_visible()
     assert_accessible(page, "the ranking item with its errors")
+
+
+def test_the_conversation_ranking_item_passes_the_audit(page):
+    # Ranked by keys in tests/browser/test_task_ranking.py; each conversation scrolls in
+    # its card, which the audit requires to be reachable by keys.
+    conversation_ranking_campaign()
+    page.goto("/work/rank-talks/?worker=talks-a11y")
+    expect(page.locator(".rank-item .ranked-dialogue")).to_have_count(3)
+    assert_accessible(page, "the conversation ranking item")
