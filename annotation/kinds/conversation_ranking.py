@@ -32,10 +32,11 @@ import json
 from collections import defaultdict
 from typing import ClassVar
 
+from django.utils.translation import gettext_noop
 from pydantic import Field, field_validator
 
 from .base import ConfigInvalid, ItemSpec
-from .comparative import _bots, _dialogue
+from .comparative import _bots, _dialogue, _named
 from .ranking import MAX_SYSTEMS, RankingConfig, RankingKinds
 
 DOMAIN = "domain"
@@ -124,16 +125,16 @@ class ConversationRankingKind(RankingKinds):
     key = "conversation_ranking"
     label = "K-way ranking of conversations"
     shortcuts = (
-        ("Tab", "focus a conversation"),
-        ("1-9, 0 for 10", "give it that rank"),
-        ("↑ ↓", "move it up or down"),
+        ("Tab", gettext_noop("focus a conversation")),
+        ("1-9, 0", gettext_noop("give it that rank (0 is rank 10)")),
+        ("↑ ↓", gettext_noop("move it up or down")),
     )
     config_schema = ConversationRankingConfig
     noun = "conversation"
     shown_key = "conversations"
 
     def entry(self, shown) -> dict:
-        return {"turns": shown}
+        return {"turns": _named(shown)}
 
     def build_from_conversations(self, conversations, config, rng) -> list[ItemSpec]:
         return build_items(conversations, self.clean_config(config), rng)

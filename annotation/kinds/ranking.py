@@ -36,12 +36,21 @@ response's systems joined by "+", responses by "; ") and `ranking` reads "b = c 
 
 from typing import ClassVar
 
+from django.utils.translation import gettext, gettext_noop
 from pydantic import Field
 
 from evalhub.declared import Declared
 
 from .ab import same_text
-from .base import AnswerField, ConfigInvalid, ItemSpec, PayloadInvalid, TaskKind, parse_answers
+from .base import (
+    NOT_SHOWN,
+    AnswerField,
+    ConfigInvalid,
+    ItemSpec,
+    PayloadInvalid,
+    TaskKind,
+    parse_answers,
+)
 
 # Ten responses fill a worker's screen already, and a tie of all of them is the most the
 # Plackett-Luce fit expands (evalstats.plackett_luce.MAX_TIED).
@@ -119,11 +128,46 @@ def ranking_tiers(systems: list[list[str]], ranks: list[int]) -> list[list[str]]
     return [sorted(tiers[rank]) for rank in sorted(tiers)]
 
 
+# A worker's messages, one whole sentence per ranked noun so that a language can inflect
+# it ("Geben Sie Antwort 2 einen Rang", "Dale un rango a la conversación 2"): the noun is
+# never translated on its own.
+MESSAGES = {
+    "response": {
+        "name": gettext_noop("Response %(number)s"),
+        "missing": gettext_noop("Give response %(number)s a rank."),
+        "invalid": gettext_noop(
+            "'{value}' is not a rank of response %(number)s: ranks go from 1 to %(k)s."
+        ),
+        "unknown": gettext_noop("No such response on this page: %(fields)s."),
+        "shared": gettext_noop("Responses %(positions)s and %(last)s share rank %(rank)s."),
+        "no_ties": gettext_noop("This campaign allows no ties: give each response its own rank."),
+    },
+    "conversation": {
+        "name": gettext_noop("Conversation %(number)s"),
+        "missing": gettext_noop("Give conversation %(number)s a rank."),
+        "invalid": gettext_noop(
+            "'{value}' is not a rank of conversation %(number)s: ranks go from 1 to %(k)s."
+        ),
+        "unknown": gettext_noop("No such conversation on this page: %(fields)s."),
+        "shared": gettext_noop("Conversations %(positions)s and %(last)s share rank %(rank)s."),
+        "no_ties": gettext_noop(
+            "This campaign allows no ties: give each conversation its own rank."
+        ),
+    },
+}
+
+
+def message(noun: str, name: str, **values) -> str:
+    """The worker's message `name` about a `noun`, in the page's language."""
+    return gettext(MESSAGES[noun][name]) % values
+
+
 def _rank_field(position: int, k: int, noun: str) -> AnswerField:
     return AnswerField(
         {str(r): r for r in range(1, k + 1)},
-        missing=f"Give {noun} {position} a rank.",
-        invalid=f"'{{value}}' is not a rank of {noun} {position}: ranks go from 1 to {k}.",
+        missing=message(noun, "missing", number=position),
+        # AnswerField fills in {value} itself.
+        invalid=message(noun, "invalid", number=position, k=k),
     )
 
 
@@ -134,9 +178,9 @@ class RankingKinds(TaskKind):
 
     template = "annotation/kinds/ranking.html"
     shortcuts = (
-        ("Tab", "focus a response"),
-        ("1-9, 0 for 10", "give it that rank"),
-        ("↑ ↓", "move it up or down"),
+        ("Tab", gettext_noop("focus a response")),
+        ("1-9, 0", gettext_noop("give it that rank (0 is rank 10)")),
+        ("↑ ↓", gettext_noop("move it up or down")),
     )
     config_schema = RankingConfig
     noun = "response"
@@ -156,7 +200,15 @@ class RankingKinds(TaskKind):
             # `pair` is matched against the submitted (field, value) pairs when the page
             # comes back with an error, so the ranks given stay selected.
             options = [{"value": r, "pair": (field, str(r))} for r in range(1, k + 1)]
-            entries.append({"position": n, "field": field, "options": options, **self.entry(thing)})
+            entries.append(
+                {
+                    "position": n,
+                    "name": message(self.noun, "name", number=n),
+                    "field": field,
+                    "options": options,
+                    **self.entry(thing),
+                }
+            )
         return {
             "context": item.content.get("context", []),
             "noun": self.noun,
@@ -167,25 +219,22 @@ class RankingKinds(TaskKind):
     def parse_payload(self, item, config, data):
         shown = item.content.get(self.shown_key)
         if not shown or len(shown) < 2:
-            raise PayloadInvalid({"": "This item is not shown to workers."})
+            raise PayloadInvalid({"": gettext(NOT_SHOWN)})
         k = len(shown)
         fields = {f"{FIELD_PREFIX}{n}": _rank_field(n, k, self.noun) for n in range(1, k + 1)}
 
         def unknown_entries(keys):
             unknown = [key for key in keys if key.startswith(FIELD_PREFIX)]
-            return f"No such {self.noun} on this page: {', '.join(unknown)}." if unknown else ""
+            if not unknown:
+                return ""
+            return message(self.noun, "unknown", fields=", ".join(unknown))
 
         values = parse_answers(data, fields, unknown_entries)
         ranks = [values[f"{FIELD_PREFIX}{n}"] for n in range(1, k + 1)]
         if not config["allow_ties"]:
             shared = _shared_ranks(ranks, self.noun)
             if shared:
-                raise PayloadInvalid(
-                    {
-                        "": f"{shared} This campaign allows no ties: give each {self.noun} "
-                        "its own rank."
-                    }
-                )
+                raise PayloadInvalid({"": f"{shared} {message(self.noun, 'no_ties')}"})
         return {"ranks": ranks}
 
     def export_meta(self, meta: dict) -> dict:
@@ -228,7 +277,13 @@ def _shared_ranks(ranks: list[int], noun: str) -> str:
     for position, rank in enumerate(ranks, 1):
         holders.setdefault(rank, []).append(position)
     return " ".join(
-        f"{noun.capitalize()}s {', '.join(map(str, positions[:-1]))} and {positions[-1]} share rank {rank}."
+        message(
+            noun,
+            "shared",
+            positions=", ".join(map(str, positions[:-1])),
+            last=positions[-1],
+            rank=rank,
+        )
         for rank, positions in sorted(holders.items())
         if len(positions) > 1
     )

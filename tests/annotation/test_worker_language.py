@@ -24,7 +24,7 @@ from annotation.items import add_items
 from annotation.kinds import get_kind
 from annotation.kinds.abc_eval import with_gold
 from annotation.kinds.base import ItemSpec
-from annotation.models import Assignment, Campaign
+from annotation.models import Assignment, Campaign, Judgment
 from tests.annotation.builders import campaign as make_campaign
 from tests.annotation.chat_setup import bot_system, chat_campaign
 from tests.annotation.kinds.test_abc_eval import conversation, loaded
@@ -237,6 +237,65 @@ def test_comparative_pages_are_german(client):
     assert_german(page)
     assert "Mensch" in page.content.decode()
     assert_german(submit(client, c, {}), status=400)
+
+
+ANSWERS = ["Ein gutes Buch und ein Tee.", "Ein Museumsbesuch in der Stadt.", "Ein Spaziergang."]
+
+
+@pytest.mark.parametrize("allow_ties", [False, True])
+def test_ranking_pages_are_german(client, allow_ties):
+    c = german("ranking", task_config={"allow_ties": allow_ties}, batch_size=1)
+    content = {
+        "context": ["Was empfiehlst du für ein verregnetes Wochenende?"],
+        "responses": ANSWERS,
+        "meta": {"prompt": "p1", "systems": [["a"], ["b"], ["c"]]},
+    }
+    add_items(c, [ItemSpec(content=content)])
+    page = item_page(client, c)
+    assert_german(page)
+    ties = "Gleich gute Antworten dürfen denselben Rang haben."
+    own = "Geben Sie jeder Antwort einen eigenen Rang."
+    assert (ties if allow_ties else own) in page.content.decode()
+    missing = submit(client, c, {"rank_1": "1"})
+    assert_german(missing, status=400)
+    assert "Geben Sie Antwort 2 einen Rang." in missing.content.decode()
+    stale = submit(client, c, {"rank_1": "1", "rank_2": "2", "rank_3": "3", "rank_4": "1"})
+    # The message names the unknown field as sent (rank_4), so only its sentence is checked.
+    assert stale.status_code == 400
+    assert "Diese Antwort gibt es auf dieser Seite nicht: rank_4." in stale.content.decode()
+    assert not Judgment.objects.filter(item__campaign=c).exists()
+
+
+def test_a_shared_rank_refused_is_german(client):
+    c = german("ranking", task_config={"allow_ties": False}, batch_size=1)
+    content = {"context": [], "responses": ANSWERS, "meta": {"prompt": "p1", "systems": []}}
+    add_items(c, [ItemSpec(content=content)])
+    item_page(client, c)
+    shared = submit(client, c, {"rank_1": "1", "rank_2": "1", "rank_3": "2"})
+    assert_german(shared, status=400)
+    assert "Die Antworten 1 und 2 haben denselben Rang 1." in shared.content.decode()
+    assert not Judgment.objects.filter(item__campaign=c).exists()
+
+
+def test_conversation_ranking_pages_are_german(client):
+    c = german("conversation_ranking", task_config={"allow_ties": False}, batch_size=1)
+    turns = [
+        {"speaker": i % 2, "name": ("Human", "Chatbot")[i % 2], "text": text}
+        for i, text in enumerate(GERMAN_TALK)
+    ]
+    content = {
+        "conversations": [turns, turns[:4], turns[:2]],
+        "meta": {"group": "p1", "conversations": ["x", "y", "z"], "systems": [["a"], ["b"], ["c"]]},
+    }
+    add_items(c, [ItemSpec(content=content)])
+    page = item_page(client, c)
+    assert_german(page)
+    assert "Gespräch 3" in page.content.decode() and "Mensch" in page.content.decode()
+    shared = submit(client, c, {"rank_1": "2", "rank_2": "2", "rank_3": "9"})
+    assert_german(shared, status=400)
+    body = shared.content.decode()
+    assert "„9“ ist kein Rang für Gespräch 3: Die Ränge gehen von 1 bis 3." in body
+    assert not Judgment.objects.filter(item__campaign=c).exists()
 
 
 def abc_training_campaign():
