@@ -3,10 +3,12 @@ the code: every worker string of the code is in each catalog, translated and not
 the committed .mo files say what the .po files say. A new {% translate %} or gettext()
 without its German and Spanish translation fails here, naming the string."""
 
+import fcntl
 import gettext
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -79,7 +81,11 @@ def extracted(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(root)
         patch.setattr(settings, "LOCALE_PATHS", [root / "locale"])
-        call_command("makemessages", symlinks=True, **MAKEMESSAGES_OPTIONS)
+        # makemessages writes temporary .py copies of the templates beside them, through
+        # the links: pytest-xdist workers running it at once would delete each other's.
+        with open(Path(tempfile.gettempdir()) / "evalhub-makemessages.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            call_command("makemessages", symlinks=True, **MAKEMESSAGES_OPTIONS)
     return root / "locale"
 
 
