@@ -123,9 +123,13 @@ def _stream_database_calls(request, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def _celery_mode(request):
-    """Eager Celery for unit tests; the real broker only for `integration` tests."""
+def _celery_mode(request, settings):
+    """Eager Celery for unit tests; the real broker only for `integration` tests. The setting
+    says so too: code asking whether workers exist (analysis/runs/stability.py) reads it,
+    and CI's real-service run has a broker configured."""
     eager = request.node.get_closest_marker("integration") is None
+    if eager:
+        settings.CELERY_TASK_ALWAYS_EAGER = True
     previous = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = eager or previous
     yield
