@@ -21,8 +21,8 @@ def real_worker():
     require_celery_worker()
 
 
-def voted_battle(made, voter, vote):
-    battle = battles.start_battle(made, voter, "Which is the tallest mountain?")
+def voted_battle(made, voter, vote, prompt):
+    battle = battles.start_battle(made, voter, prompt)
     for answer in BattleAnswer.objects.filter(turn__battle=battle):
         battles.claim(answer.pk, 60)
         battles.settle(answer.pk, Outcome("done", "Everest.", 50, 250, None))
@@ -34,10 +34,11 @@ def test_votes_are_counted_by_one_debounced_computation_in_the_worker(settings):
     owner = factories.user()
     made = arena(owner, systems=[bot_system(owner), bot_system(owner)])
     voter = Voter(user=owner, platform="site", ref=f"user:{owner.pk}")
-    first = voted_battle(made, voter, "a_better")
+    first = voted_battle(made, voter, "a_better", "Which is the tallest mountain?")
     marked = Arena.objects.get(pk=made.pk).leaderboard_queued_at
     assert marked is not None and not Leaderboard.objects.exists()  # not in the request
-    voted_battle(made, voter, "tie")  # within the delay: no second message
+    # Another prompt: a voter repeating one is flagged and left out (arenas/flags.py).
+    voted_battle(made, voter, "tie", "Which is the longest river?")  # within the delay
     assert Arena.objects.get(pk=made.pk).leaderboard_queued_at == marked
     computed = wait_for(lambda: Leaderboard.objects.filter(arena=made, battles=2).exists())
     assert computed, "the worker did not compute the leaderboard within 60 s"
