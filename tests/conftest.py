@@ -128,9 +128,11 @@ def _celery_mode(request, settings):
     says so too: code asking whether workers exist (analysis/runs/stability.py) reads it,
     and CI's real-service run has a broker configured."""
     eager = request.node.get_closest_marker("integration") is None
+    # Read first: Celery loads its configuration from the settings on first use, and must
+    # not take this test's override for the session's.
+    previous = celery_app.conf.task_always_eager
     if eager:
         settings.CELERY_TASK_ALWAYS_EAGER = True
-    previous = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = eager or previous
     yield
     celery_app.conf.task_always_eager = previous
