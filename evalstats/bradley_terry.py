@@ -171,6 +171,22 @@ def ranks_from_intervals(low: ArrayLike, high: ArrayLike) -> np.ndarray:
 # --- likelihood and the batched Newton fit ---------------------------------------------------
 
 
+def percentile_intervals(
+    replicate_theta: np.ndarray, confidence: float
+) -> tuple[ConfidenceInterval, np.ndarray, ConfidenceInterval]:
+    """The bootstrap's percentile intervals of the log-strengths, the replicates on the Elo
+    scale, and their intervals (Bradley-Terry's and Plackett-Luce's alike)."""
+    tail = (1.0 - confidence) / 2.0
+    theta_low, theta_high = np.quantile(replicate_theta, [tail, 1.0 - tail], axis=0)
+    ratings = to_elo_scale(replicate_theta)
+    rating_low, rating_high = np.quantile(ratings, [tail, 1.0 - tail], axis=0)
+    return (
+        ConfidenceInterval(theta_low, theta_high),
+        ratings,
+        ConfidenceInterval(rating_low, rating_high),
+    )
+
+
 def _effective_wins(wins: ArrayLike, ties: ArrayLike | None) -> np.ndarray:
     w = np.asarray(wins, dtype=float)
     if w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] == 0:
@@ -573,16 +589,15 @@ def bootstrap_bradley_terry(
         converged = np.concatenate([chunk_converged for _, chunk_converged in refitted])
         if not converged.all():
             messages.append(f"{int((~converged).sum())} bootstrap fits did not converge")
-    tail = (1.0 - confidence) / 2.0
-    theta_low, theta_high = np.quantile(replicate_theta, [tail, 1.0 - tail], axis=0)
-    bootstrap_ratings = to_elo_scale(replicate_theta)
-    rating_low, rating_high = np.quantile(bootstrap_ratings, [tail, 1.0 - tail], axis=0)
+    strengths_interval, bootstrap_ratings, interval = percentile_intervals(
+        replicate_theta, confidence
+    )
     return BradleyTerryResult(
         strengths=fit.strengths,
         ratings=fit.ratings,
-        confidence_interval=ConfidenceInterval(rating_low, rating_high),
-        strengths_interval=ConfidenceInterval(theta_low, theta_high),
-        ranks=ranks_from_intervals(rating_low, rating_high),
+        confidence_interval=interval,
+        strengths_interval=strengths_interval,
+        ranks=ranks_from_intervals(interval.low, interval.high),
         bootstrap_ratings=bootstrap_ratings,
         n_bootstrap=n_bootstrap,
         confidence_level=confidence,

@@ -64,6 +64,7 @@ from evalstats.bradley_terry import (
     _existence_warnings,
     _strongly_connected,
     multinomial_rounds,
+    percentile_intervals,
     ranks_from_intervals,
     to_elo_scale,
 )
@@ -553,16 +554,15 @@ def bootstrap_plackett_luce(
             converged[chunk] = done
     if not converged.all():
         messages.append(f"{int((~converged).sum())} bootstrap fits did not converge")
-    tail = (1.0 - confidence) / 2.0
-    theta_low, theta_high = np.quantile(replicate_theta, [tail, 1.0 - tail], axis=0)
-    bootstrap_ratings = to_elo_scale(replicate_theta)
-    rating_low, rating_high = np.quantile(bootstrap_ratings, [tail, 1.0 - tail], axis=0)
+    strengths_interval, bootstrap_ratings, interval = percentile_intervals(
+        replicate_theta, confidence
+    )
     return PlackettLuceResult(
         strengths=fit.strengths,
         ratings=fit.ratings,
-        confidence_interval=ConfidenceInterval(rating_low, rating_high),
-        strengths_interval=ConfidenceInterval(theta_low, theta_high),
-        ranks=ranks_from_intervals(rating_low, rating_high),
+        confidence_interval=interval,
+        strengths_interval=strengths_interval,
+        ranks=ranks_from_intervals(interval.low, interval.high),
         bootstrap_ratings=bootstrap_ratings,
         n_bootstrap=n_bootstrap,
         confidence_level=confidence,
