@@ -18,7 +18,7 @@ reply, asks the bot and stores what it answered. The rules:
   so that nothing half-written is kept; the worker may retry that turn or end the
   conversation, which then ends *incomplete*; a chatbot whose chat share of its
   endpoint's budget is spent for the day says so (the campaign page tells the owner,
-  `chat_budgets`);
+  `chatbot_health`);
 - the conversation ends complete after `max_turns` of the worker's messages answered, or
   when the worker ends it after at least `min_turns`;
 - `metadata["incomplete"]` is true until the conversation ended complete, so campaign
@@ -488,16 +488,14 @@ def comparison_partner(assignment, item, config, state: ChatState) -> ChatState 
     return partner if partner.complete else None
 
 
-def chat_budgets(campaign) -> list[endpoint_chat.ChatBudget]:
+def chatbot_health(campaign) -> tuple[list[endpoint_chat.ChatBudget], list[dict]]:
     """Today's chat share of each chatbot a chat campaign talks with, so that its page can
-    say when one is spent (its chats then tell the worker so, and end incomplete)."""
-    return endpoint_chat.chat_budgets(_chatbots(campaign))
-
-
-def chat_endpoint_failures(campaign) -> list[dict]:
-    """The recent failures of the endpoints a chat campaign's chatbots answer through."""
-    endpoints = BotEndpoint.objects.filter(system__slug__in=_chatbots(campaign))
-    return failure_summary(endpoints.values_list("pk", flat=True))
+    say when one is spent (its chats then tell the worker so, and end incomplete), and the
+    recent failures of the endpoints they answer through; the chatbots are found once."""
+    chatbots = _chatbots(campaign)
+    endpoints = BotEndpoint.objects.filter(system__slug__in=chatbots)
+    failures = failure_summary(endpoints.values_list("pk", flat=True)) if chatbots else []
+    return endpoint_chat.chat_budgets(chatbots), failures
 
 
 def _chatbots(campaign) -> list[str]:

@@ -35,7 +35,7 @@ from ..campaigns import (
     pays_crowdworkers,
     request_launch,
 )
-from ..chat import chat_budgets, chat_endpoint_failures
+from ..chat import chatbot_health
 from ..costs import amount_paid, campaign_costs, campaign_figures
 from ..crowd import PROVIDERS, get_provider
 from ..crowd.base import CrowdError
@@ -200,6 +200,7 @@ def campaign_detail(request, campaign):
     done = progress.progress(campaign)
     # One query of paid batches and bonuses serves both the oversight and the cost panel.
     figures = campaign_figures(campaign)
+    budgets, failures = chatbot_health(campaign)
     return render(
         request,
         "annotation/manage/campaign_detail.html",
@@ -232,8 +233,8 @@ def campaign_detail(request, campaign):
                 else None
             ),
             "launch_problems": _launch_problems(campaign, estimate),
-            "chat_budgets": chat_budgets(campaign),
-            "endpoint_failures": chat_endpoint_failures(campaign),
+            "chat_budgets": budgets,
+            "endpoint_failures": failures,
         },
     )
 
